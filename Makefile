@@ -1,0 +1,47 @@
+# Mycel Memory Dashboard — `make help` lists the targets.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.DEFAULT_GOAL := help
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install the project with its dev tools
+
+run: $(STAMP) ## Set up and serve the dashboard on http://127.0.0.1:8000 (demo data when no Mycel data exists)
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py prepare_local
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+serve: $(STAMP) ## Production-style server (gunicorn) on 127.0.0.1:8000
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/gunicorn mycel_dashboard.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4
+
+test: $(STAMP) ## Set up, lint, type-check memory_core and run every test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/pytest -q
+
+bench: $(STAMP) ## Run the benchmarks (prints ratios against the naive way)
+	$(BIN)/python tests/benchmarks/run_all.py
+
+lint: $(STAMP) ## Lint and format-check only
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean: ## Remove the virtualenv and caches
+	rm -rf $(VENV) .mypy_cache .ruff_cache
+
+.PHONY: help install run serve test bench lint clean

@@ -1,0 +1,5 @@
+import sys
+
+from memory_core.cli import main
+
+sys.exit(main())

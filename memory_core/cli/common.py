@@ -1,0 +1,16 @@
+"""Helpers shared by the subcommands: one error type, JSON output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+class CliError(Exception):
+    """A problem the user can fix; printed as one line, exit code 2."""
+
+
+def print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")

@@ -1,0 +1,55 @@
+"""Shared fixtures: every Mycel path points into tmp_path, so no test can touch a real ~/.leon."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+SAMPLE_HOME = SHARED / "samples" / "mycel-home"
+VECTORS = SHARED / "vectors" / "memory_public.json"
+
+_MYCEL_ENV = (
+    "LEON_DB_PATH",
+    "LEON_SANDBOX_DB_PATH",
+    "LEON_QUEUE_DB_PATH",
+    "LEON_CHAT_DB_PATH",
+    "LEON_RUN_EVENT_DB_PATH",
+    "MYCEL_CONFIG_HOME",
+    "MYCEL_PROJECT_DIR",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_mycel_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty Mycel home under tmp_path; HOME moves there too."""
+    home = tmp_path / "home"
+    (home / ".leon").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    for name in _MYCEL_ENV:
+        monkeypatch.delenv(name, raising=False)
+    return home / ".leon"
+
+
+def point_env_at(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """Point Mycel's environment variables at a data home folder."""
+    monkeypatch.setenv("LEON_DB_PATH", str(folder / "leon.db"))
+    monkeypatch.setenv("LEON_SANDBOX_DB_PATH", str(folder / "sandbox.db"))
+    monkeypatch.setenv("LEON_QUEUE_DB_PATH", str(folder / "queue.db"))
+    monkeypatch.setenv("MYCEL_CONFIG_HOME", str(folder))
+
+
+@pytest.fixture
+def sample_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A writable copy of the real Mycel sample data home, with the environment pointed at it."""
+    if not SAMPLE_HOME.exists():
+        pytest.skip("shared/samples/mycel-home is not present")
+    target = tmp_path / "mycel-home"
+    shutil.copytree(SAMPLE_HOME, target)
+    for path in target.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    target.chmod(0o755)
+    point_env_at(monkeypatch, target)
+    return target

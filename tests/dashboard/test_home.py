@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def test_pages_require_login(client, db):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response.url.startswith("/login/")
+
+
+def test_login_page_renders(client, db):
+    response = client.get("/login/")
+    assert response.status_code == 200
+    assert b"Sign in" in response.content
+
+
+def test_home_lists_found_and_missing_files(viewer_client, sample_home: Path):
+    response = viewer_client.get("/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert str(sample_home / "leon.db") in body
+    assert "found" in body
+
+
+def test_home_says_demo_when_no_mycel_data(viewer_client):
+    response = viewer_client.get("/")
+    assert "demo data" in response.content.decode()
+
+
+def test_security_headers_present(viewer_client):
+    response = viewer_client.get("/")
+    assert "script-src 'self'" in response["Content-Security-Policy"]
+    assert response["X-Frame-Options"] == "DENY"
