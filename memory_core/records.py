@@ -1,0 +1,146 @@
+"""The records stores/ hands to the rest of the app: plain frozen dataclasses, no SQL column names.
+
+Everything secret-looking has already been redacted by the time a record exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from memory_core.messages import Message
+
+
+class ProblemKind(StrEnum):
+    MISSING_FILE = "missing_file"
+    MISSING_TABLE = "missing_table"
+    LOCKED = "locked"
+    CORRUPT = "corrupt"
+    UNKNOWN_SCHEMA = "unknown_schema"
+    UNREADABLE_CHECKPOINT = "unreadable_checkpoint"
+    TIMEOUT = "timeout"
+    TRUNCATED = "truncated"  # a row cap was reached
+
+
+@dataclass(frozen=True, slots=True)
+class StoreProblem:
+    """Something a page or the CLI should say plainly, instead of failing."""
+
+    kind: ProblemKind
+    store: str  # the role, e.g. "main", "queue"
+    message: str
+    path: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRow:
+    """One line of the thread list: every thread known to any store."""
+
+    thread_id: str
+    messages: int
+    checkpoints: int
+    head_checkpoint_id: str | None
+    updated_at: datetime | None
+    name: str | None = None
+    model: str | None = None  # from the newest checkpoint's metadata, else the threads table
+    member_id: str | None = None
+    sandbox_type: str | None = None
+    cwd: str | None = None
+    bytes_on_disk: int = 0
+    estimated_tokens: int | None = None  # Mycel's chars//2 estimate of the head's messages
+    summaries: int = 0
+    active_summary: bool = False
+    queued: int = 0
+    sandbox_state: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    step: int | None
+    source: str | None
+    created_at: datetime | None
+    run_id: str | None
+    model: str | None
+    metadata: Mapping[str, Any]  # redacted
+    messages: int | None  # None when the checkpoint is unreadable
+    estimated_tokens: int | None
+    tiktoken_tokens: int | None = None
+    input_tokens: int | None = None  # provider-reported, from the newest AI message's usage_metadata
+    readable: bool = True
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointState:
+    """The decoded state of one checkpoint."""
+
+    checkpoint: CheckpointRow
+    messages: tuple[Message, ...]
+    channels: Mapping[str, Any] = field(default_factory=dict)  # other channel values, plain data
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRow:
+    summary_id: str
+    thread_id: str
+    summary_text: str
+    compact_up_to_index: int
+    compacted_at: int  # Mycel stores the message count here, not a time
+    is_split_turn: bool
+    split_turn_prefix: str | None
+    is_active: bool
+    created_at: datetime | None
+    store: str  # "summary" or "main": where the row was found
+
+
+@dataclass(frozen=True, slots=True)
+class QueueItem:
+    id: int
+    thread_id: str
+    content: str
+    notification_type: str
+    source: str | None
+    sender_id: str | None
+    sender_name: str | None
+    created_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileOperation:
+    id: str
+    thread_id: str
+    run_id: str  # Mycel's file_operations.checkpoint_id holds a run id, not a LangGraph checkpoint id
+    timestamp: datetime | None
+    operation_type: str
+    file_path: str
+    before_content: str | None
+    after_content: str
+    changes: Any
+    status: str
+    store: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    seq: int
+    thread_id: str
+    run_id: str
+    event_type: str
+    data: Any
+    message_id: str | None
+    created_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SpillFile:
+    tool_call_id: str
+    path: Path
+    size: int
+    text: str | None  # None when unreadable or outside the tool-results folder
+    problem: str | None = None
