@@ -1,0 +1,142 @@
+"""Every Plotly figure of the dashboard, built as plain dicts (no plotly import at request time).
+
+Figures reach the page through `json_script` and are drawn by static/dashboard/charts.js. Any text that
+came from Mycel's data is HTML-escaped here, because Plotly renders a subset of HTML in hover labels.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class CallPoint:
+    """One model call of a thread, as the context-fill chart shows it."""
+
+    call: int  # 1-based model call number
+    message_index: int  # the AI message this call produced
+    stored: int  # Mycel's estimate of the stored history before the call
+    after_pruning: int
+    sent: int  # after the summary view
+    tiktoken: int | None
+    input_tokens: int | None  # provider-reported
+    compacted: bool  # compaction ran at this call
+    pruned: bool  # at least one result was trimmed or cleared
+    url: str  # where the timeline shows that message
+
+
+def _trace(name: str, x: list[int], y: list[int | None], **extra: Any) -> dict[str, Any]:
+    return {"type": "scatter", "mode": "lines+markers", "name": name, "x": x, "y": y, **extra}
+
+
+def context_fill_figure(
+    points: Sequence[CallPoint], *, trigger_tokens: int, context_limit: int, title: str = ""
+) -> dict[str, Any]:
+    """Context fill per model call: stored, after pruning, sent, tiktoken, provider tokens; trigger and limit."""
+    x = [p.call for p in points]
+    custom = [[f"msg-{p.message_index}", p.url] for p in points]
+    hover = "call %{x}<br>%{fullData.name}: %{y:,} tokens<extra></extra>"
+    common = {"customdata": custom, "hovertemplate": hover}
+    data: list[dict[str, Any]] = [
+        _trace(
+            "stored (Mycel estimate)",
+            x,
+            [p.stored for p in points],
+            line={"width": 1, "dash": "dot"},
+            **common,
+        ),
+        _trace("after pruning", x, [p.after_pruning for p in points], line={"width": 1.5}, **common),
+        _trace("sent to the model", x, [p.sent for p in points], line={"width": 2.5}, **common),
+    ]
+    if any(p.tiktoken is not None for p in points):
+        data.append(
+            _trace(
+                "tiktoken (sent)",
+                x,
+                [p.tiktoken for p in points],
+                line={"width": 1, "dash": "dash"},
+                **common,
+            )
+        )
+    if any(p.input_tokens is not None for p in points):
+        data.append(
+            _trace(
+                "provider input tokens",
+                x,
+                [p.input_tokens for p in points],
+                mode="markers",
+                marker={"symbol": "diamond", "size": 7},
+                **common,
+            )
+        )
+    compacted = [p for p in points if p.compacted]
+    if compacted:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "compaction ran",
+                "x": [p.call for p in compacted],
+                "y": [p.sent for p in compacted],
+                "marker": {"symbol": "star", "size": 12},
+                "customdata": [[f"msg-{p.message_index}", p.url] for p in compacted],
+                "hovertemplate": "call %{x}: compaction ran<extra></extra>",
+            }
+        )
+    pruned = [p for p in points if p.pruned and not p.compacted]
+    if pruned:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "results trimmed / cleared",
+                "x": [p.call for p in pruned],
+                "y": [p.after_pruning for p in pruned],
+                "marker": {"symbol": "triangle-down", "size": 8},
+                "customdata": [[f"msg-{p.message_index}", p.url] for p in pruned],
+                "hovertemplate": "call %{x}: results pruned, %{y:,} tokens after<extra></extra>",
+            }
+        )
+    last = max(x) if x else 1
+    shapes = [
+        _hline(trigger_tokens, "trigger"),
+        _hline(context_limit, "limit"),
+    ]
+    annotations = [
+        _label(last, trigger_tokens, f"compaction trigger 70 % ({trigger_tokens:,})"),
+        _label(last, context_limit, f"context limit ({context_limit:,})"),
+    ]
+    layout: dict[str, Any] = {
+        "title": {"text": html.escape(title)} if title else None,
+        "xaxis": {"title": {"text": "model call"}, "rangemode": "tozero"},
+        "yaxis": {"title": {"text": "tokens"}, "rangemode": "tozero"},
+        "shapes": shapes,
+        "annotations": annotations,
+        "hovermode": "closest",
+        "legend": {"orientation": "h", "y": -0.2},
+        "margin": {"l": 60, "r": 20, "t": 20 if not title else 40, "b": 40},
+        "height": 340,
+    }
+    if layout["title"] is None:
+        del layout["title"]
+    return {"data": data, "layout": layout, "config": {"displaylogo": False, "responsive": True}}
+
+
+def _hline(y: int, role: str) -> dict[str, Any]:
+    return {
+        "type": "line",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "y0": y,
+        "y1": y,
+        "line": {"dash": "dash" if role == "trigger" else "solid", "width": 1},
+        "name": role,
+    }
+
+
+def _label(x: int, y: int, text: str) -> dict[str, Any]:
+    return {"x": x, "y": y, "text": text, "showarrow": False, "xanchor": "right", "yanchor": "bottom"}

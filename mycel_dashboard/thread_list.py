@@ -1,0 +1,193 @@
+"""The thread list as the Threads screen shows it: flags, context fill, search, filter, sort and paging.
+
+No Django here: the view parses the URL into a ThreadListQuery and renders the ThreadPage this returns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from memory_core.records import ThreadRow
+
+
+class Flag(StrEnum):
+    COMPACTED = "compacted"
+    PRUNED = "pruned"  # results trimmed or cleared under the current config
+    QUEUED = "queued"
+    SANDBOX = "sandbox"
+
+
+FLAG_LABELS: dict[Flag, str] = {
+    Flag.COMPACTED: "compacted",
+    Flag.PRUNED: "trimmed / cleared",
+    Flag.QUEUED: "queued items",
+    Flag.SANDBOX: "sandbox",
+}
+
+
+class SortKey(StrEnum):
+    THREAD = "thread"
+    NAME = "name"
+    MODEL = "model"
+    MESSAGES = "messages"
+    CHECKPOINTS = "checkpoints"
+    UPDATED = "updated"
+    BYTES = "bytes"
+    FILL = "fill"
+    FLAGS = "flags"
+
+
+# Newest activity first is what people open the list for.
+DEFAULT_SORT = SortKey.UPDATED
+PER_PAGE = 50
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThreadListQuery:
+    q: str = ""
+    flag: Flag | None = None
+    sort: SortKey = DEFAULT_SORT
+    descending: bool = True
+    page: int = 1
+    per_page: int = PER_PAGE
+    context_limit: int | None = None  # overrides every thread's resolved limit
+
+
+@dataclass(frozen=True, slots=True)
+class ContextLimitInfo:
+    value: int
+    source: str  # plain words: where the limit came from
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadListItem:
+    row: ThreadRow
+    limit: ContextLimitInfo
+    fill: float | None  # Mycel's estimate / the limit; None when the estimate is unknown
+    flags: tuple[Flag, ...]
+    pruned: bool | None  # None = not computed (off the visible page)
+
+    @property
+    def fill_percent(self) -> int | None:
+        return None if self.fill is None else round(self.fill * 100)
+
+    @property
+    def over_trigger(self) -> bool:
+        return self.fill is not None and self.fill > 0.7
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadPage:
+    items: tuple[ThreadListItem, ...]
+    total: int  # after search and filter
+    all_threads: int
+    page: int
+    pages: int
+    query: ThreadListQuery
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.page < self.pages
+
+
+def _matches(row: ThreadRow, needle: str) -> bool:
+    if not needle:
+        return True
+    return needle in row.thread_id.lower() or (row.name is not None and needle in row.name.lower())
+
+
+def _static_flags(row: ThreadRow) -> list[Flag]:
+    flags: list[Flag] = []
+    if row.summaries > 0:
+        flags.append(Flag.COMPACTED)
+    if row.queued > 0:
+        flags.append(Flag.QUEUED)
+    if row.sandbox_state:
+        flags.append(Flag.SANDBOX)
+    return flags
+
+
+def _sort_value(item: ThreadListItem, key: SortKey) -> Any:
+    row = item.row
+    values: dict[SortKey, Any] = {
+        SortKey.THREAD: row.thread_id,
+        SortKey.NAME: (row.name or "").lower() or None,
+        SortKey.MODEL: (row.model or "").lower() or None,
+        SortKey.MESSAGES: row.messages,
+        SortKey.CHECKPOINTS: row.checkpoints,
+        SortKey.UPDATED: row.updated_at.timestamp() if isinstance(row.updated_at, datetime) else None,
+        SortKey.BYTES: row.bytes_on_disk,
+        SortKey.FILL: item.fill,
+        SortKey.FLAGS: len(item.flags),
+    }
+    return values[key]
+
+
+def _sorted(items: list[ThreadListItem], key: SortKey, descending: bool) -> list[ThreadListItem]:
+    # Unknown values (no name, no estimate) always sink to the bottom, whichever the direction.
+    known = [item for item in items if _sort_value(item, key) is not None]
+    unknown = [item for item in items if _sort_value(item, key) is None]
+    known.sort(key=lambda item: (_sort_value(item, key), item.row.thread_id), reverse=descending)
+    unknown.sort(key=lambda item: item.row.thread_id)
+    return known + unknown
+
+
+def thread_page(
+    rows: Sequence[ThreadRow],
+    query: ThreadListQuery,
+    *,
+    limit_for: Callable[[ThreadRow], ContextLimitInfo],
+    pruned_for: Callable[[ThreadRow], bool],
+) -> ThreadPage:
+    """Search, filter, sort and page the thread list.
+
+    `pruned_for` decodes a thread's newest checkpoint, so it is only called for the visible page, or for
+    every candidate when the list is filtered by that flag.
+    """
+    needle = query.q.strip().lower()
+    candidates = [row for row in rows if _matches(row, needle)]
+
+    def item(row: ThreadRow, pruned: bool | None) -> ThreadListItem:
+        limit = (
+            ContextLimitInfo(query.context_limit, "set in the URL") if query.context_limit else limit_for(row)
+        )
+        fill = None
+        if row.estimated_tokens is not None and limit.value > 0:
+            fill = row.estimated_tokens / limit.value
+        flags = _static_flags(row)
+        if pruned:
+            flags.insert(1 if Flag.COMPACTED in flags else 0, Flag.PRUNED)
+        return ThreadListItem(row=row, limit=limit, fill=fill, flags=tuple(flags), pruned=pruned)
+
+    if query.flag is Flag.PRUNED or query.sort is SortKey.FLAGS:
+        items = [item(row, pruned_for(row)) for row in candidates]
+    else:
+        items = [item(row, None) for row in candidates]
+    if query.flag is not None:
+        items = [entry for entry in items if query.flag in entry.flags]
+    items = _sorted(items, query.sort, query.descending)
+
+    per_page = max(1, query.per_page)
+    pages = max(1, math.ceil(len(items) / per_page))
+    page = min(max(1, query.page), pages)
+    visible = items[(page - 1) * per_page : page * per_page]
+    visible = [
+        entry if entry.pruned is not None else item(entry.row, pruned_for(entry.row)) for entry in visible
+    ]
+    return ThreadPage(
+        items=tuple(visible),
+        total=len(items),
+        all_threads=len(rows),
+        page=page,
+        pages=pages,
+        query=query,
+    )
