@@ -1,0 +1,28 @@
+"""Mycel's memory and spill-buffer config: defaults, validation, layered merge with provenance, edits."""
+
+from memory_core.config.document import settings_from_document
+from memory_core.config.model import (
+    ConfigLayer,
+    ConfigLayerName,
+    ConfigProblem,
+    EffectiveConfig,
+    EffectiveValue,
+    Severity,
+    SpillBufferSettings,
+)
+from memory_core.config.schema import KEY_SPECS, KeySpec, system_defaults_document, validate_value
+
+__all__ = [
+    "KEY_SPECS",
+    "ConfigLayer",
+    "ConfigLayerName",
+    "ConfigProblem",
+    "EffectiveConfig",
+    "EffectiveValue",
+    "KeySpec",
+    "Severity",
+    "SpillBufferSettings",
+    "settings_from_document",
+    "system_defaults_document",
+    "validate_value",
+]
