@@ -72,6 +72,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -106,6 +107,7 @@ DASHBOARD_DB_PATH = Path(os.environ.get("DASHBOARD_DB_PATH", DASHBOARD_DATA_DIR 
 if os.environ.get("DATABASE_URL"):
     DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60)}
 else:
+    DASHBOARD_DB_PATH.parent.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
@@ -131,6 +133,10 @@ STATIC_URL = "static/"
 # plotly.min.js is served from the installed wheel: no CDN, works with no internet.
 STATICFILES_DIRS = [BASE_DIR / "static", ("plotly", Path(plotly.__file__).parent / "package_data")]
 STATIC_ROOT = DASHBOARD_DATA_DIR / "staticfiles"
+# WhiteNoise serves static files from the app server itself (gunicorn in production); with
+# WHITENOISE_USE_FINDERS it needs no collectstatic step on a fresh checkout.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
 
 # Security: local by default, strict headers always.
 SECURE_CONTENT_TYPE_NOSNIFF = True
