@@ -1,6 +1,7 @@
 """Mycel's memory and spill-buffer config: defaults, validation, layered merge with provenance, edits."""
 
 from memory_core.config.document import settings_from_document
+from memory_core.config.merge import merge_layers, system_layer
 from memory_core.config.model import (
     ConfigLayer,
     ConfigLayerName,
@@ -22,7 +23,9 @@ __all__ = [
     "KeySpec",
     "Severity",
     "SpillBufferSettings",
+    "merge_layers",
     "settings_from_document",
+    "system_layer",
     "system_defaults_document",
     "validate_value",
 ]

@@ -81,6 +81,7 @@ class EffectiveConfig:
     settings: MemorySettings
     spill: SpillBufferSettings
     problems: tuple[ConfigProblem, ...]
+    sources: Mapping[ConfigLayerName, str] = field(default_factory=dict)  # layer -> file it was read from
 
     def value(self, key_path: str) -> Any:
         return self.values[key_path].value
