@@ -1,6 +1,7 @@
 """Mycel's memory and spill-buffer config: defaults, validation, layered merge with provenance, edits."""
 
 from memory_core.config.document import settings_from_document
+from memory_core.config.edit import KeyChange, apply_change, document_changes, remove_key
 from memory_core.config.merge import merge_layers, system_layer
 from memory_core.config.model import (
     ConfigLayer,
@@ -20,10 +21,14 @@ __all__ = [
     "ConfigProblem",
     "EffectiveConfig",
     "EffectiveValue",
+    "KeyChange",
     "KeySpec",
     "Severity",
     "SpillBufferSettings",
+    "apply_change",
+    "document_changes",
     "merge_layers",
+    "remove_key",
     "settings_from_document",
     "system_layer",
     "system_defaults_document",

@@ -95,7 +95,7 @@ def _spill_problems(values: Mapping[str, EffectiveValue]) -> list[ConfigProblem]
     problems: list[ConfigProblem] = []
     default = values["tools.spill_buffer.default_threshold"].value
     thresholds = values["tools.spill_buffer.thresholds"]
-    dropped = sorted(set(DEFAULT_SPILL_THRESHOLDS) - set(thresholds.value))
+    dropped = sorted(set(DEFAULT_SPILL_THRESHOLDS) - set(thresholds.value) - set(STALE_TOOL_NAMES))
     if thresholds.layer is not ConfigLayerName.SYSTEM and dropped:
         problems.append(
             ConfigProblem(
