@@ -1,0 +1,39 @@
+"""The dashboard's own tables (never inside Mycel's files): the audit log."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class AuditEntry(models.Model):
+    """Who did what to which thread or file, when, with what result, and the state before and after."""
+
+    class Action(models.TextChoices):
+        ROLLBACK = "rollback", "Roll back"
+        UNDO = "undo", "Undo rollback"
+        CONFIG_SAVE = "config_save", "Save config"
+        CONFIG_RESTORE = "config_restore", "Restore config version"
+        SUMMARY_PREVIEW = "summary_preview", "Generate a dry-run summary"
+
+    class Result(models.TextChoices):
+        APPLIED = "applied", "Applied"
+        REFUSED = "refused", "Refused"
+        FAILED = "failed", "Failed"
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    actor = models.CharField(max_length=150)  # kept even if the account is deleted
+    action = models.CharField(max_length=32, choices=Action.choices, db_index=True)
+    result = models.CharField(max_length=16, choices=Result.choices)
+    thread_id = models.CharField(max_length=255, blank=True, db_index=True)
+    target = models.CharField(max_length=1024, blank=True)  # a checkpoint id or a config file path
+    message = models.TextField(blank=True)
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.result}"
