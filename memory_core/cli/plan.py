@@ -1,0 +1,239 @@
+"""`mycel-memory plan`: what Mycel's memory middleware would do with a list of messages at one model call."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from memory_core.cli.common import CliError, print_json
+from memory_core.compaction import CompactionPlan, plan_compaction
+from memory_core.config import Severity, settings_from_document
+from memory_core.messages import Message, UnknownMessageType, messages_from_dicts
+from memory_core.settings import DEFAULT_CONTEXT_LIMIT, MemorySettings
+
+
+def _int_option(args: argparse.Namespace, name: str, *, minimum: int) -> int | None:
+    text: str | None = getattr(args, name)
+    if text is None:
+        return None
+    flag = "--" + name.replace("_", "-")
+    try:
+        value = int(text)
+    except ValueError:
+        raise CliError(f"{flag}: not an integer: {text!r}") from None
+    if value < minimum:
+        wanted = "a positive integer" if minimum > 0 else "zero or a positive integer"
+        raise CliError(f"{flag}: must be {wanted}, got {text!r}")
+    return value
+
+
+def _threshold_option(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise CliError(f"--threshold: not a number: {text!r}") from None
+    # 0 is a legitimate what-if ("compact at every call"); the vectors from Mycel's code use it too.
+    if not math.isfinite(value) or value < 0:
+        raise CliError(f"--threshold: must be a fraction >= 0 (Mycel uses 0.7), got {text!r}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "plan",
+        help="pruning decisions and the compaction plan for one model call",
+        description=(
+            "Show what Mycel's memory middleware does before a model call whose input is the given "
+            "messages: which tool results it trims or clears, its token estimates, and where compaction "
+            "would cut. Flags override the config file; defaults are Mycel's."
+        ),
+    )
+    parser.add_argument(
+        "--messages", required=True, metavar="FILE", help="JSON list of LangChain message dicts ('-' = stdin)"
+    )
+    parser.add_argument(
+        "--runtime-config", metavar="FILE", help="a runtime.json to read memory settings from"
+    )
+    parser.add_argument(
+        "--context-limit", metavar="N", help=f"context window (default {DEFAULT_CONTEXT_LIMIT})"
+    )
+    parser.add_argument("--threshold", metavar="F", help="trigger fraction of the limit (Mycel fixes 0.7)")
+    parser.add_argument("--soft-trim-chars", metavar="N")
+    parser.add_argument("--hard-clear-threshold", metavar="N")
+    parser.add_argument("--protect-recent", metavar="N")
+    parser.add_argument("--keep-recent-tokens", metavar="N")
+    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    messages = _read_messages(args.messages)
+    settings = _settings(args)
+    plan = plan_compaction(messages, settings=settings)
+    if args.json:
+        print_json(plan_to_json(plan))
+    else:
+        sys.stdout.write(render_plan(plan, settings=settings))
+    return 0
+
+
+def _read_messages(source: str) -> tuple[Message, ...]:
+    name = "stdin" if source == "-" else source
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"{name} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(data, list):
+        raise CliError(f"{name} must hold a JSON list of message objects, not {type(data).__name__}")
+    for position, item in enumerate(data):
+        if not isinstance(item, Mapping):
+            raise CliError(f"message {position} in {name} is not an object")
+    try:
+        return messages_from_dicts(data, strict=True)
+    except UnknownMessageType as exc:
+        position = next(i for i, item in enumerate(data) if _is_unknown(item))
+        raise CliError(f"message {position} in {name}: {exc} (expected human, ai, tool or system)") from None
+
+
+def _is_unknown(item: Mapping[str, Any]) -> bool:
+    try:
+        messages_from_dicts([item], strict=True)
+    except UnknownMessageType:
+        return True
+    return False
+
+
+def _settings(args: argparse.Namespace) -> MemorySettings:
+    context_limit = _int_option(args, "context_limit", minimum=1)
+    threshold = _threshold_option(args.threshold)
+    ints = {
+        "soft_trim_chars": _int_option(args, "soft_trim_chars", minimum=1),
+        "hard_clear_threshold": _int_option(args, "hard_clear_threshold", minimum=1),
+        # 0 is allowed for these two: Mycel's own code handles it (nothing protected / keep nothing).
+        "protect_recent": _int_option(args, "protect_recent", minimum=0),
+        "keep_recent_tokens": _int_option(args, "keep_recent_tokens", minimum=0),
+    }
+    if args.runtime_config:
+        settings = _settings_from_file(args.runtime_config, context_limit=context_limit)
+    else:
+        settings = MemorySettings(context_limit=context_limit or DEFAULT_CONTEXT_LIMIT)
+    if threshold is not None:
+        settings = replace(settings, threshold=threshold)
+    return replace(settings, **{k: v for k, v in ints.items() if v is not None})
+
+
+def _settings_from_file(path: str, *, context_limit: int | None) -> MemorySettings:
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"{path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(document, dict):
+        raise CliError(f"{path} must hold a JSON object")
+    settings, problems = settings_from_document(document, context_limit=context_limit)
+    errors = [p for p in problems if p.severity is Severity.ERROR]
+    if errors:
+        first = errors[0]
+        raise CliError(f"{path}: {first.key_path or 'document'}: {first.message}")
+    for problem in problems:
+        if problem.severity is Severity.WARNING:
+            print(f"mycel-memory: warning: {path}: {problem.key_path}: {problem.message}", file=sys.stderr)
+    return settings
+
+
+def _json_content(message: Message) -> Any:
+    return message.content if isinstance(message.content, str) else list(message.content)
+
+
+def plan_to_json(plan: CompactionPlan) -> dict[str, Any]:
+    """The `plan --json` document (its shape is fixed by issue 2)."""
+    return {
+        "estimated_tokens": {"stored": plan.stored_tokens, "after_pruning": plan.estimated_tokens},
+        "pruning": [
+            {
+                "index": d.index,
+                "type": d.message.type.value,
+                "action": d.action.value,
+                "content": _json_content(d.message),
+            }
+            for d in plan.pruning.decisions
+        ],
+        "compaction": {
+            "threshold_tokens": plan.threshold_tokens,
+            "should_compact": plan.should_compact,
+            "keep_recent_tokens": plan.keep_recent_tokens,
+            "message_tokens": list(plan.message_tokens),
+            "summarize_count": plan.summarize_count,
+            "keep_count": plan.keep_count,
+            "split_turn": plan.split_turn,
+            "turn_prefix_count": plan.turn_prefix_count,
+            "compact_up_to_index": plan.compact_up_to_index,
+        },
+    }
+
+
+def _chars(message: Message) -> str:
+    return (
+        str(len(message.content)) if isinstance(message.content, str) else f"[{len(message.content)} blocks]"
+    )
+
+
+def render_plan(plan: CompactionPlan, *, settings: MemorySettings) -> str:
+    """A readable table of the plan."""
+    lines = [
+        f"settings: soft_trim_chars={settings.soft_trim_chars} hard_clear_threshold={settings.hard_clear_threshold} "
+        f"protect_recent={settings.protect_recent} keep_recent_tokens={settings.keep_recent_tokens} "
+        f"context_limit={settings.context_limit} threshold={settings.threshold}",
+        f"estimated tokens: stored {plan.stored_tokens}, after pruning {plan.estimated_tokens} "
+        f"(trigger above {plan.threshold_tokens})",
+        "",
+        f"{'#':>4}  {'type':<6}  {'action':<12}  {'chars':>16}  {'tokens':>7}  rule",
+    ]
+    for decision, tokens in zip(plan.pruning.decisions, plan.message_tokens, strict=True):
+        before = decision.original_chars
+        after = _chars(decision.message)
+        size = f"{before} -> {after}" if decision.action.changes_content else after
+        marker = ""
+        if plan.compact_up_to_index is not None and decision.index == plan.compact_up_to_index:
+            marker = "  <- kept part starts here"
+        lines.append(
+            f"{decision.index:>4}  {decision.message.type.value:<6}  {decision.action.value:<12}  {size:>16}  "
+            f"{tokens:>7}  {decision.rule}{marker}"
+        )
+    lines.append("")
+    verdict = "YES" if plan.would_compact else ("over the trigger, but " if plan.should_compact else "no")
+    if plan.should_compact and not plan.would_compact:
+        verdict += "fewer than 2 messages to summarise: Mycel sends everything"
+    lines.append(f"compaction: {verdict}")
+    lines.append(
+        f"  keep_recent_tokens {plan.keep_recent_tokens} (effective); summarise {plan.summarize_count}, "
+        f"keep {plan.keep_count}"
+    )
+    if plan.split_turn:
+        lines.append(
+            f"  split turn: the first {plan.turn_prefix_count} kept message(s) get their own summary"
+        )
+    if plan.compact_up_to_index is not None:
+        lines.append(
+            f"  compact_up_to_index {plan.compact_up_to_index}; summariser input {len(plan.conversation_text)} chars"
+            + (f" + prefix {len(plan.prefix_text)} chars" if plan.split_turn else "")
+            + f"; tokens after ~{plan.tokens_after} (placeholder summary text)"
+        )
+    return "\n".join(lines) + "\n"
