@@ -12,10 +12,12 @@ from memory_core.config.model import (
     Severity,
     SpillBufferSettings,
 )
+from memory_core.config.redact import REDACTED, contains_redaction, redact_secrets
 from memory_core.config.schema import KEY_SPECS, KeySpec, system_defaults_document, validate_value
 
 __all__ = [
     "KEY_SPECS",
+    "REDACTED",
     "ConfigLayer",
     "ConfigLayerName",
     "ConfigProblem",
@@ -26,8 +28,10 @@ __all__ = [
     "Severity",
     "SpillBufferSettings",
     "apply_change",
+    "contains_redaction",
     "document_changes",
     "merge_layers",
+    "redact_secrets",
     "remove_key",
     "settings_from_document",
     "system_layer",

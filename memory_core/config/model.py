@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from memory_core.config.redact import redact_secrets
 from memory_core.settings import MemorySettings
 
 
@@ -88,6 +89,12 @@ class EffectiveConfig:
 
     def layer_of(self, key_path: str) -> ConfigLayerName:
         return self.values[key_path].layer
+
+    @property
+    def display_document(self) -> Mapping[str, Any]:
+        """The merged document with secret-looking values hidden."""
+        result: Mapping[str, Any] = redact_secrets(self.document)
+        return result
 
     @property
     def errors(self) -> tuple[ConfigProblem, ...]:

@@ -1,0 +1,203 @@
+"""memory_core.stores.runtime_config: tolerant reads, atomic saves with backups, refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memory_core.config import REDACTED, ConfigLayerName, Severity, apply_change
+from memory_core.context_limits import ContextLimitSource
+from memory_core.stores.locations import resolve_locations
+from memory_core.stores.runtime_config import (
+    ConfigFileError,
+    get_loaded_config,
+    get_models_file,
+    list_history,
+    list_layer_files,
+    read_json_file,
+    restore_version,
+    save_layer,
+    sha256_of,
+)
+
+T0 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
+T1 = datetime(2026, 11, 30, 11, 0, 0, tzinfo=UTC)
+
+
+def _user_file(home: Path, document: object) -> Path:
+    path = home / "runtime.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def test_save_writes_nested_change_and_keeps_other_keys(isolated_mycel_home: Path) -> None:
+    path = _user_file(isolated_mycel_home, {"mcp": {"servers": {"x": {"command": "y"}}}, "context_limit": 5})
+    read = read_json_file(path)
+    saved = save_layer(
+        path,
+        apply_change(read.document, "memory.pruning.soft_trim_chars", 1200),
+        expected_sha256=read.sha256,
+        now=T0,
+    )
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert written == {
+        "mcp": {"servers": {"x": {"command": "y"}}},
+        "context_limit": 5,
+        "memory": {"pruning": {"soft_trim_chars": 1200}},
+    }
+    assert saved.sha256 == sha256_of(path.read_bytes())
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_save_keeps_timestamped_backup_of_previous_version(isolated_mycel_home: Path) -> None:
+    path = _user_file(isolated_mycel_home, {"memory": {"pruning": {"protect_recent": 2}}})
+    before = path.read_bytes()
+    saved = save_layer(path, {"memory": {}}, expected_sha256=sha256_of(before), now=T0)
+    assert saved.backup == path.parent / ".history" / "runtime.json.bak-20261130T100000"
+    assert saved.backup.read_bytes() == before
+    history = list_history(path)
+    assert [entry.path for entry in history] == [saved.backup]
+    assert history[0].sha256 == sha256_of(before)
+
+
+def test_first_save_creates_file_without_backup(isolated_mycel_home: Path) -> None:
+    path = isolated_mycel_home / "runtime.json"
+    saved = save_layer(path, {"runtime": {"context_limit": 9000}}, expected_sha256=None)
+    assert saved.backup is None
+    assert json.loads(path.read_text(encoding="utf-8")) == {"runtime": {"context_limit": 9000}}
+
+
+def test_hand_edit_since_reading_is_detected_and_nothing_written(isolated_mycel_home: Path) -> None:
+    path = _user_file(isolated_mycel_home, {"a": 1})
+    read = read_json_file(path)
+    path.write_text('{"a": 2}', encoding="utf-8")
+    with pytest.raises(ConfigFileError, match="edited by hand since you opened it"):
+        save_layer(path, {"a": 3}, expected_sha256=read.sha256)
+    assert path.read_text(encoding="utf-8") == '{"a": 2}'
+    assert list_history(path) == ()
+
+
+def test_invalid_json_is_reported_not_raised(isolated_mycel_home: Path) -> None:
+    path = isolated_mycel_home / "runtime.json"
+    path.write_text('{"memory": {', encoding="utf-8")
+    (layer,) = list_layer_files()
+    assert layer.file.exists and layer.file.document == {}
+    assert layer.file.problems[0].severity is Severity.ERROR
+    assert "not valid JSON" in layer.file.problems[0].message
+    loaded = get_loaded_config()
+    assert any("not valid JSON" in p.message for p in loaded.problems)
+    assert loaded.effective.settings.soft_trim_chars == 3000
+
+
+def test_non_object_json_is_reported(isolated_mycel_home: Path) -> None:
+    path = _user_file(isolated_mycel_home, [1, 2])
+    assert "not an object" in read_json_file(path).problems[0].message
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
+def test_unwritable_directory_gives_clear_error_and_writes_nothing(isolated_mycel_home: Path) -> None:
+    path = _user_file(isolated_mycel_home, {"a": 1})
+    digest = sha256_of(path.read_bytes())
+    isolated_mycel_home.chmod(0o555)
+    try:
+        with pytest.raises(ConfigFileError, match="Nothing was changed"):
+            save_layer(path, {"a": 2}, expected_sha256=digest)
+    finally:
+        isolated_mycel_home.chmod(0o755)
+    assert json.loads(path.read_text(encoding="utf-8")) == {"a": 1}
+
+
+def test_blocked_backup_folder_gives_clear_error_and_writes_nothing(isolated_mycel_home: Path) -> None:
+    path = _user_file(isolated_mycel_home, {"a": 1})
+    (isolated_mycel_home / ".history").write_text("not a folder", encoding="utf-8")
+    with pytest.raises(ConfigFileError, match="Cannot keep a backup"):
+        save_layer(path, {"a": 2}, expected_sha256=sha256_of(path.read_bytes()))
+    assert json.loads(path.read_text(encoding="utf-8")) == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    "make_path",
+    [
+        lambda home: home / "models.json",
+        lambda home: home / ".." / ".leon" / "runtime.json",
+        lambda home: home.parent / "runtime.json",
+        lambda home: Path("/etc/runtime.json"),
+    ],
+)
+def test_paths_outside_layer_files_are_refused(isolated_mycel_home: Path, make_path: object) -> None:
+    target = make_path(isolated_mycel_home)  # type: ignore[operator]
+    with pytest.raises(ConfigFileError, match="Refusing"):
+        save_layer(target, {"a": 1}, expected_sha256=None)
+    assert not (isolated_mycel_home.parent / "runtime.json").exists()
+
+
+def test_symlinked_layer_file_pointing_elsewhere_is_refused(
+    isolated_mycel_home: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text("{}", encoding="utf-8")
+    link = isolated_mycel_home / "runtime.json"
+    link.symlink_to(outside)
+    with pytest.raises(ConfigFileError, match="points outside"):
+        save_layer(link, {"a": 1}, expected_sha256=sha256_of(b"{}"))
+    assert outside.read_text(encoding="utf-8") == "{}"
+
+
+def test_document_with_redacted_placeholder_is_refused(isolated_mycel_home: Path) -> None:
+    with pytest.raises(ConfigFileError, match="redacted"):
+        save_layer(isolated_mycel_home / "runtime.json", {"key": REDACTED}, expected_sha256=None)
+
+
+def test_restore_puts_back_earlier_version_and_backs_up_current(isolated_mycel_home: Path) -> None:
+    path = _user_file(isolated_mycel_home, {"version": 1})
+    first = save_layer(path, {"version": 2}, expected_sha256=sha256_of(path.read_bytes()), now=T0)
+    assert first.backup is not None
+    restored = restore_version(path, first.backup, expected_sha256=first.sha256, now=T1)
+    assert json.loads(path.read_text(encoding="utf-8")) == {"version": 1}
+    assert restored.backup is not None
+    assert json.loads(restored.backup.read_text(encoding="utf-8")) == {"version": 2}
+    assert [e.saved_at for e in list_history(path)] == [T1, T0]
+
+
+def test_restore_refuses_files_that_are_not_saved_versions(isolated_mycel_home: Path, tmp_path: Path) -> None:
+    path = _user_file(isolated_mycel_home, {"version": 1})
+    stray = tmp_path / "runtime.json.bak-20261130T100000"
+    stray.write_text("{}", encoding="utf-8")
+    with pytest.raises(ConfigFileError, match="not a saved version"):
+        restore_version(path, stray, expected_sha256=sha256_of(path.read_bytes()))
+
+
+def test_project_layer_is_read_and_writable(isolated_mycel_home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "workspace"
+    (project / ".leon").mkdir(parents=True)
+    _user_file(isolated_mycel_home, {"context_limit": 50_000})
+    (project / ".leon" / "runtime.json").write_text('{"runtime": {"max_tokens": 999}}', encoding="utf-8")
+    loaded = get_loaded_config(project_dir=project)
+    assert [layer.name for layer in loaded.layers] == [ConfigLayerName.USER, ConfigLayerName.PROJECT]
+    assert loaded.effective.value("runtime.max_tokens") == 999
+    assert loaded.effective.layer_of("runtime.max_tokens") is ConfigLayerName.PROJECT
+    assert loaded.effective.value("runtime.context_limit") == 0
+    saved = save_layer(
+        project / ".leon" / "runtime.json",
+        {"runtime": {"max_tokens": 500}},
+        expected_sha256=loaded.layers[1].file.sha256,
+        project_dir=project,
+    )
+    assert saved.backup is not None
+
+
+def test_sample_home_models_json_resolves_snug_and_redacts_keys(sample_home: Path) -> None:
+    loaded = get_loaded_config(model="leon:snug")
+    assert loaded.context_limit.value == 5500
+    assert loaded.effective.settings.context_limit == 5500
+    assert loaded.effective.settings.effective_keep_recent_tokens == 2200
+    models = json.loads((sample_home / "models.json").read_text(encoding="utf-8"))
+    models["providers"] = {"anthropic": {"api_key": "sk-ant-FAKE-sample-key", "base_url": "https://x"}}
+    (sample_home / "models.json").write_text(json.dumps(models), encoding="utf-8")
+    display = get_models_file(resolve_locations()).display_document
+    assert display["providers"]["anthropic"] == {"api_key": REDACTED, "base_url": "https://x"}
+    assert get_loaded_config(model="leon:large").context_limit.source is ContextLimitSource.PRICING_CACHE
