@@ -24,6 +24,7 @@ class ProblemKind(StrEnum):
     UNREADABLE_CHECKPOINT = "unreadable_checkpoint"
     TIMEOUT = "timeout"
     TRUNCATED = "truncated"  # a row cap was reached
+    REFUSED = "refused"  # data asked for something unsafe (a pickle payload, a path outside its folder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,3 +145,117 @@ class SpillFile:
     size: int
     text: str | None  # None when unreadable or outside the tool-results folder
     problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreFileStatus:
+    """What one of Mycel's files looks like to the reader: present or not, its tables, schema remarks."""
+
+    role: str
+    path: Path
+    exists: bool
+    size: int | None
+    tables: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # schema remarks, e.g. "writes has no task_path column (saver 3.0 layout)"
+    journal_mode: str | None = None  # "wal" or "rollback", from the file header
+    problem: StoreProblem | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLease:
+    lease_id: str
+    provider_name: str
+    desired_state: str | None
+    observed_state: str | None
+    instance_status: str | None
+    current_instance_id: str | None
+    status: str | None
+    volume_id: str | None
+    recipe_id: str | None
+    last_error: str | None
+    created_at: datetime | None
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxInstance:
+    instance_id: str
+    lease_id: str
+    provider_session_id: str
+    status: str | None
+    created_at: datetime | None
+    last_seen_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxTerminal:
+    terminal_id: str
+    lease_id: str
+    cwd: str
+    state_version: int | None
+    is_active: bool  # thread_terminal_pointers.active_terminal_id
+    is_default: bool
+    created_at: datetime | None
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSession:
+    chat_session_id: str
+    terminal_id: str
+    lease_id: str
+    status: str
+    started_at: datetime | None
+    last_active_at: datetime | None
+    ended_at: datetime | None
+    close_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseEvent:
+    event_id: str
+    lease_id: str
+    event_type: str
+    source: str
+    payload: Any  # parsed JSON, redacted
+    error: str | None
+    created_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSnapshot:
+    lease_id: str
+    provider_name: str
+    observed_state: str
+    probe_mode: str
+    cpu_used: float | None
+    cpu_limit: float | None
+    memory_used_mb: float | None
+    memory_total_mb: float | None
+    disk_used_gb: float | None
+    disk_total_gb: float | None
+    probe_error: str | None
+    collected_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxVolume:
+    volume_id: str
+    name: str | None
+    source: Any  # parsed JSON VolumeSource, redacted
+    created_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxState:
+    """A thread's sandbox, found through its terminals (the only durable thread-lease link in sandbox.db)."""
+
+    thread_id: str
+    state: str | None  # the active lease's observed state, "observed -> desired" while they differ
+    leases: tuple[SandboxLease, ...] = ()
+    instances: tuple[SandboxInstance, ...] = ()
+    terminals: tuple[SandboxTerminal, ...] = ()
+    sessions: tuple[SandboxSession, ...] = ()
+    lease_events: tuple[LeaseEvent, ...] = ()
+    snapshots: tuple[ResourceSnapshot, ...] = ()
+    volumes: tuple[SandboxVolume, ...] = ()

@@ -1,0 +1,156 @@
+"""LangGraph's SQLite checkpoints, read without ever decoding more blobs than asked for."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memory_core.messages import Message, message_from_dict
+from memory_core.stores.decode import UnreadableBlob, decode_metadata, decode_typed
+from memory_core.stores.redact import redact
+from memory_core.stores.sqlite import ReadOnlyDB
+
+_GREGORIAN_EPOCH = datetime(1582, 10, 15, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointMeta:
+    """A checkpoint row without its payload: enough for lists, rails and joins."""
+
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    type: str | None
+    size: int
+    metadata: Mapping[str, Any]  # redacted
+    metadata_problem: str | None = None
+
+    @property
+    def step(self) -> int | None:
+        value = self.metadata.get("step")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def source(self) -> str | None:
+        value = self.metadata.get("source")
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedCheckpoint:
+    messages: tuple[Message, ...]
+    channels: Mapping[str, Any]  # every other channel value, redacted plain data
+    ts: datetime | None
+
+
+def time_of_checkpoint_id(checkpoint_id: str) -> datetime | None:
+    """The creation time inside LangGraph's uuid6 checkpoint ids (60-bit count of 100 ns since 1582)."""
+    try:
+        value = uuid.UUID(checkpoint_id).int
+    except ValueError:
+        return None
+    if (value >> 76) & 0xF != 6:
+        return None
+    ticks = ((value >> 80) << 12) | ((value >> 64) & 0xFFF)
+    try:
+        return _GREGORIAN_EPOCH + timedelta(microseconds=ticks // 10)
+    except OverflowError:
+        return None
+
+
+def parse_iso(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def meta_from_row(row: Sequence[Any]) -> CheckpointMeta:
+    checkpoint_id, parent, type_, size, raw_metadata = row
+    problem = None
+    try:
+        metadata = redact(decode_metadata(raw_metadata))
+    except UnreadableBlob as exc:
+        metadata, problem = {}, str(exc)
+    return CheckpointMeta(
+        checkpoint_id=str(checkpoint_id),
+        parent_checkpoint_id=str(parent) if parent else None,
+        type=type_,
+        size=int(size or 0),
+        metadata=metadata,
+        metadata_problem=problem,
+    )
+
+
+_META_COLUMNS = "checkpoint_id, parent_checkpoint_id, type, length(checkpoint), metadata"
+
+
+def list_checkpoint_meta(db: ReadOnlyDB, thread_id: str) -> list[CheckpointMeta]:
+    """Every checkpoint of a thread (Mycel's namespace ''), oldest first; no payload is read."""
+    rows = db.rows(
+        f"SELECT {_META_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id",
+        (thread_id,),
+    )
+    return [meta_from_row(r) for r in rows]
+
+
+def get_checkpoint_meta(db: ReadOnlyDB, thread_id: str, checkpoint_id: str) -> CheckpointMeta | None:
+    row = db.one(
+        f"SELECT {_META_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+        (thread_id, checkpoint_id),
+    )
+    return meta_from_row(row) if row else None
+
+
+def head_checkpoint_id(db: ReadOnlyDB, thread_id: str) -> str | None:
+    """The active checkpoint: the greatest id, exactly as the saver's own get_tuple picks it."""
+    row = db.one(
+        "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+        "ORDER BY checkpoint_id DESC LIMIT 1",
+        (thread_id,),
+    )
+    return str(row[0]) if row else None
+
+
+def read_payload(db: ReadOnlyDB, thread_id: str, checkpoint_id: str) -> tuple[str | None, bytes | None]:
+    row = db.one(
+        "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+        (thread_id, checkpoint_id),
+    )
+    if row is None:
+        return None, None
+    return row[0], row[1]
+
+
+def messages_from_value(value: Any) -> tuple[Message, ...]:
+    if not isinstance(value, list):
+        raise UnreadableBlob("the messages channel is not a list")
+    return tuple(message_from_plain(item) for item in value)
+
+
+def message_from_plain(item: Any) -> Message:
+    """A Message from one decoded item: a message dict, a ("role", text) pair or a bare string."""
+    if isinstance(item, Mapping):
+        return message_from_dict(redact(item))
+    if isinstance(item, str):
+        return message_from_dict({"type": "human", "content": item})
+    if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str):
+        return message_from_dict({"role": item[0], "content": item[1]})
+    return message_from_dict({"type": "unknown", "content": str(item)})
+
+
+def decode_checkpoint(type_: str | None, blob: bytes | None) -> DecodedCheckpoint:
+    """The messages and other channels of one checkpoint payload; raise UnreadableBlob."""
+    value = decode_typed(type_, blob)
+    if not isinstance(value, dict):
+        raise UnreadableBlob("the checkpoint payload is not a map")
+    channels = value.get("channel_values", {})
+    if not isinstance(channels, dict):
+        raise UnreadableBlob("channel_values is not a map")
+    messages = messages_from_value(channels.get("messages", []))
+    others = {str(k): redact(v) for k, v in channels.items() if k != "messages"}
+    return DecodedCheckpoint(messages=messages, channels=others, ts=parse_iso(value.get("ts")))

@@ -1,0 +1,133 @@
+"""Safe decoding of LangGraph's serialized blobs into plain data.
+
+LangGraph's own `JsonPlusSerializer` imports whatever class a blob names; on data we did not write that
+can run code. Here every msgpack extension becomes a plain dict or value, and pickle is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import ormsgpack
+
+# Extension codes of langgraph.checkpoint.serde.jsonplus (reference §2.1).
+EXT_CONSTRUCTOR_SINGLE_ARG = 0  # UUID, Decimal, set, Enum, ZoneInfo…
+EXT_CONSTRUCTOR_POS_ARGS = 1  # Path, timedelta, date, Send…
+EXT_CONSTRUCTOR_KW_ARGS = 2  # namedtuple, dataclass, time…
+EXT_METHOD_SINGLE_ARG = 3  # datetime.fromisoformat
+EXT_PYDANTIC_V1 = 4
+EXT_PYDANTIC_V2 = 5
+EXT_NUMPY_ARRAY = 6
+
+_OPTIONS = ormsgpack.OPT_NON_STR_KEYS
+
+
+class UnreadableBlob(ValueError):
+    """A blob we cannot or will not decode; the message says why in plain words."""
+
+
+def _unpack(data: bytes) -> Any:
+    return ormsgpack.unpackb(data, ext_hook=_plain_ext, option=_OPTIONS)
+
+
+def _plain_ext(code: int, data: bytes) -> Any:
+    try:
+        payload = _unpack(data)
+    except Exception:
+        return {"__ext__": code, "bytes": len(data)}
+    if not isinstance(payload, list) or len(payload) < 2:
+        return {"__ext__": code, "payload": payload}
+    module, name = payload[0], payload[1]
+    rest = payload[2] if len(payload) > 2 else None
+    if code in (EXT_PYDANTIC_V1, EXT_PYDANTIC_V2, EXT_CONSTRUCTOR_KW_ARGS) and isinstance(rest, dict):
+        return {"__class__": name, "__module__": module, **rest}
+    if code in (EXT_CONSTRUCTOR_SINGLE_ARG, EXT_METHOD_SINGLE_ARG):
+        # datetime → its ISO string, UUID → its text, set → a list, Enum → its value.
+        return rest
+    if code == EXT_CONSTRUCTOR_POS_ARGS:
+        return {"__class__": name, "__module__": module, "args": rest}
+    return {"__ext__": code, "payload": payload}
+
+
+def _skip_ext(code: int, data: bytes) -> None:
+    return None
+
+
+def _from_lc_json(value: Any) -> Any:
+    # Legacy "json" blobs spell objects as {"lc": 1, "type": "constructor", "id": [...], "kwargs": {...}}.
+    if isinstance(value, list):
+        return [_from_lc_json(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("lc") == 1 and value.get("type") == "constructor" and isinstance(value.get("id"), list):
+        ids = value["id"]
+        raw_kwargs = value.get("kwargs")
+        kwargs: dict[str, Any] = raw_kwargs if isinstance(raw_kwargs, dict) else {}
+        out = {k: _from_lc_json(v) for k, v in kwargs.items()}
+        return {"__class__": str(ids[-1]) if ids else "", "__module__": ".".join(map(str, ids[:-1])), **out}
+    return {k: _from_lc_json(v) for k, v in value.items()}
+
+
+def decode_typed(type_: str | None, blob: bytes | None) -> Any:
+    """Decode a (type, blob) pair as LangGraph stores it, into plain data; raise UnreadableBlob."""
+    if type_ is None and blob is None:
+        return None
+    if type_ == "null":
+        return None
+    if blob is None:
+        raise UnreadableBlob(f"a {type_!r} value without data")
+    data = bytes(blob)
+    if type_ in ("bytes", "bytearray"):
+        return data
+    if type_ == "pickle":
+        raise UnreadableBlob("pickle payloads are refused: unpickling untrusted data can run arbitrary code")
+    if type_ == "msgpack":
+        try:
+            return _unpack(data)
+        except Exception as exc:
+            raise UnreadableBlob(f"damaged msgpack ({type(exc).__name__}: {exc})") from None
+    if type_ == "json":
+        try:
+            return _from_lc_json(json.loads(data))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise UnreadableBlob(f"damaged JSON ({exc})") from None
+    raise UnreadableBlob(f"unknown serializer type {type_!r}")
+
+
+def count_checkpoint_messages(type_: str | None, blob: bytes | None) -> int | None:
+    """The length of a checkpoint's `messages` list without building any message (None if unreadable)."""
+    if type_ != "msgpack" or blob is None:
+        try:
+            value = decode_typed(type_, blob)
+        except UnreadableBlob:
+            return None
+    else:
+        try:
+            value = ormsgpack.unpackb(bytes(blob), ext_hook=_skip_ext, option=_OPTIONS)
+        except Exception:
+            return None
+    if not isinstance(value, dict):
+        return None
+    channels = value.get("channel_values")
+    if not isinstance(channels, dict):
+        return None
+    messages = channels.get("messages", [])
+    return len(messages) if isinstance(messages, list) else None
+
+
+def decode_metadata(blob: bytes | str | None) -> dict[str, Any]:
+    """Checkpoint metadata: UTF-8 JSON text in a BLOB (reference §2.1); older savers used msgpack."""
+    if blob is None:
+        return {}
+    data = blob.encode() if isinstance(blob, str) else bytes(blob)
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        try:
+            value = _unpack(data)
+        except Exception:
+            raise UnreadableBlob("checkpoint metadata is neither JSON nor msgpack") from None
+    if not isinstance(value, dict):
+        raise UnreadableBlob("checkpoint metadata is not a map")
+    return {str(k): v for k, v in value.items()}

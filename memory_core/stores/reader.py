@@ -1,0 +1,489 @@
+"""MycelReader: every read the dashboard and the CLI make of Mycel's files, behind one small API.
+
+Each call opens the files it needs read-only, answers from one snapshot per file, closes them, and
+returns a Result: the value plus the problems met on the way (missing file or table, lock, damage,
+time limit, row cap). Nothing raises out of here for bad data; secrets are redacted before any record
+exists.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from memory_core.messages import Message, MessageType
+from memory_core.records import (
+    CheckpointRow,
+    CheckpointState,
+    FileOperation,
+    ProblemKind,
+    QueueItem,
+    RunEvent,
+    SandboxState,
+    SpillFile,
+    StoreFileStatus,
+    StoreProblem,
+    SummaryRow,
+    ThreadRow,
+)
+from memory_core.stores import events as events_store
+from memory_core.stores import file_ops as file_ops_store
+from memory_core.stores import queue as queue_store
+from memory_core.stores import sandbox as sandbox_store
+from memory_core.stores import spill as spill_store
+from memory_core.stores import summaries as summaries_store
+from memory_core.stores import threads as threads_store
+from memory_core.stores.checkpoints import (
+    CheckpointMeta,
+    decode_checkpoint,
+    get_checkpoint_meta,
+    head_checkpoint_id,
+    list_checkpoint_meta,
+    read_payload,
+    time_of_checkpoint_id,
+)
+from memory_core.stores.decode import UnreadableBlob
+from memory_core.stores.locations import MycelLocations, StoreRole
+from memory_core.stores.schema import CHECKPOINT_COLUMNS, describe_file
+from memory_core.stores.series import Series, SeriesPoint, WriteRow, build_series
+from memory_core.stores.sqlite import ReadOnlyDB, StoreError, file_header, journal_mode_of, open_readonly
+from memory_core.tokens import default_counter, estimate_tokens
+
+T = TypeVar("T")
+
+_SERIES_CACHE_SIZE = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Result(Generic[T]):
+    """A value and the problems met while reading it (empty when everything was clean)."""
+
+    value: T
+    problems: tuple[StoreProblem, ...] = ()
+
+
+class MycelReader:
+    """Read-only access to one Mycel data home (see MycelLocations for where each file is)."""
+
+    def __init__(
+        self, locations: MycelLocations, *, query_timeout_s: float = 5.0, row_cap: int = 100_000
+    ) -> None:
+        self.locations = locations
+        self.query_timeout_s = query_timeout_s
+        self.row_cap = row_cap
+        self._series_cache: OrderedDict[tuple[Any, ...], Series] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # -- plumbing ------------------------------------------------------------------------------------
+
+    @contextmanager
+    def _open(self, role: StoreRole, problems: list[StoreProblem]) -> Iterator[ReadOnlyDB | None]:
+        """A read-only connection, or None; every failure inside the block becomes a problem."""
+        path = self.locations.path(role)
+        try:
+            db = open_readonly(path, store=role.value, timeout_s=self.query_timeout_s, row_cap=self.row_cap)
+        except StoreError as exc:
+            problems.append(exc.problem)
+            yield None
+            return
+        try:
+            yield db
+        except StoreError as exc:
+            problems.append(exc.problem)
+        except Exception as exc:  # noqa: BLE001 - bad data must become a message, never a crash
+            problems.append(StoreProblem(ProblemKind.CORRUPT, role.value, f"{path.name}: {exc}", path))
+        finally:
+            problems.extend(db.problems)
+            db.conn.close()
+
+    def _counter(self) -> Any:
+        return default_counter()
+
+    # -- files ---------------------------------------------------------------------------------------
+
+    def file_status(self) -> list[StoreFileStatus]:
+        """One line per Mycel file: present or not, size, tables, schema remarks, the problem if any."""
+        out: list[StoreFileStatus] = []
+        for role, path in self.locations.databases().items():
+            if not path.exists():
+                out.append(
+                    StoreFileStatus(
+                        role.value,
+                        path,
+                        False,
+                        None,
+                        problem=StoreProblem(
+                            ProblemKind.MISSING_FILE, role.value, f"{path.name} does not exist", path
+                        ),
+                    )
+                )
+                continue
+            size = path.stat().st_size
+            try:
+                journal = journal_mode_of(file_header(path))
+            except OSError:
+                journal = None
+            problems: list[StoreProblem] = []
+            tables: dict[str, tuple[str, ...]] = {}
+            with self._open(role, problems) as db:
+                if db is not None:
+                    tables = db.tables()
+            notes, schema_problem = describe_file(role, path, tables)
+            problem = schema_problem or next(
+                (p for p in problems if p.kind is not ProblemKind.TRUNCATED), None
+            )
+            out.append(StoreFileStatus(role.value, path, True, size, tuple(tables), notes, journal, problem))
+        return out
+
+    # -- threads -------------------------------------------------------------------------------------
+
+    def list_threads(self) -> Result[list[ThreadRow]]:
+        """Every thread known to the checkpoints, the threads table, the queue or the summaries.
+
+        `messages` is the head checkpoint's count; `estimated_tokens` is left None here (get_thread fills it).
+        """
+        rows, problems = self._thread_rows(None)
+        return Result(rows, tuple(problems))
+
+    def get_thread(self, thread_id: str) -> Result[ThreadRow | None]:
+        """One thread's list row with Mycel's estimate of its head; None when no store knows the id."""
+        rows, problems = self._thread_rows(thread_id)
+        if not rows:
+            return Result(None, tuple(problems))
+        row = rows[0]
+        if row.head_checkpoint_id is not None:
+            state = self.get_state(thread_id, row.head_checkpoint_id)
+            problems.extend(state.problems)
+            if state.value is not None and state.value.checkpoint.readable:
+                row = replace(
+                    row,
+                    messages=len(state.value.messages),
+                    estimated_tokens=state.value.checkpoint.estimated_tokens,
+                )
+        return Result(row, tuple(problems))
+
+    def _thread_rows(self, thread_id: str | None) -> tuple[list[ThreadRow], list[StoreProblem]]:
+        problems: list[StoreProblem] = []
+        aggregates: dict[str, threads_store.CheckpointAggregate] = {}
+        infos: dict[str, threads_store.ThreadInfo] = {}
+        summaries: dict[str, tuple[int, bool]] = {}
+        queued: dict[str, int] = {}
+        sandboxes: dict[str, str | None] = {}
+        summary_problems: list[StoreProblem] = []
+        summary_found = False
+        with self._open(StoreRole.MAIN, problems) as db:
+            if db is not None:
+                with db.snapshot():
+                    self._check_checkpoint_schema(db)
+                    aggregates = threads_store.checkpoint_aggregates(db, thread_id)
+                    infos = threads_store.thread_infos(db, thread_id)
+                    if db.has_table("summaries"):
+                        summary_found = True
+                        summaries = summaries_store.summary_counts(db, thread_id)
+        with self._open(StoreRole.SUMMARY, summary_problems) as db:
+            if db is not None and db.has_table("summaries"):
+                summary_found = True
+                for key, (count, active) in summaries_store.summary_counts(db, thread_id).items():
+                    before = summaries.get(key, (0, False))
+                    summaries[key] = (before[0] + count, before[1] or active)
+        problems.extend(_unless_found(summary_problems, summary_found))
+        with self._open(StoreRole.QUEUE, problems) as db:
+            if db is not None:
+                queued = queue_store.queue_counts(db, thread_id)
+        with self._open(StoreRole.SANDBOX, problems) as db:
+            if db is not None:
+                sandboxes = sandbox_store.sandbox_states(db, thread_id)
+        rows = threads_store.combine(aggregates, infos, summaries, queued, sandboxes)
+        return rows, problems
+
+    def _check_checkpoint_schema(self, db: ReadOnlyDB) -> None:
+        columns = set(db.columns("checkpoints"))
+        if db.has_table("checkpoint_blobs") or (columns and not columns >= CHECKPOINT_COLUMNS):
+            raise StoreError(
+                StoreProblem(
+                    ProblemKind.UNKNOWN_SCHEMA,
+                    db.store,
+                    f"{db.path.name} has LangGraph's Postgres-style layout (checkpoint_blobs/checkpoint_writes), "
+                    "not the SQLite saver's; its checkpoints are not read",
+                    db.path,
+                )
+            )
+
+    # -- checkpoints ---------------------------------------------------------------------------------
+
+    def list_checkpoints(self, thread_id: str) -> Result[list[CheckpointRow]]:
+        """Every checkpoint of a thread, NEWEST FIRST (the saver's own order; the first is the active one).
+
+        Each row carries parents (forks share a parent), redacted metadata, and the series: message count,
+        Mycel's chars//2 estimate, tiktoken count and the newest AI message's provider input tokens.
+        """
+        problems: list[StoreProblem] = []
+        rows: list[CheckpointRow] = []
+        with self._open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.require_table("checkpoints"):
+                with db.snapshot():
+                    self._check_checkpoint_schema(db)
+                    metas = list_checkpoint_meta(db, thread_id)
+                    series = self._series(db, thread_id, metas) if metas else None
+                for meta in reversed(metas):
+                    point = series.points.get(meta.checkpoint_id) if series else None
+                    rows.append(_checkpoint_row(meta, point))
+                    if point is not None and not point.readable:
+                        problems.append(_unreadable_problem(db, thread_id, meta.checkpoint_id, point.problem))
+        return Result(rows, tuple(problems))
+
+    def _series(self, db: ReadOnlyDB, thread_id: str, metas: list[CheckpointMeta]) -> Series:
+        writes = _message_writes(db, thread_id)
+        key = (
+            str(db.path),
+            thread_id,
+            len(metas),
+            metas[-1].checkpoint_id,
+            max(m.checkpoint_id for m in metas),
+            len(writes) if writes is not None else -1,
+            tuple(m.size for m in metas[-3:]),
+        )
+        with self._lock:
+            cached = self._series_cache.get(key)
+            if cached is not None:
+                self._series_cache.move_to_end(key)
+                return cached
+        series = build_series(
+            metas,
+            writes,
+            lambda checkpoint_id: read_payload(db, thread_id, checkpoint_id),
+            count=self._counter().count,
+        )
+        with self._lock:
+            self._series_cache[key] = series
+            while len(self._series_cache) > _SERIES_CACHE_SIZE:
+                self._series_cache.popitem(last=False)
+        return series
+
+    def head_checkpoint_id(self, thread_id: str) -> str | None:
+        """The active checkpoint id (greatest id), or None when the thread has none or the file is unreadable."""
+        problems: list[StoreProblem] = []
+        with self._open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.has_table("checkpoints"):
+                return head_checkpoint_id(db, thread_id)
+        return None
+
+    def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> Result[CheckpointState | None]:
+        """The decoded state at a checkpoint (the active one by default); None for an unknown id.
+
+        An undecodable payload gives a state with `checkpoint.readable == False`, no messages and a problem.
+        """
+        problems: list[StoreProblem] = []
+        state: CheckpointState | None = None
+        with self._open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.require_table("checkpoints"):
+                with db.snapshot():
+                    self._check_checkpoint_schema(db)
+                    target = checkpoint_id or head_checkpoint_id(db, thread_id)
+                    meta = get_checkpoint_meta(db, thread_id, target) if target else None
+                    payload = read_payload(db, thread_id, target) if meta and target else None
+                if meta is not None and payload is not None:
+                    state = self._decode_state(meta, payload)
+                    if not state.checkpoint.readable:
+                        problems.append(
+                            _unreadable_problem(db, thread_id, meta.checkpoint_id, state.checkpoint.problem)
+                        )
+        return Result(state, tuple(problems))
+
+    def _decode_state(
+        self, meta: CheckpointMeta, payload: tuple[str | None, bytes | None]
+    ) -> CheckpointState:
+        try:
+            decoded = decode_checkpoint(*payload)
+        except UnreadableBlob as exc:
+            point = SeriesPoint(meta.checkpoint_id, None, None, None, None, readable=False, problem=str(exc))
+            return CheckpointState(checkpoint=_checkpoint_row(meta, point), messages=())
+        counter = self._counter()
+        point = SeriesPoint(
+            checkpoint_id=meta.checkpoint_id,
+            messages=len(decoded.messages),
+            estimated_tokens=estimate_tokens(decoded.messages),
+            tiktoken_tokens=sum(counter.count(m.text) for m in decoded.messages),
+            input_tokens=_newest_ai_input_tokens(decoded.messages),
+        )
+        row = _checkpoint_row(meta, point)
+        if decoded.ts is not None:
+            row = replace(row, created_at=decoded.ts)
+        return CheckpointState(checkpoint=row, messages=decoded.messages, channels=decoded.channels)
+
+    # -- the other stores ----------------------------------------------------------------------------
+
+    def list_summaries(self, thread_id: str) -> Result[list[SummaryRow]]:
+        """A thread's summaries from summary.db (web threads) and leon.db (the others), oldest first."""
+        return self._from_both(
+            (StoreRole.SUMMARY, StoreRole.MAIN),
+            "summaries",
+            lambda db: summaries_store.list_summaries(db, thread_id),
+            sort_key=lambda s: (s.created_at.isoformat() if s.created_at else "", s.compacted_at),
+        )
+
+    def list_file_operations(self, thread_id: str) -> Result[list[FileOperation]]:
+        """A thread's file operations from file_ops.db and leon.db, oldest first."""
+        return self._from_both(
+            (StoreRole.FILE_OPS, StoreRole.MAIN),
+            "file_operations",
+            lambda db: file_ops_store.list_file_operations(db, thread_id),
+            sort_key=lambda op: op.timestamp.timestamp() if op.timestamp else 0.0,
+        )
+
+    def _from_both(
+        self, roles: tuple[StoreRole, ...], table: str, read: Any, sort_key: Any
+    ) -> Result[list[Any]]:
+        problems: list[StoreProblem] = []
+        found = False
+        items: list[Any] = []
+        for role in roles:
+            with self._open(role, problems) as db:
+                if db is not None and db.has_table(table):
+                    found = True
+                    items.extend(read(db))
+        items.sort(key=sort_key)
+        return Result(items, tuple(_unless_found(problems, found)))
+
+    def list_queue(self, thread_id: str | None = None) -> Result[list[QueueItem]]:
+        """Pending queue items (of one thread, or all), oldest first; consumed items are gone (§7.1)."""
+        problems: list[StoreProblem] = []
+        items: list[QueueItem] = []
+        with self._open(StoreRole.QUEUE, problems) as db:
+            if db is not None:
+                items = queue_store.list_queue(db, thread_id)
+        return Result(items, tuple(problems))
+
+    def list_run_events(self, thread_id: str) -> Result[list[RunEvent]]:
+        """A thread's run events in order (Mycel keeps only the latest run plus activity events)."""
+        problems: list[StoreProblem] = []
+        items: list[RunEvent] = []
+        with self._open(StoreRole.EVENTS, problems) as db:
+            if db is not None:
+                items = events_store.list_run_events(db, thread_id)
+        return Result(items, tuple(problems))
+
+    def get_sandbox(self, thread_id: str) -> Result[SandboxState | None]:
+        """The thread's leases, instances, terminals, sessions, lease events, snapshots and volumes."""
+        problems: list[StoreProblem] = []
+        state: SandboxState | None = None
+        with self._open(StoreRole.SANDBOX, problems) as db:
+            if db is not None:
+                with db.snapshot():
+                    state = sandbox_store.get_sandbox(db, thread_id)
+        return Result(state, tuple(problems))
+
+    def get_spill_file(self, thread_id: str, tool_call_id: str) -> Result[SpillFile | None]:
+        """A spilled tool output, only from inside a workspace's `.leon/tool-results` folder.
+
+        Workspaces tried: the thread's cwd, then the folder named in the ToolMessage's spill notice; each
+        also re-rooted under this data home. None when no such file exists; refused ids give a problem.
+        """
+        problems: list[StoreProblem] = []
+        if not spill_store.is_safe_tool_call_id(tool_call_id):
+            problems.append(
+                StoreProblem(
+                    ProblemKind.REFUSED, "spill", f"refused tool call id {tool_call_id!r}: not a plain name"
+                )
+            )
+            return Result(None, tuple(problems))
+        homes = list(dict.fromkeys([self.locations.config_home, self.locations.main.parent]))
+        tried: list[str] = []
+        for workspace in self._spill_workspaces(thread_id, tool_call_id, problems):
+            for candidate in spill_store.relocated(workspace, homes):
+                tried.append(str(candidate))
+                path = spill_store.confined_spill_path(candidate, tool_call_id)
+                if path is not None:
+                    return Result(spill_store.read_spill(path, tool_call_id), tuple(problems))
+        problems.append(
+            StoreProblem(
+                ProblemKind.MISSING_FILE,
+                "spill",
+                f"no spill file for {tool_call_id} inside a .leon/tool-results folder of: {', '.join(tried) or '-'}",
+            )
+        )
+        return Result(None, tuple(problems))
+
+    def _spill_workspaces(
+        self, thread_id: str, tool_call_id: str, problems: list[StoreProblem]
+    ) -> Iterator[Path]:
+        rows, _ = self._thread_rows(thread_id)
+        if rows and rows[0].cwd:
+            yield Path(rows[0].cwd)
+        state = self.get_state(thread_id)
+        problems.extend(state.problems)
+        if state.value is None:
+            return
+        for message in state.value.messages:
+            if message.type is MessageType.TOOL and message.tool_call_id == tool_call_id:
+                workspace = spill_store.workspace_from_text(message.text)
+                if workspace is not None:
+                    yield workspace
+
+
+def _unless_found(problems: list[StoreProblem], found: bool) -> list[StoreProblem]:
+    """Missing files/tables are expected in one of two places; report them only if neither had the table."""
+    if not found:
+        return problems
+    return [p for p in problems if p.kind not in (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)]
+
+
+def _message_writes(db: ReadOnlyDB, thread_id: str) -> list[WriteRow] | None:
+    if not db.has_table("writes"):
+        return None
+    task_path = "task_path" if "task_path" in db.columns("writes") else "''"
+    rows = db.rows(
+        f"SELECT checkpoint_id, task_id, {task_path}, idx, type, value FROM writes "
+        "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = 'messages'",
+        (thread_id,),
+    )
+    return [WriteRow(str(r[0]), str(r[1]), str(r[2] or ""), int(r[3]), r[4], r[5]) for r in rows]
+
+
+def _newest_ai_input_tokens(messages: tuple[Message, ...]) -> int | None:
+    for message in reversed(messages):
+        if message.type is MessageType.AI:
+            return message.input_tokens
+    return None
+
+
+def _checkpoint_row(meta: CheckpointMeta, point: SeriesPoint | None) -> CheckpointRow:
+    run_id = meta.metadata.get("run_id")
+    model = meta.metadata.get("model")
+    problem = point.problem if point else None
+    if meta.metadata_problem:
+        problem = (
+            f"{problem}; metadata: {meta.metadata_problem}"
+            if problem
+            else f"metadata: {meta.metadata_problem}"
+        )
+    return CheckpointRow(
+        checkpoint_id=meta.checkpoint_id,
+        parent_checkpoint_id=meta.parent_checkpoint_id,
+        step=meta.step,
+        source=meta.source,
+        created_at=time_of_checkpoint_id(meta.checkpoint_id),
+        run_id=run_id if isinstance(run_id, str) else None,
+        model=model if isinstance(model, str) else None,
+        metadata=meta.metadata,
+        messages=point.messages if point else None,
+        estimated_tokens=point.estimated_tokens if point else None,
+        tiktoken_tokens=point.tiktoken_tokens if point else None,
+        input_tokens=point.input_tokens if point else None,
+        readable=point.readable if point else True,
+        problem=problem,
+    )
+
+
+def _unreadable_problem(db: ReadOnlyDB, thread_id: str, checkpoint_id: str, why: str | None) -> StoreProblem:
+    return StoreProblem(
+        ProblemKind.UNREADABLE_CHECKPOINT,
+        db.store,
+        f"checkpoint {checkpoint_id} of {thread_id} cannot be read: {why or 'unknown reason'}",
+        db.path,
+    )

@@ -1,0 +1,49 @@
+"""Redaction at the border: no secret-looking value leaves stores/ (checkpoint metadata holds api_key)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+REDACTED = "[redacted]"
+
+_SECRET_PARTS = (
+    "apikey",
+    "secret",
+    "password",
+    "passwd",
+    "passphrase",
+    "privatekey",
+    "credential",
+    "authorization",
+    "cookie",
+    "accesskey",
+    "sessionkey",
+    "signingkey",
+    "bearer",
+)
+_SECRET_EXACT = frozenset({"token", "auth", "pwd", "pass", "key", "jwt"})
+_NOT_LETTERS = re.compile(r"[^a-z0-9]")
+
+
+def is_secret_key(key: object) -> bool:
+    """True for keys such as api_key, X-Api-Key, accessToken, client_secret, password, cookie."""
+    if not isinstance(key, str):
+        return False
+    compact = _NOT_LETTERS.sub("", key.lower())
+    if compact in _SECRET_EXACT:
+        return True
+    # access_token, refresh_token, id_token… but not input_tokens / max_tokens (token counts).
+    if compact.endswith("token"):
+        return True
+    return any(part in compact for part in _SECRET_PARTS)
+
+
+def redact(value: Any) -> Any:
+    """A copy of plain data with the value of every secret-looking key, at any depth, replaced."""
+    if isinstance(value, Mapping):
+        return {k: (REDACTED if is_secret_key(k) else redact(v)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    return value

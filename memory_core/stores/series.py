@@ -1,0 +1,324 @@
+"""The per-checkpoint series of a thread (message count, Mycel's estimate, tiktoken, provider tokens), fast.
+
+Every SQLite checkpoint holds the whole message list, so decoding each one costs quadratic bytes (a
+200-turn thread is ~560 MB). Instead we decode only a few checkpoints (roots, fork children, leaves) and
+rebuild every other state from its parent plus the parent's `messages` writes, which hold just the new
+messages of that step, applying LangGraph's add_messages rules. Each leaf is then compared with its real
+decoded payload; a lineage that does not match is decoded checkpoint by checkpoint instead, so the fast
+path can only ever be faster, never different.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from memory_core.messages import Message, MessageType
+from memory_core.stores.checkpoints import CheckpointMeta, decode_checkpoint, message_from_plain
+from memory_core.stores.decode import UnreadableBlob, decode_typed
+from memory_core.tokens import content_chars
+
+REMOVE_ALL_MESSAGES = "__remove_all__"  # langgraph.graph.message.REMOVE_ALL_MESSAGES
+
+TokenCount = Callable[[str], int]
+
+
+class WriteRow(NamedTuple):
+    checkpoint_id: str
+    task_id: str
+    task_path: str
+    idx: int
+    type: str | None
+    value: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesPoint:
+    checkpoint_id: str
+    messages: int | None
+    estimated_tokens: int | None
+    tiktoken_tokens: int | None
+    input_tokens: int | None
+    readable: bool = True
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    points: Mapping[str, SeriesPoint]
+    decoded: int  # checkpoint payloads decoded to build it
+    rebuilt: int  # checkpoints rebuilt from writes
+    fallbacks: int  # lineages whose rebuilt leaf did not match and were decoded instead
+
+
+class _Entry(NamedTuple):
+    id: str | None
+    type: MessageType
+    chars: int
+    tokens: int | None
+    input_tokens: int | None
+
+
+class _State(NamedTuple):
+    entries: list[_Entry]
+    chars: int
+    tokens: int | None
+
+
+def _entry(message: Message, count: TokenCount | None) -> _Entry:
+    return _Entry(
+        id=message.id,
+        type=message.type,
+        chars=content_chars(message.content),
+        tokens=count(message.text) if count is not None else None,
+        input_tokens=message.input_tokens if message.type is MessageType.AI else None,
+    )
+
+
+def _state(entries: list[_Entry]) -> _State:
+    tokens: int | None = 0
+    for e in entries:
+        tokens = None if tokens is None or e.tokens is None else tokens + e.tokens
+    return _State(entries, sum(e.chars for e in entries), tokens)
+
+
+def _point(checkpoint_id: str, state: _State) -> SeriesPoint:
+    input_tokens = None
+    for e in reversed(state.entries):
+        if e.type is MessageType.AI:
+            input_tokens = e.input_tokens
+            break
+    return SeriesPoint(
+        checkpoint_id=checkpoint_id,
+        messages=len(state.entries),
+        estimated_tokens=state.chars // 2,
+        tiktoken_tokens=state.tokens,
+        input_tokens=input_tokens,
+    )
+
+
+def _unreadable(checkpoint_id: str, problem: str) -> SeriesPoint:
+    return SeriesPoint(checkpoint_id, None, None, None, None, readable=False, problem=problem)
+
+
+def _is_remove(item: Any) -> str | None:
+    """The id a RemoveMessage removes, else None."""
+    if isinstance(item, Mapping) and (
+        item.get("__class__") == "RemoveMessage" or item.get("type") == "remove"
+    ):
+        found = item.get("id")
+        return found if isinstance(found, str) else ""
+    return None
+
+
+class _Delta(NamedTuple):
+    items: list[Any]  # decoded write items, in application order
+    hint: int  # position of the task's first known message in a decoded leaf (ordering, old layout)
+
+
+def _apply(parent: _State, items: Sequence[Any], count: TokenCount | None, seen_ids: set[str]) -> _State:
+    """LangGraph's add_messages: same id replaces in place, RemoveMessage removes, otherwise append."""
+    entries = list(parent.entries)
+    appended_only = True
+    index: dict[str, int] | None = None
+    for item in items:
+        removed = _is_remove(item)
+        if removed is not None:
+            appended_only = False
+            entries = [] if removed == REMOVE_ALL_MESSAGES else [e for e in entries if e.id != removed]
+            index = None
+            continue
+        entry = _entry(message_from_plain(item), count)
+        if entry.id is not None and entry.id in seen_ids:
+            if index is None:
+                index = {e.id: i for i, e in enumerate(entries) if e.id is not None}
+            at = index.get(entry.id)
+            if at is not None:
+                entries[at] = entry
+                appended_only = False
+                continue
+        if entry.id is not None:
+            seen_ids.add(entry.id)
+            if index is not None:
+                index[entry.id] = len(entries)
+        entries.append(entry)
+    if not appended_only:
+        return _state(entries)
+    added = entries[len(parent.entries) :]
+    tokens = parent.tokens
+    for e in added:
+        tokens = None if tokens is None or e.tokens is None else tokens + e.tokens
+    return _State(entries, parent.chars + sum(e.chars for e in added), tokens)
+
+
+def _same(derived: _State, decoded: _State) -> bool:
+    if len(derived.entries) != len(decoded.entries):
+        return False
+    for a, b in zip(derived.entries, decoded.entries, strict=True):
+        if a.type is not b.type or a.chars != b.chars:
+            return False
+        # add_messages gives id-less inputs a fresh uuid when applying them, so only compare known ids.
+        if a.id is not None and b.id is not None and a.id != b.id:
+            return False
+    return True
+
+
+def _deltas(
+    writes: Iterable[WriteRow], order_hint: Mapping[str, int]
+) -> tuple[dict[str, list[Any]], set[str]]:
+    """Per parent checkpoint, its decoded `messages` write items in application order.
+
+    LangGraph applies a step's tasks sorted by task path. Newer savers store `task_path`; for Mycel's
+    layout (none) we order tasks by where their messages sit in a decoded leaf, which is that order.
+    Returns also the checkpoints whose writes could not be decoded.
+    """
+    by_task: dict[str, dict[tuple[str, str], list[tuple[int, Any]]]] = defaultdict(lambda: defaultdict(list))
+    broken: set[str] = set()
+    for w in writes:
+        try:
+            value = decode_typed(w.type, w.value)
+        except UnreadableBlob:
+            broken.add(w.checkpoint_id)
+            continue
+        by_task[w.checkpoint_id][(w.task_path, w.task_id)].append((w.idx, value))
+    result: dict[str, list[Any]] = {}
+    for checkpoint_id, tasks in by_task.items():
+        deltas: list[tuple[tuple[Any, ...], _Delta]] = []
+        for (task_path, task_id), values in tasks.items():
+            items: list[Any] = []
+            for _idx, value in sorted(values, key=lambda v: v[0]):
+                items.extend(value if isinstance(value, list) else [value])
+            hint = min(
+                (order_hint[i["id"]] for i in items if isinstance(i, Mapping) and i.get("id") in order_hint),
+                default=1 << 60,
+            )
+            deltas.append(((task_path, hint, task_id), _Delta(items, hint)))
+        deltas.sort(key=lambda d: d[0])
+        result[checkpoint_id] = [item for _key, delta in deltas for item in delta.items]
+    return result, broken
+
+
+def build_series(
+    metas: Sequence[CheckpointMeta],
+    writes: Iterable[WriteRow] | None,
+    load_payload: Callable[[str], tuple[str | None, bytes | None]],
+    *,
+    count: TokenCount | None,
+) -> Series:
+    """The series for every checkpoint in `metas`; `writes` None means the thread has no usable writes."""
+    ids = {m.checkpoint_id for m in metas}
+    children: dict[str, list[str]] = defaultdict(list)
+    parent_of: dict[str, str | None] = {}
+    for m in metas:
+        parent = m.parent_checkpoint_id if m.parent_checkpoint_id in ids else None
+        parent_of[m.checkpoint_id] = parent
+        if parent is not None:
+            children[parent].append(m.checkpoint_id)
+    source_of = {m.checkpoint_id: m.source for m in metas}
+    decoded_states: dict[str, _State | str] = {}  # a state, or the reason it is unreadable
+    decoded_count = 0
+
+    def decode(checkpoint_id: str) -> _State | str:
+        nonlocal decoded_count
+        found = decoded_states.get(checkpoint_id)
+        if found is not None:
+            return found
+        decoded_count += 1
+        try:
+            payload = decode_checkpoint(*load_payload(checkpoint_id))
+            result: _State | str = _state([_entry(m, count) for m in payload.messages])
+        except UnreadableBlob as exc:
+            result = str(exc)
+        decoded_states[checkpoint_id] = result
+        return result
+
+    leaves = [m.checkpoint_id for m in metas if not children.get(m.checkpoint_id)]
+    order_hint: dict[str, int] = {}
+    for leaf in leaves:
+        state = decode(leaf)
+        if isinstance(state, _State):
+            for position, e in enumerate(state.entries):
+                if e.id is not None:
+                    order_hint.setdefault(e.id, position)
+
+    if writes is None:
+        deltas: dict[str, list[Any]] = {}
+        broken = set(ids)
+    else:
+        deltas, broken = _deltas(writes, order_hint)
+
+    def is_anchor(checkpoint_id: str) -> bool:
+        parent = parent_of[checkpoint_id]
+        return (
+            parent is None
+            or parent in broken
+            or len(children[parent]) > 1  # a fork: the parent's writes belong to one child only
+            or source_of.get(checkpoint_id) == "fork"
+        )
+
+    points: dict[str, SeriesPoint] = {}
+    derived: dict[str, _State] = {}
+    seen_ids: set[str] = set()
+    rebuilt = 0
+    # Parents before children; uuid6 ids are time-ordered, but walk the tree to be independent of it.
+    stack = [m.checkpoint_id for m in reversed(metas) if parent_of[m.checkpoint_id] is None]
+    while stack:
+        current = stack.pop()
+        parent = parent_of[current]
+        base = derived.get(parent) if parent is not None else None
+        if parent is None or base is None or is_anchor(current):
+            state = decode(current)
+            if isinstance(state, _State):
+                seen_ids.update(e.id for e in state.entries if e.id is not None)
+        else:
+            state = _apply(base, deltas.get(parent, []), count, seen_ids)
+            rebuilt += 1
+        if isinstance(state, _State):
+            derived[current] = state
+            points[current] = _point(current, state)
+        else:
+            points[current] = _unreadable(current, state)
+        # Drop a parent's state once its last child is done: memory stays near one state per branch.
+        if parent is not None and all(c in points for c in children[parent]):
+            derived.pop(parent, None)
+        stack.extend(reversed(children.get(current, [])))
+
+    fallbacks = 0
+    for leaf in leaves:
+        real = decoded_states.get(leaf)
+        if not isinstance(real, _State):
+            points[leaf] = _unreadable(leaf, real if isinstance(real, str) else "not decoded")
+            continue
+        if leaf in derived and not _same(derived[leaf], real):
+            fallbacks += 1
+            node: str | None = leaf
+            while node is not None:
+                state = decode(node)
+                points[node] = _point(node, state) if isinstance(state, _State) else _unreadable(node, state)
+                if is_anchor(node):
+                    break
+                node = parent_of[node]
+        points[leaf] = _point(leaf, real)
+    return Series(points=points, decoded=decoded_count, rebuilt=rebuilt, fallbacks=fallbacks)
+
+
+def naive_series(
+    metas: Sequence[CheckpointMeta],
+    load_payload: Callable[[str], tuple[str | None, bytes | None]],
+    *,
+    count: TokenCount | None,
+) -> Series:
+    """The same series by decoding every checkpoint (the slow reference the fast path is tested against)."""
+    points: dict[str, SeriesPoint] = {}
+    for m in metas:
+        try:
+            payload = decode_checkpoint(*load_payload(m.checkpoint_id))
+        except UnreadableBlob as exc:
+            points[m.checkpoint_id] = _unreadable(m.checkpoint_id, str(exc))
+            continue
+        points[m.checkpoint_id] = _point(
+            m.checkpoint_id, _state([_entry(x, count) for x in payload.messages])
+        )
+    return Series(points=points, decoded=len(metas), rebuilt=0, fallbacks=0)

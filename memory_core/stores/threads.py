@@ -1,0 +1,180 @@
+"""The thread list: every thread any store knows, aggregated in SQL (reference §9, "thread discovery").
+
+Only the head checkpoint of each thread is touched, and only to count its messages with a decoder that
+skips every message body; bytes come from `length()`, which SQLite answers from the record header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memory_core.records import ThreadRow
+from memory_core.stores.checkpoints import time_of_checkpoint_id
+from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_metadata
+from memory_core.stores.sqlite import ReadOnlyDB
+from memory_core.stores.times import from_epoch
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointAggregate:
+    checkpoints: int
+    head_checkpoint_id: str
+    bytes: int
+    messages: int | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadInfo:
+    """A `threads` row with its member's name, as Mycel's thread_naming computes display names."""
+
+    thread_id: str
+    member_id: str | None
+    name: str | None
+    model: str | None
+    sandbox_type: str | None
+    cwd: str | None
+    created_at: datetime | None
+
+
+def _filter(column: str, thread_id: str | None, *, first: bool = True) -> tuple[str, tuple[Any, ...]]:
+    if thread_id is None:
+        return "", ()
+    return f"{'WHERE' if first else 'AND'} {column} = ?", (thread_id,)
+
+
+def checkpoint_aggregates(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, CheckpointAggregate]:
+    """Per thread: checkpoint count, head id, bytes of checkpoints + metadata + writes, head message count."""
+    if not db.require_table("checkpoints"):
+        return {}
+    where, params = _filter("thread_id", thread_id, first=False)
+    rows = db.rows(
+        "SELECT thread_id, COUNT(*), MAX(checkpoint_id), "
+        "SUM(COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0)) "
+        f"FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
+        params,
+    )
+    written: dict[str, int] = {}
+    if db.has_table("writes"):
+        wwhere, wparams = _filter("thread_id", thread_id)
+        for r in db.rows(
+            f"SELECT thread_id, SUM(COALESCE(length(value), 0)) FROM writes {wwhere} GROUP BY thread_id",
+            wparams,
+        ):
+            written[str(r[0])] = int(r[1] or 0)
+    heads = db.rows(
+        "SELECT c.thread_id, c.type, c.checkpoint, c.metadata FROM checkpoints c JOIN ("
+        "SELECT thread_id, MAX(checkpoint_id) AS head FROM checkpoints "
+        f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) h "
+        "ON c.thread_id = h.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = h.head",
+        params,
+    )
+    head_info: dict[str, tuple[int | None, str | None]] = {}
+    for thread, type_, blob, metadata in heads:
+        try:
+            model = decode_metadata(metadata).get("model")
+        except UnreadableBlob:
+            model = None
+        head_info[str(thread)] = (
+            count_checkpoint_messages(type_, blob),
+            model if isinstance(model, str) else None,
+        )
+    out: dict[str, CheckpointAggregate] = {}
+    for thread, count, head, size in rows:
+        messages, model = head_info.get(str(thread), (None, None))
+        out[str(thread)] = CheckpointAggregate(
+            checkpoints=int(count),
+            head_checkpoint_id=str(head),
+            bytes=int(size or 0) + written.get(str(thread), 0),
+            messages=messages,
+            model=model,
+        )
+    return out
+
+
+def thread_infos(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, ThreadInfo]:
+    """The `threads` table (Mycel's or leonai's layout) with display names."""
+    if not db.require_table("threads"):
+        return {}
+    cols = db.columns("threads")
+    has_members = "name" in db.columns("members")
+    branch = "t.is_main, t.branch_index" if {"is_main", "branch_index"} <= set(cols) else "NULL, NULL"
+    member_name = "m.name" if has_members else "NULL"
+    join = "LEFT JOIN members m ON m.id = t.member_id" if has_members else ""
+    entity_name, entity_join = "NULL", ""
+    if {"thread_id", "name"} <= set(db.columns("entities")):
+        # leonai had one entity per thread, named "{member}-{seq} ({sandbox})"; Mycel has one per agent.
+        entity_name, entity_join = "e.name", "LEFT JOIN entities e ON e.thread_id = t.id"
+    select = ", ".join(
+        f"t.{c}" if c in cols else "NULL"
+        for c in ("id", "member_id", "model", "sandbox_type", "cwd", "created_at")
+    )
+    where, params = _filter("t.id", thread_id)
+    rows = db.rows(
+        f"SELECT {select}, {branch}, {member_name}, {entity_name} FROM threads t {join} {entity_join} {where}",
+        params,
+    )
+    out: dict[str, ThreadInfo] = {}
+    for tid, member, model, sandbox, cwd, created, is_main, branch_index, mname, ename in rows:
+        out[str(tid)] = ThreadInfo(
+            thread_id=str(tid),
+            member_id=member,
+            name=display_name(mname, is_main, branch_index) or ename,
+            model=model,
+            sandbox_type=sandbox,
+            cwd=cwd,
+            created_at=from_epoch(created),
+        )
+    return out
+
+
+def display_name(member_name: str | None, is_main: Any, branch_index: Any) -> str | None:
+    """Mycel's computed names: the member's name for its main thread, "{name} · 分身{n}" for a branch."""
+    if not member_name or is_main is None:
+        return None
+    if is_main:
+        return member_name
+    return f"{member_name} · 分身{branch_index}"
+
+
+def combine(
+    aggregates: Mapping[str, CheckpointAggregate],
+    infos: Mapping[str, ThreadInfo],
+    summaries: Mapping[str, tuple[int, bool]],
+    queued: Mapping[str, int],
+    sandboxes: Mapping[str, str | None],
+) -> list[ThreadRow]:
+    """One row per thread known to any store, newest activity first; zero counts where nothing is stored."""
+    ids = set(aggregates) | set(infos) | set(summaries) | set(queued)
+    rows: list[ThreadRow] = []
+    for thread_id in ids:
+        agg = aggregates.get(thread_id)
+        info = infos.get(thread_id)
+        summary_count, active = summaries.get(thread_id, (0, False))
+        updated = time_of_checkpoint_id(agg.head_checkpoint_id) if agg else None
+        rows.append(
+            ThreadRow(
+                thread_id=thread_id,
+                messages=(agg.messages or 0) if agg else 0,
+                checkpoints=agg.checkpoints if agg else 0,
+                head_checkpoint_id=agg.head_checkpoint_id if agg else None,
+                updated_at=updated or (info.created_at if info else None),
+                name=info.name if info else None,
+                model=(agg.model if agg and agg.model else None) or (info.model if info else None),
+                member_id=info.member_id if info else None,
+                sandbox_type=info.sandbox_type if info else None,
+                cwd=info.cwd if info else None,
+                bytes_on_disk=agg.bytes if agg else 0,
+                summaries=summary_count,
+                active_summary=active,
+                queued=queued.get(thread_id, 0),
+                sandbox_state=sandboxes.get(thread_id),
+            )
+        )
+    rows.sort(
+        key=lambda r: (r.updated_at.timestamp() if r.updated_at else float("-inf"), r.thread_id), reverse=True
+    )
+    return rows
