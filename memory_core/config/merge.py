@@ -77,14 +77,12 @@ def layer_problems(layer: ConfigLayer) -> list[ConfigProblem]:
             for path, leaf, known in _walk(value, key):
                 if not known:
                     add(Severity.WARNING, path, "Mycel does not know this key and silently ignores it.")
-                elif leaf is None and not (path in KEY_SPECS and KEY_SPECS[path].nullable):
-                    continue  # reported with the effective value when it matters
                 elif leaf is None:
                     add(
                         Severity.WARNING,
                         path,
-                        "null here does not reset the value: Mycel's merge skips nulls, so a lower layer's "
-                        "value stays.",
+                        "null here has no effect: Mycel's merge skips nulls, so a lower layer's value "
+                        "(or Mycel's default) stays.",
                     )
         elif key in LEGACY_TOP_LEVEL_KEYS:
             if layer.name is not ConfigLayerName.SYSTEM:
