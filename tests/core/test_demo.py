@@ -1,0 +1,304 @@
+"""The demo home: written by LangGraph's real saver, with every feature the dashboard must show."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import ormsgpack
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from memory_core.demo import (
+    FAKE_API_KEY,
+    DemoManifest,
+    ThreadScript,
+    build_thread,
+    qa,
+    write_demo_home,
+)
+
+
+def _plain(code: int, data: bytes) -> Any:
+    payload = ormsgpack.unpackb(data, ext_hook=_plain, option=ormsgpack.OPT_NON_STR_KEYS)
+    if code == 5 and isinstance(payload, list) and len(payload) >= 3:
+        return {"__class__": payload[1], **payload[2]}
+    return {"__ext__": code, "payload": payload}
+
+
+def _decode(blob: bytes) -> Any:
+    return ormsgpack.unpackb(blob, ext_hook=_plain, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+def _rows(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
+
+
+def _head_messages(home: Path, thread_id: str) -> list[dict[str, Any]]:
+    ((blob,),) = _rows(
+        home / "leon.db",
+        "SELECT checkpoint FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1",
+        thread_id,
+    )
+    return list(_decode(blob)["channel_values"]["messages"])
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoManifest:
+    return write_demo_home(tmp_path_factory.mktemp("demo") / "home", seed=7)
+
+
+def test_demo_home_opens_with_langgraphs_own_saver(demo: DemoManifest) -> None:
+    lab = demo.thread("lab")
+    conn = sqlite3.connect(demo.folder / "leon.db", check_same_thread=False)
+    try:
+        saved = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": lab.thread_id}})
+    finally:
+        conn.close()
+    assert saved is not None
+    messages = saved.checkpoint["channel_values"]["messages"]
+    assert len(messages) == lab.message_count == 29
+    assert messages[0].type == "human"
+    assert messages[0].content.startswith("Set up a weather-readings lab")
+    assert messages[-1].type == "ai"
+    assert saved.metadata["source"] == "loop"
+
+
+def test_every_thread_row_and_member_is_written(demo: DemoManifest) -> None:
+    threads = _rows(
+        demo.folder / "leon.db", "SELECT id, member_id, is_main, branch_index FROM threads ORDER BY id"
+    )
+    assert {row[0] for row in threads} == {t.thread_id for t in demo.threads}
+    assert all(row[0].startswith(row[1] + "-") for row in threads)
+    assert sum(row[2] for row in threads) == 2  # one main thread per agent
+    members = _rows(demo.folder / "leon.db", "SELECT id, type, owner_user_id FROM members")
+    assert sorted(m[1] for m in members) == ["human", "mycel_agent", "mycel_agent"]
+    idle = demo.thread("idle")
+    assert not idle.has_checkpoints
+    assert _rows(
+        demo.folder / "leon.db", "SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", idle.thread_id
+    ) == [(0,)]
+
+
+def test_fork_is_an_update_checkpoint_on_an_earlier_checkpoint_and_becomes_the_head(
+    demo: DemoManifest,
+) -> None:
+    chat = demo.thread("chat")
+    rows = _rows(
+        demo.folder / "leon.db",
+        "SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints WHERE thread_id = ?",
+        chat.thread_id,
+    )
+    parents = {cid: parent for cid, parent, _ in rows}
+    meta = {cid: json.loads(m) for cid, _, m in rows}
+    assert parents[chat.fork_checkpoint_id] == chat.fork_parent_checkpoint_id
+    assert meta[chat.fork_checkpoint_id]["source"] == "update"
+    children_of_target = [cid for cid, parent in parents.items() if parent == chat.fork_parent_checkpoint_id]
+    assert len(children_of_target) == 2  # the original continuation and the fork
+    head = max(parents)
+    ancestry = []
+    while head is not None:
+        ancestry.append(head)
+        head = parents[head]
+    assert chat.fork_checkpoint_id in ancestry
+    abandoned = [cid for cid in parents if cid not in ancestry]
+    assert abandoned, "the original branch stays in the file"
+    head_texts = [m["content"] for m in _head_messages(demo.folder, chat.thread_id) if m["type"] == "human"]
+    assert head_texts[-1].startswith("Actually, prefer names after rivers")
+
+
+def test_spilled_output_is_a_file_and_its_tool_message_keeps_only_a_preview(demo: DemoManifest) -> None:
+    (spill,) = demo.thread("lab").spill_files
+    assert spill.parent == demo.folder / "workspaces" / "morel-lab" / ".leon" / "tool-results"
+    assert len(spill.read_bytes()) > 50_000
+    (message,) = [
+        m
+        for m in _head_messages(demo.folder, demo.thread("lab").thread_id)
+        if m.get("tool_call_id") == spill.stem
+    ]
+    assert message["content"].startswith(
+        f"Output too large ({len(spill.read_bytes())} bytes). Full output saved to: {spill}"
+    )
+    assert message["name"] is None
+    assert len(message["content"]) < 3000
+
+
+def test_fake_api_key_and_model_config_are_in_raw_checkpoint_metadata(demo: DemoManifest) -> None:
+    metadata = [json.loads(m) for (m,) in _rows(demo.folder / "leon.db", "SELECT metadata FROM checkpoints")]
+    web_runs = [m for m in metadata if "run_id" in m]
+    assert len(web_runs) == len(metadata)
+    assert {m["api_key"] for m in web_runs} == {FAKE_API_KEY}
+    assert {"model", "model_provider", "run_id", "source", "step", "parents"} <= set(web_runs[0])
+    steer_meta = [m for m in web_runs if m.get("base_url") == "https://api.openai.com/v1"]
+    assert steer_meta and all(m["model"] == "gpt-4o-2024-08-06" for m in steer_meta)
+
+
+def test_parallel_tool_calls_are_parallel_tasks_in_writes(demo: DemoManifest) -> None:
+    lab = demo.thread("lab")
+    messages = _head_messages(demo.folder, lab.thread_id)
+    widest = max(len(m.get("tool_calls") or []) for m in messages)
+    assert widest == 3
+    tasks_per_checkpoint = _rows(
+        demo.folder / "leon.db",
+        "SELECT checkpoint_id, COUNT(DISTINCT task_id) FROM writes WHERE thread_id = ? AND channel = 'messages'"
+        " GROUP BY checkpoint_id ORDER BY 2 DESC LIMIT 1",
+        lab.thread_id,
+    )
+    assert tasks_per_checkpoint[0][1] == 3
+
+
+def test_tool_outputs_fall_below_between_and_above_the_pruning_thresholds(demo: DemoManifest) -> None:
+    sizes = [
+        len(m["content"])
+        for m in _head_messages(demo.folder, demo.thread("lab").thread_id)
+        if m["type"] == "tool" and isinstance(m["content"], str)
+    ]
+    assert any(size <= 3000 for size in sizes)
+    assert any(3000 < size <= 10_000 for size in sizes)
+    assert any(size > 10_000 for size in sizes)
+
+
+def test_both_provider_shapes_and_usage_metadata(demo: DemoManifest) -> None:
+    anthropic = [m for m in _head_messages(demo.folder, demo.thread("lab").thread_id) if m["type"] == "ai"]
+    openai = [m for m in _head_messages(demo.folder, demo.thread("steer").thread_id) if m["type"] == "ai"]
+    assert all(isinstance(m["content"], list) and m["id"].startswith("msg_") for m in anthropic)
+    assert all(isinstance(m["content"], str) and m["id"].startswith("chatcmpl-") for m in openai)
+    for message in anthropic + openai:
+        usage = message["usage_metadata"]
+        assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+        assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
+
+
+def test_human_messages_carry_mycel_metadata(demo: DemoManifest) -> None:
+    humans = [m for m in _head_messages(demo.folder, demo.thread("steer").thread_id) if m["type"] == "human"]
+    assert [h["metadata"]["source"] for h in humans] == ["owner", "owner", "system"]
+    assert [h["metadata"].get("is_steer") for h in humans] == [None, True, False]
+    chat_humans = _rows(
+        demo.folder / "leon.db",
+        "SELECT checkpoint FROM checkpoints WHERE thread_id = ?",
+        demo.thread("chat").thread_id,
+    )
+    sources = {
+        m["metadata"]["source"]
+        for (blob,) in chat_humans
+        for m in _decode(blob)["channel_values"].get("messages", [])
+        if m["type"] == "human"
+    }
+    assert sources == {"owner", "external"}
+
+
+def test_compacted_thread_has_consistent_summaries(demo: DemoManifest) -> None:
+    thread = demo.thread("compaction")
+    rows = _rows(
+        demo.folder / "summary.db",
+        "SELECT summary_id, compact_up_to_index, compacted_at, is_split_turn, split_turn_prefix, is_active, created_at"
+        " FROM summaries WHERE thread_id = ? ORDER BY created_at",
+        thread.thread_id,
+    )
+    assert len(rows) == thread.summaries >= 3
+    assert [r[5] for r in rows].count(1) == 1 and rows[-1][5] == 1
+    assert any(r[3] == 1 and r[4] for r in rows) and any(r[3] == 0 and r[4] is None for r in rows)
+    assert all(r[0].startswith(thread.thread_id + "_") for r in rows)
+    head = _head_messages(demo.folder, thread.thread_id)
+    counts = {
+        len(_decode(blob)["channel_values"].get("messages", []))
+        for (blob,) in _rows(
+            demo.folder / "leon.db",
+            "SELECT checkpoint FROM checkpoints WHERE thread_id = ?",
+            thread.thread_id,
+        )
+    }
+    for _, up_to, at, split, _, _, _ in rows:
+        assert 2 <= up_to < at <= len(head)
+        assert at in counts  # compacted_at is the message count at a model call
+        if not split:
+            assert head[up_to]["type"] == "human"
+    assert [r[2] for r in rows] == sorted(r[2] for r in rows)
+
+
+def test_side_stores_hold_operations_events_queue_and_sandbox(demo: DemoManifest) -> None:
+    lab = demo.thread("lab")
+    ops = _rows(
+        demo.folder / "file_ops.db", "SELECT thread_id, checkpoint_id, operation_type FROM file_operations"
+    )
+    assert {(t, kind) for t, _, kind in ops} >= {(lab.thread_id, "write"), (lab.thread_id, "edit")}
+    assert all(run_id in lab.run_ids + demo.thread("glossary").run_ids for _, run_id, _ in ops)
+    events = _rows(demo.folder / "events.db", "SELECT thread_id, run_id, event_type FROM run_events")
+    assert {e[1] for e in events if e[0] == lab.thread_id} == {lab.run_ids[-1]}  # only the latest run is kept
+    assert "error" in {e[2] for e in events if e[0] == demo.thread("glossary").thread_id}
+    queue = _rows(demo.folder / "queue.db", "SELECT thread_id, content, source FROM message_queue")
+    assert {q[0] for q in queue} == set(demo.queued_thread_ids) >= {demo.thread("steer").thread_id}
+    sandbox = demo.folder / "sandbox.db"
+    assert _rows(sandbox, "SELECT COUNT(*) FROM sandbox_leases") == [(len(demo.threads),)]
+    assert _rows(sandbox, "SELECT COUNT(*) FROM abstract_terminals") == [(len(demo.threads),)]
+    sessions = _rows(sandbox, "SELECT thread_id FROM chat_sessions WHERE status = 'active'")
+    assert lab.thread_id in {s[0] for s in sessions}
+    for table in ("lease_events", "sandbox_volumes", "lease_resource_snapshots", "sandbox_instances"):
+        assert _rows(sandbox, f"SELECT COUNT(*) FROM {table}")[0][0] > 0  # noqa: S608
+
+
+def test_config_files_use_the_nested_form_and_a_small_virtual_model(demo: DemoManifest) -> None:
+    runtime = json.loads((demo.folder / "runtime.json").read_text())
+    assert "runtime" in runtime and "context_limit" not in runtime
+    models = json.loads((demo.folder / "models.json").read_text())
+    assert models["mapping"]["leon:snug"]["context_limit"] == 5500
+
+
+def _snapshot(home: Path) -> dict[str, Any]:
+    """Every row of every store, decoded, with the folder path masked."""
+    dump: dict[str, Any] = {}
+    for db in sorted(home.glob("*.db")):
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        tables = [
+            t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        ]
+        for table in tables:
+            rows = conn.execute(f"SELECT * FROM {table}").fetchall()  # noqa: S608
+            dump[f"{db.name}:{table}"] = [
+                [
+                    _decode(v) if table in {"checkpoints", "writes"} and isinstance(v, bytes) and v else v
+                    for v in row
+                ]
+                for row in sorted(rows, key=repr)
+            ]
+        conn.close()
+    return json.loads(json.dumps(dump, default=repr).replace(str(home), "<HOME>"))
+
+
+def test_same_seed_gives_identical_contents(tmp_path: Path) -> None:
+    first = write_demo_home(tmp_path / "a", seed=11, threads=3)
+    second = write_demo_home(tmp_path / "b", seed=11, threads=3)
+    assert _snapshot(first.folder) == _snapshot(second.folder)
+    assert [t.thread_id for t in first.threads] == [t.thread_id for t in second.threads]
+    other = write_demo_home(tmp_path / "c", seed=12, threads=3)
+    assert [t.thread_id for t in other.threads] != [t.thread_id for t in first.threads]
+
+
+def test_refuses_to_overwrite_an_existing_home_unless_asked(tmp_path: Path) -> None:
+    write_demo_home(tmp_path, seed=3, threads=1)
+    with pytest.raises(FileExistsError):
+        write_demo_home(tmp_path, seed=3, threads=1)
+    again = write_demo_home(tmp_path, seed=3, threads=2, overwrite=True)
+    assert len(_rows(tmp_path / "leon.db", "SELECT id FROM threads")) == len(again.threads)
+
+
+def test_long_turns_add_a_long_thread(tmp_path: Path) -> None:
+    manifest = write_demo_home(tmp_path, seed=5, threads=1, long_turns=6)
+    assert manifest.thread("long").message_count == 24
+
+
+def test_build_thread_writes_a_custom_script_and_subagent_metadata_has_no_key(tmp_path: Path) -> None:
+    script = ThreadScript(
+        "openai", "gpt-4o-mini", "openai", (qa("ping?", "pong"), qa("again?", "pong")), web_run=False
+    )
+    built = build_thread(tmp_path / "leon.db", "subagent-1a2b3c4d", script, seed=1)
+    assert built.head_message_count == 4
+    metadata = [json.loads(m) for (m,) in _rows(tmp_path / "leon.db", "SELECT metadata FROM checkpoints")]
+    assert metadata and all("api_key" not in m and "run_id" not in m for m in metadata)
+    assert _rows(tmp_path / "leon.db", "SELECT COUNT(*) FROM writes")[0][0] > 0
