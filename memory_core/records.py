@@ -57,6 +57,7 @@ class ThreadRow:
     active_summary: bool = False
     queued: int = 0
     sandbox_state: str | None = None
+    configured_model: str | None = None  # threads.model as chosen in Mycel (may be virtual, e.g. leon:snug)
 
 
 @dataclass(frozen=True, slots=True)

@@ -172,6 +172,7 @@ def combine(
                 active_summary=active,
                 queued=queued.get(thread_id, 0),
                 sandbox_state=sandboxes.get(thread_id),
+                configured_model=info.model if info else None,
             )
         )
     rows.sort(
