@@ -302,3 +302,58 @@ def test_build_thread_writes_a_custom_script_and_subagent_metadata_has_no_key(tm
     metadata = [json.loads(m) for (m,) in _rows(tmp_path / "leon.db", "SELECT metadata FROM checkpoints")]
     assert metadata and all("api_key" not in m and "run_id" not in m for m in metadata)
     assert _rows(tmp_path / "leon.db", "SELECT COUNT(*) FROM writes")[0][0] > 0
+
+
+def _vector_cases() -> list[dict[str, Any]]:
+    from tests.conftest import VECTORS
+
+    if not VECTORS.exists():
+        return []
+    # The demo only produces well-formed ids and the default protect_recent; the odd-id and
+    # protect_recent edge categories are the stores/engine's job, not the demo's.
+    cases = json.loads(VECTORS.read_text())["cases"]
+    return [
+        c
+        for c in cases
+        if c["category"] in {"compaction", "prune_thresholds"} and "middleware" in c["outputs"]
+    ]
+
+
+def _lc_message(raw: dict[str, Any]) -> Any:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    if raw["type"] == "ai":
+        calls = [
+            {"id": c.get("id"), "name": c["name"], "args": c.get("args") or {}}
+            for c in raw.get("tool_calls") or []
+        ]
+        return AIMessage(content=raw["content"], id=raw.get("id"), tool_calls=calls)
+    if raw["type"] == "tool":
+        return ToolMessage(
+            content=raw["content"], tool_call_id=raw.get("tool_call_id") or "", name=raw.get("name")
+        )
+    kind = HumanMessage if raw["type"] == "human" else SystemMessage
+    return kind(content=raw["content"], id=raw.get("id"))
+
+
+@pytest.mark.parametrize("case", _vector_cases(), ids=lambda c: c["id"])
+def test_demo_memory_rules_agree_with_mycels_own_code(case: dict[str, Any]) -> None:
+    """The demo's model node must compact where Mycel would, or its summaries rows would lie."""
+    from memory_core.demo.memory import MemoryRules, estimate_tokens, pruned, split_index, turn_prefix_length
+
+    config, expected = case["config"], case["outputs"]["middleware"]
+    rules = MemoryRules(
+        context_limit=config["context_limit"],
+        soft_trim_chars=config["soft_trim_chars"],
+        hard_clear_threshold=config["hard_clear_threshold"],
+        protect_recent=config["protect_recent"],
+        keep_recent_tokens=config["keep_recent_tokens"],
+        threshold=config["threshold"],
+    )
+    view = pruned([_lc_message(m) for m in case["input"]], rules)
+    assert estimate_tokens(view) == case["outputs"]["estimate_tokens"]["pruned"]
+    assert rules.effective_keep_recent == expected["effective_keep_recent_tokens"]
+    cut = split_index(view, rules.effective_keep_recent)
+    assert cut == expected["split_index"]
+    if cut:
+        assert turn_prefix_length(view[cut:], rules.context_limit) == expected["turn_prefix_len"]
