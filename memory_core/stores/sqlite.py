@@ -18,6 +18,7 @@ from urllib.parse import quote
 from memory_core.records import ProblemKind, StoreProblem
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_SCHEMA_CAP = 100_000  # schema reads are not data: the row cap does not apply
 _PROGRESS_EVERY = 2_000  # VM instructions between two deadline checks
 
 
@@ -140,12 +141,15 @@ class ReadOnlyDB:
         """Every table with its column names (schema detection, reference §9)."""
         if self._tables is None:
             names = [
-                r[0] for r in self.rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+                r[0]
+                for r in self.rows(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", cap=_SCHEMA_CAP
+                )
             ]
             self._tables = {}
             for name in names:
                 quoted = name.replace('"', '""')
-                columns = self.rows(f'PRAGMA table_info("{quoted}")')
+                columns = self.rows(f'PRAGMA table_info("{quoted}")', cap=_SCHEMA_CAP)
                 self._tables[name] = tuple(str(c[1]) for c in columns)
         return self._tables
 

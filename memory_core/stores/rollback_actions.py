@@ -1,0 +1,158 @@
+"""Rollback and undo end to end: read what the impact report needs, then apply it. Shared by web and CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory_core.records import SummaryRow
+from memory_core.rollback import ROLLBACK_METADATA_KEY, RollbackImpact, plan_rollback
+from memory_core.stores.locations import MycelLocations
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.rollback_writer import RollbackApplied, RollbackRefused, apply_checkpoint_copy
+
+
+class UnknownThread(LookupError):
+    pass
+
+
+class UnknownCheckpoint(LookupError):
+    pass
+
+
+def _sandbox_note(reader: MycelReader, thread_id: str) -> str | None:
+    sandbox = reader.get_sandbox(thread_id).value
+    if sandbox is None or not sandbox.leases:
+        return None
+    lease = sandbox.leases[0]
+    return (
+        f"Sandbox lease {lease.lease_id} ({sandbox.state or 'unknown state'}) is not changed: files and processes"
+        " inside the sandbox stay as they are now."
+    )
+
+
+def preview_rollback(
+    reader: MycelReader,
+    thread_id: str,
+    target_checkpoint_id: str,
+    *,
+    now: datetime | None = None,
+    action: str = "rollback",
+) -> RollbackImpact:
+    """The impact report for rolling `thread_id` back to a checkpoint (nothing is written)."""
+    checkpoints = reader.list_checkpoints(thread_id).value
+    if not checkpoints:
+        raise UnknownThread(f"no checkpoints for thread {thread_id!r}")
+    if not any(row.checkpoint_id == target_checkpoint_id for row in checkpoints):
+        raise UnknownCheckpoint(f"checkpoint {target_checkpoint_id!r} is not on thread {thread_id!r}")
+    target = reader.get_state(thread_id, target_checkpoint_id).value
+    head = reader.get_state(thread_id).value
+    return plan_rollback(
+        thread_id=thread_id,
+        checkpoints=checkpoints,
+        target_checkpoint_id=target_checkpoint_id,
+        target_messages=target.messages if target else (),
+        head_messages=head.messages if head else (),
+        summaries=reader.list_summaries(thread_id).value,
+        queue=reader.list_queue(thread_id).value,
+        file_operations=reader.list_file_operations(thread_id).value,
+        run_events=reader.list_run_events(thread_id).value,
+        sandbox_note=_sandbox_note(reader, thread_id),
+        now=now or datetime.now(UTC),
+        action=action,
+    )
+
+
+def rollback_record(metadata: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The dashboard's note in a checkpoint's metadata, when that checkpoint was written by a rollback."""
+    note = metadata.get(ROLLBACK_METADATA_KEY)
+    return note if isinstance(note, Mapping) and note.get("action") == "rollback" else None
+
+
+def preview_undo(reader: MycelReader, thread_id: str, *, now: datetime | None = None) -> RollbackImpact:
+    """Undo = roll forward to the head the last rollback replaced; only while that rollback is the head."""
+    head = reader.get_state(thread_id).value
+    if head is None:
+        raise UnknownThread(f"no checkpoints for thread {thread_id!r}")
+    note = rollback_record(head.checkpoint.metadata)
+    if note is None:
+        raise RollbackRefused(
+            "nothing to undo: the active checkpoint was not written by a dashboard rollback"
+            " (or the agent has run since)"
+        )
+    return preview_rollback(reader, thread_id, str(note["previous_head"]), now=now, action="undo")
+
+
+def _summary_db(locations: MycelLocations, summaries: tuple[SummaryRow, ...]) -> Path:
+    stores = {summary.store for summary in summaries}
+    if len(stores) > 1:
+        raise RollbackRefused("summaries to change live in two files; refusing a partial update")
+    return locations.main if stores == {"main"} else locations.summary
+
+
+def apply_rollback(
+    locations: MycelLocations,
+    impact: RollbackImpact,
+    *,
+    actor: str,
+    force: bool = False,
+    reader: MycelReader | None = None,
+) -> RollbackApplied:
+    """Write the previewed rollback or undo; refuses on any refusal (running only with force) or a moved head."""
+    if not impact.can_apply_with(force=force):
+        raise RollbackRefused("; ".join(impact.refusals))
+    deactivate = tuple(summary.summary_id for summary in impact.summaries_to_deactivate)
+    reactivate: tuple[str, ...] = ()
+    summaries = impact.summaries_to_deactivate
+    if impact.action == "undo":
+        reader = reader or MycelReader(locations)
+        head = reader.get_state(impact.thread_id).value
+        note = rollback_record(head.checkpoint.metadata) if head else None
+        reactivate = tuple(str(item) for item in (note or {}).get("deactivated_summaries", []))
+        if reactivate:
+            all_summaries = reader.list_summaries(impact.thread_id).value
+            summaries = tuple(summary for summary in all_summaries if summary.summary_id in reactivate)
+    return apply_checkpoint_copy(
+        main_db=locations.main,
+        summary_db=_summary_db(locations, summaries) if summaries else None,
+        thread_id=impact.thread_id,
+        target_checkpoint_id=impact.target_checkpoint_id,
+        expected_fingerprint=impact.fingerprint,
+        actor=actor,
+        action=impact.action,
+        deactivate_summary_ids=deactivate,
+        reactivate_summary_ids=reactivate,
+    )
+
+
+def impact_as_dict(impact: RollbackImpact) -> dict[str, Any]:
+    """The impact report as plain JSON-ready data (CLI --json, audit log)."""
+    return {
+        "thread_id": impact.thread_id,
+        "action": impact.action,
+        "target_checkpoint_id": impact.target_checkpoint_id,
+        "head_checkpoint_id": impact.head_checkpoint_id,
+        "fingerprint": impact.fingerprint,
+        "target_messages": impact.target_messages,
+        "head_messages": impact.head_messages,
+        "messages_leaving": [
+            {"index": m.index, "type": m.type.value, "id": m.id, "preview": m.preview}
+            for m in impact.messages_leaving
+        ],
+        "later_checkpoints": list(impact.later_checkpoints),
+        "summaries_to_deactivate": [
+            {"summary_id": s.summary_id, "compact_up_to_index": s.compact_up_to_index}
+            for s in impact.summaries_to_deactivate
+        ],
+        "queued_items": [{"id": q.id, "content": q.content} for q in impact.queued_items],
+        "file_operations_not_reverted": [
+            {"id": op.id, "operation_type": op.operation_type, "file_path": op.file_path}
+            for op in impact.file_operations_not_reverted
+        ],
+        "sandbox": impact.sandbox_note,
+        "running": {"is_running": impact.running.is_running, "reasons": list(impact.running.reasons)},
+        "warnings": list(impact.warnings),
+        "refusals": list(impact.refusals),
+    }
