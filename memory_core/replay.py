@@ -142,6 +142,14 @@ def replay_calls(
     history_text = placeholder_summary(summary_chars)
     split_text = summary_text_for(history_text, history_text)
 
+    head_counts: dict[str, int] = {}
+
+    def head_tt(head: str) -> int:
+        # Only two summary texts exist in a replay; count each once instead of hashing it per call.
+        if head not in head_counts and counter is not None:
+            head_counts[head] = counter.count(head)
+        return head_counts.get(head, 0)
+
     cached: ActiveSummary | None = None
     step_count = 0
     calls: list[ModelCall] = []
@@ -199,7 +207,7 @@ def replay_calls(
             sent_chars = len(head) + chars_between(start, i)
             sent_count = 1 + i - start
             kept_tt = tt_between(start, i)
-            tt_sent = None if kept_tt is None or counter is None else counter.count(head) + kept_tt
+            tt_sent = None if kept_tt is None or counter is None else head_tt(head) + kept_tt
         calls.append(
             ModelCall(
                 index=i,
