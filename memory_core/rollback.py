@@ -153,8 +153,14 @@ def plan_rollback(
         refusals.append("noop: this checkpoint is already the active one")
     if not target.readable:
         refusals.append(f"unreadable: the target checkpoint cannot be decoded ({target.problem})")
+    # Our own rollback checkpoints are not the agent at work: undo right after a rollback must not wait.
+    agent_rows = [row for row in checkpoints if ROLLBACK_METADATA_KEY not in row.metadata]
+    newest_agent = max(agent_rows, key=lambda row: row.checkpoint_id) if agent_rows else None
     running = running_status(
-        now=now, newest_checkpoint_at=head.created_at, run_events=run_events, window=running_window
+        now=now,
+        newest_checkpoint_at=newest_agent.created_at if newest_agent else None,
+        run_events=run_events,
+        window=running_window,
     )
     if running.is_running:
         refusals.append("running: the thread looks busy — " + "; ".join(running.reasons))

@@ -59,24 +59,27 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--messages", required=True, metavar="FILE", help="JSON list of LangChain message dicts ('-' = stdin)"
     )
+    add_settings_flags(parser, context_limit_default=f"default {DEFAULT_CONTEXT_LIMIT}")
+    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.set_defaults(handler=run)
+
+
+def add_settings_flags(parser: argparse.ArgumentParser, *, context_limit_default: str) -> None:
+    """The memory-setting flags shared by `plan` and `dry-run`; they override the config file."""
     parser.add_argument(
         "--runtime-config", metavar="FILE", help="a runtime.json to read memory settings from"
     )
-    parser.add_argument(
-        "--context-limit", metavar="N", help=f"context window (default {DEFAULT_CONTEXT_LIMIT})"
-    )
+    parser.add_argument("--context-limit", metavar="N", help=f"context window ({context_limit_default})")
     parser.add_argument("--threshold", metavar="F", help="trigger fraction of the limit (Mycel fixes 0.7)")
     parser.add_argument("--soft-trim-chars", metavar="N")
     parser.add_argument("--hard-clear-threshold", metavar="N")
     parser.add_argument("--protect-recent", metavar="N")
     parser.add_argument("--keep-recent-tokens", metavar="N")
-    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     messages = _read_messages(args.messages)
-    settings = _settings(args)
+    settings = settings_from_flags(args)
     plan = plan_compaction(messages, settings=settings)
     if args.json:
         print_json(plan_to_json(plan))
@@ -117,7 +120,8 @@ def _is_unknown(item: Mapping[str, Any]) -> bool:
     return False
 
 
-def _settings(args: argparse.Namespace) -> MemorySettings:
+def settings_from_flags(args: argparse.Namespace, *, base: MemorySettings | None = None) -> MemorySettings:
+    """Settings from the flags over `--runtime-config` over `base` (Mycel's defaults when None)."""
     context_limit = _int_option(args, "context_limit", minimum=1)
     threshold = _threshold_option(args.threshold)
     ints = {
@@ -129,6 +133,8 @@ def _settings(args: argparse.Namespace) -> MemorySettings:
     }
     if args.runtime_config:
         settings = _settings_from_file(args.runtime_config, context_limit=context_limit)
+    elif base is not None:
+        settings = replace(base, context_limit=context_limit) if context_limit else base
     else:
         settings = MemorySettings(context_limit=context_limit or DEFAULT_CONTEXT_LIMIT)
     if threshold is not None:

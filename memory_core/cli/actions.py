@@ -1,0 +1,239 @@
+"""`mycel-memory rollback`, `undo` and `dry-run`: the operator actions, headless.
+
+rollback/undo print the impact report first; they write only without --dry-run, and refuse while the
+thread looks busy unless --force. dry-run never writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from memory_core.cli.common import CliError, print_json
+from memory_core.cli.plan import add_settings_flags, settings_from_flags
+from memory_core.compaction import CompactionPlan, plan_compaction
+from memory_core.rollback import RollbackImpact
+from memory_core.settings import MemorySettings
+from memory_core.stores.locations import resolve_locations
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.rollback_actions import (
+    UnknownCheckpoint,
+    UnknownThread,
+    apply_rollback,
+    impact_as_dict,
+    preview_rollback,
+    preview_undo,
+)
+from memory_core.stores.rollback_writer import RollbackRefused
+from memory_core.stores.thread_settings import thread_memory_settings
+
+
+def register(subparsers: Any) -> None:
+    rollback = subparsers.add_parser(
+        "rollback",
+        help="make an earlier checkpoint the thread's active state (append-only, undoable)",
+        description=(
+            "Roll THREAD_ID back to CHECKPOINT_ID by writing one new checkpoint that copies it (nothing is "
+            "deleted). Prints the impact report; --dry-run stops there."
+        ),
+    )
+    rollback.add_argument("thread_id", metavar="THREAD_ID")
+    rollback.add_argument("--to", required=True, metavar="CHECKPOINT_ID", dest="target")
+    _action_flags(rollback)
+    rollback.set_defaults(handler=run_rollback)
+
+    undo = subparsers.add_parser(
+        "undo",
+        help="undo the last rollback (roll forward to the head it replaced)",
+        description="Undo the dashboard rollback that is THREAD_ID's active checkpoint.",
+    )
+    undo.add_argument("thread_id", metavar="THREAD_ID")
+    _action_flags(undo)
+    undo.set_defaults(handler=run_undo)
+
+    dry_run = subparsers.add_parser(
+        "dry-run",
+        help="what compaction would summarise and keep for a thread (never writes)",
+        description=(
+            "Plan Mycel's compaction for THREAD_ID's next model call (or at --checkpoint) under its "
+            "effective config; flags propose other values."
+        ),
+    )
+    dry_run.add_argument("thread_id", metavar="THREAD_ID")
+    dry_run.add_argument(
+        "--checkpoint", metavar="CHECKPOINT_ID", help="plan at this checkpoint instead of the head"
+    )
+    add_settings_flags(
+        dry_run, context_limit_default="default: the thread model's limit, as Mycel resolves it"
+    )
+    dry_run.add_argument(
+        "--show-text", action="store_true", help="print the conversation text the summariser gets"
+    )
+    dry_run.add_argument("--json", action="store_true", help="print JSON")
+    dry_run.set_defaults(handler=run_dry_run)
+
+
+def _action_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true", help="print the impact report and write nothing")
+    parser.add_argument("--force", action="store_true", help="act even though the thread looks busy")
+    parser.add_argument("--actor", default=None, help="who to record as the actor (default: $USER)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _reader() -> MycelReader:
+    return MycelReader(resolve_locations())
+
+
+def _actor(args: argparse.Namespace) -> str:
+    import getpass
+
+    return str(args.actor or f"cli:{getpass.getuser()}")
+
+
+def run_rollback(args: argparse.Namespace) -> int:
+    reader = _reader()
+    try:
+        impact = preview_rollback(reader, args.thread_id, args.target)
+    except (UnknownThread, UnknownCheckpoint) as exc:
+        raise CliError(str(exc)) from None
+    return _finish(args, reader, impact)
+
+
+def run_undo(args: argparse.Namespace) -> int:
+    reader = _reader()
+    try:
+        impact = preview_undo(reader, args.thread_id)
+    except (UnknownThread, UnknownCheckpoint, RollbackRefused) as exc:
+        raise CliError(str(exc)) from None
+    return _finish(args, reader, impact)
+
+
+def _finish(args: argparse.Namespace, reader: MycelReader, impact: RollbackImpact) -> int:
+    report = impact_as_dict(impact)
+    if args.dry_run:
+        _emit(args, report, impact)
+        return 0
+    try:
+        applied = apply_rollback(
+            reader.locations, impact, actor=_actor(args), force=args.force, reader=reader
+        )
+    except RollbackRefused as exc:
+        if args.json:
+            print_json({**report, "applied": False, "refused": str(exc)})
+        raise CliError(f"{impact.action} refused: {exc}") from None
+    report.update(
+        applied=True,
+        new_head_checkpoint_id=applied.new_head_checkpoint_id,
+        previous_head_checkpoint_id=applied.previous_head_checkpoint_id,
+        deactivated_summaries=list(applied.deactivated_summary_ids),
+        reactivated_summaries=list(applied.reactivated_summary_ids),
+    )
+    _emit(args, report, impact)
+    return 0
+
+
+def _emit(args: argparse.Namespace, report: dict[str, Any], impact: RollbackImpact) -> None:
+    if args.json:
+        print_json(report)
+        return
+    out = sys.stdout
+    out.write(f"{impact.action} of thread {impact.thread_id}\n")
+    out.write(f"  target   {impact.target_checkpoint_id} ({impact.target_messages} messages)\n")
+    out.write(f"  head     {impact.head_checkpoint_id} ({impact.head_messages} messages)\n")
+    out.write(f"  leaving the active history: {len(impact.messages_leaving)} message(s)\n")
+    for message in impact.messages_leaving[:20]:
+        out.write(f"    #{message.index:<4} {message.type.value:<6} {message.preview}\n")
+    out.write(f"  later checkpoints kept (not deleted): {len(impact.later_checkpoints)}\n")
+    for line in [*impact.warnings, *([impact.sandbox_note] if impact.sandbox_note else [])]:
+        out.write(f"  note: {line}\n")
+    for refusal in impact.refusals:
+        out.write(f"  refusal: {refusal}\n")
+    if report.get("applied"):
+        out.write(
+            f"applied: new head {report['new_head_checkpoint_id']} (was {report['previous_head_checkpoint_id']})\n"
+        )
+    elif args.dry_run:
+        out.write("dry run: nothing written\n")
+
+
+def run_dry_run(args: argparse.Namespace) -> int:
+    reader = _reader()
+    row = reader.get_thread(args.thread_id).value
+    if row is None:
+        raise CliError(f"unknown thread {args.thread_id!r}")
+    state = reader.get_state(args.thread_id, args.checkpoint).value
+    if state is None:
+        where = f"checkpoint {args.checkpoint!r}" if args.checkpoint else "a readable checkpoint"
+        raise CliError(f"thread {args.thread_id!r} has no {where}")
+    base, limit = thread_memory_settings(reader.locations, row)
+    settings = settings_from_flags(args, base=base)
+    plan = plan_compaction(state.messages, settings=settings)
+    report = dry_run_as_dict(
+        plan, settings=settings, thread_id=args.thread_id, checkpoint_id=state.checkpoint.checkpoint_id
+    )
+    report["context_limit_source"] = (
+        limit.explanation if settings.context_limit == limit.value else "--context-limit"
+    )
+    if not args.show_text:
+        report.pop("conversation_text")
+        report.pop("prefix_text")
+    if args.json:
+        print_json(report)
+    else:
+        _render_dry_run(report)
+    return 0
+
+
+def dry_run_as_dict(
+    plan: CompactionPlan, *, settings: MemorySettings, thread_id: str, checkpoint_id: str
+) -> dict[str, Any]:
+    """The compaction dry-run as JSON-ready data."""
+    return {
+        "thread_id": thread_id,
+        "checkpoint_id": checkpoint_id,
+        "context_limit": settings.context_limit,
+        "threshold_tokens": plan.threshold_tokens,
+        "stored_tokens": plan.stored_tokens,
+        "estimated_tokens": plan.estimated_tokens,
+        "would_compact_next_call": plan.would_compact,
+        "should_compact": plan.should_compact,
+        "keep_recent_tokens": plan.keep_recent_tokens,
+        "messages": len(plan.pruning.messages),
+        "summarize_count": plan.summarize_count,
+        "keep_count": plan.keep_count,
+        "split_turn": plan.split_turn,
+        "turn_prefix_count": plan.turn_prefix_count,
+        "compact_up_to_index": plan.compact_up_to_index,
+        "tokens_before": plan.estimated_tokens,
+        "tokens_after": plan.tokens_after if plan.compact_up_to_index is not None else plan.estimated_tokens,
+        "summary_request_chars": plan.summary_request_chars,
+        "conversation_text_chars": len(plan.conversation_text),
+        "conversation_text": plan.conversation_text,
+        "prefix_text": plan.prefix_text,
+    }
+
+
+def _render_dry_run(report: dict[str, Any]) -> None:
+    out = sys.stdout
+    verdict = "YES" if report["would_compact_next_call"] else "no"
+    out.write(f"compaction dry-run for {report['thread_id']} at {report['checkpoint_id']}\n")
+    out.write(
+        f"  estimate {report['estimated_tokens']:,} tokens vs trigger {report['threshold_tokens']:,}"
+        f" (limit {report['context_limit']:,}; {report['context_limit_source']})\n"
+    )
+    out.write(f"  Mycel would compact on the next call: {verdict}\n")
+    if report["compact_up_to_index"] is None:
+        out.write("  nothing to summarise: fewer than two messages fall before the kept part\n")
+    else:
+        split = f", split turn (prefix of {report['turn_prefix_count']})" if report["split_turn"] else ""
+        out.write(
+            f"  summarise {report['summarize_count']} message(s), keep {report['keep_count']}{split};"
+            f" compact_up_to_index {report['compact_up_to_index']}\n"
+        )
+        out.write(
+            f"  tokens {report['tokens_before']:,} -> {report['tokens_after']:,} (summary placeholder included)\n"
+        )
+        out.write(f"  summariser request: {report['summary_request_chars']:,} chars\n")
+    if "conversation_text" in report:
+        out.write("\n" + report["conversation_text"] + "\n")
