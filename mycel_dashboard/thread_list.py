@@ -65,12 +65,26 @@ class ContextLimitInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class HeadFacts:
+    """What only the newest checkpoint's messages can tell: computed for the visible page only."""
+
+    pruned: bool  # some tool result is trimmed or cleared under the current config
+    estimated_tokens: int | None  # Mycel's estimate of the stored messages
+
+
+@dataclass(frozen=True, slots=True)
 class ThreadListItem:
     row: ThreadRow
     limit: ContextLimitInfo
     fill: float | None  # Mycel's estimate / the limit; None when the estimate is unknown
     flags: tuple[Flag, ...]
-    pruned: bool | None  # None = not computed (off the visible page)
+    head: HeadFacts | None  # None = not computed (off the visible page)
+
+    @property
+    def estimated_tokens(self) -> int | None:
+        if self.row.estimated_tokens is not None:
+            return self.row.estimated_tokens
+        return self.head.estimated_tokens if self.head is not None else None
 
     @property
     def fill_percent(self) -> int | None:
@@ -146,32 +160,31 @@ def thread_page(
     query: ThreadListQuery,
     *,
     limit_for: Callable[[ThreadRow], ContextLimitInfo],
-    pruned_for: Callable[[ThreadRow], bool],
+    head_facts: Callable[[ThreadRow], HeadFacts],
 ) -> ThreadPage:
     """Search, filter, sort and page the thread list.
 
-    `pruned_for` decodes a thread's newest checkpoint, so it is only called for the visible page, or for
-    every candidate when the list is filtered by that flag.
+    `head_facts` decodes a thread's newest checkpoint, so it is only called for the visible page, or for
+    every candidate when the list is filtered or sorted by what it tells.
     """
     needle = query.q.strip().lower()
     candidates = [row for row in rows if _matches(row, needle)]
 
-    def item(row: ThreadRow, pruned: bool | None) -> ThreadListItem:
+    def item(row: ThreadRow, head: HeadFacts | None) -> ThreadListItem:
         limit = (
             ContextLimitInfo(query.context_limit, "set in the URL") if query.context_limit else limit_for(row)
         )
-        fill = None
-        if row.estimated_tokens is not None and limit.value > 0:
-            fill = row.estimated_tokens / limit.value
+        estimate = row.estimated_tokens
+        if estimate is None and head is not None:
+            estimate = head.estimated_tokens
+        fill = estimate / limit.value if estimate is not None and limit.value > 0 else None
         flags = _static_flags(row)
-        if pruned:
+        if head is not None and head.pruned:
             flags.insert(1 if Flag.COMPACTED in flags else 0, Flag.PRUNED)
-        return ThreadListItem(row=row, limit=limit, fill=fill, flags=tuple(flags), pruned=pruned)
+        return ThreadListItem(row=row, limit=limit, fill=fill, flags=tuple(flags), head=head)
 
-    if query.flag is Flag.PRUNED or query.sort is SortKey.FLAGS:
-        items = [item(row, pruned_for(row)) for row in candidates]
-    else:
-        items = [item(row, None) for row in candidates]
+    needs_heads = query.flag is Flag.PRUNED or query.sort in (SortKey.FLAGS, SortKey.FILL)
+    items = [item(row, head_facts(row) if needs_heads else None) for row in candidates]
     if query.flag is not None:
         items = [entry for entry in items if query.flag in entry.flags]
     items = _sorted(items, query.sort, query.descending)
@@ -181,7 +194,7 @@ def thread_page(
     page = min(max(1, query.page), pages)
     visible = items[(page - 1) * per_page : page * per_page]
     visible = [
-        entry if entry.pruned is not None else item(entry.row, pruned_for(entry.row)) for entry in visible
+        entry if entry.head is not None else item(entry.row, head_facts(entry.row)) for entry in visible
     ]
     return ThreadPage(
         items=tuple(visible),

@@ -1,0 +1,100 @@
+"""The dashboard's one door into memory_core: which files to read, with which memory settings.
+
+Views call these helpers instead of building readers and settings themselves, so every screen reads the
+same source with the same effective config.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TypeVar
+
+from memory_core.config.model import Severity
+from memory_core.records import StoreProblem
+from memory_core.settings import MemorySettings
+from memory_core.stores.locations import MycelLocations
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.runtime_config import get_loaded_config
+from mycel_dashboard.sources import DataSource, current_source
+from mycel_dashboard.thread_list import ContextLimitInfo
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryContext:
+    """The memory settings Mycel would apply to one thread, with where its context limit came from."""
+
+    settings: MemorySettings
+    limit: ContextLimitInfo
+    notes: tuple[str, ...] = ()
+
+
+def open_source() -> tuple[DataSource, MycelReader]:
+    source = current_source()
+    return source, MycelReader(source.locations)
+
+
+def memory_context(
+    model: str | None,
+    *,
+    override: int | None = None,
+    locations: MycelLocations | None = None,
+    project_dir: Path | None = None,
+) -> MemoryContext:
+    """Effective memory settings for a thread using `model`, from Mycel's own config files.
+
+    `override` replaces the resolved context limit (a what-if from the page's URL).
+    """
+    loaded = get_loaded_config(locations or current_source().locations, model=model, project_dir=project_dir)
+    settings = loaded.effective.settings
+    limit = ContextLimitInfo(loaded.context_limit.value, loaded.context_limit.explanation)
+    if override:
+        limit = ContextLimitInfo(override, f"set on this page (Mycel would use {limit.value:,})")
+        settings = replace(settings, context_limit=override)
+    elif settings.context_limit != limit.value:
+        settings = replace(settings, context_limit=limit.value)
+    notes = tuple(p.message for p in loaded.problems if p.severity is Severity.ERROR)
+    return MemoryContext(settings=settings, limit=limit, notes=notes)
+
+
+def problem_text(problem: StoreProblem) -> str:
+    where = f" ({problem.path})" if problem.path else ""
+    return f"{problem.store}: {problem.message}{where}"
+
+
+def guarded(what: str, compute: Callable[[], T], problems: list[str]) -> T | None:
+    """Run one section of a page; a failure becomes a message in the page instead of a 500.
+
+    Broad on purpose: Mycel's files are outside our control, and one unreadable part must not take the
+    rest of the page down with it.
+    """
+    try:
+        return compute()
+    except Exception as exc:  # noqa: BLE001
+        log.exception("could not compute %s", what)
+        problems.append(f"Could not compute {what}: {type(exc).__name__}: {exc}")
+        return None
+
+
+class BoundedCache(OrderedDict[tuple[object, ...], T]):
+    """A small LRU for per-process derived values keyed by immutable facts (e.g. a head checkpoint id)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def get_or_compute(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = compute()
+        self[key] = value
+        if len(self) > self.size:
+            self.popitem(last=False)
+        return value

@@ -1,0 +1,49 @@
+"""Small template helpers: URLs that keep the page's state, and number formatting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.http import QueryDict
+
+register = template.Library()
+
+
+@register.simple_tag(takes_context=True)
+def with_params(context: template.Context, **changes: Any) -> str:
+    """The current URL's query string with some parameters changed (None or "" removes one)."""
+    request = context.get("request")
+    params: QueryDict = request.GET.copy() if request is not None else QueryDict(mutable=True)
+    for key, value in changes.items():
+        if value is None or value == "":
+            params.pop(key, None)
+        else:
+            params[key] = str(value)
+    encoded = params.urlencode()
+    return f"?{encoded}" if encoded else "?"
+
+
+@register.filter
+def thousands(value: Any) -> str:
+    """12345 → "12,345"; anything else unchanged ("—" for None)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int | float):
+        return f"{value:,.0f}" if isinstance(value, float) else f"{value:,}"
+    return str(value)
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.0f} %"
+
+
+@register.filter
+def bar_width(value: float | None) -> int:
+    """A fill ratio as a CSS width percentage, capped at 100."""
+    if value is None:
+        return 0
+    return max(0, min(100, round(value * 100)))

@@ -1,0 +1,379 @@
+"""The Thread screen's timeline and checkpoint rail, assembled from memory_core results (no Django).
+
+The timeline is a list of entries in stored order, or in the order the model received them; each tool
+result carries the badges that say what Mycel's memory did to it and the config value responsible.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from memory_core.messages import Message, MessageType
+from memory_core.pruning import PruneAction, PruneDecision, PruningResult
+from memory_core.records import CheckpointRow, SummaryRow
+
+PAGE_SIZE = 200  # messages per timeline page: a 2,000-message thread renders ten light pages
+COLLAPSE_CHARS = 1200  # longer texts start collapsed
+PREVIEW_CHARS = 600
+INLINE_FULL_CHARS = 20_000  # longer texts load on demand instead of riding along in the page
+
+_SPILL = re.compile(r"^Output too large \((?P<size>\d+) bytes\)\. Full output saved to: (?P<path>[^\n]+)")
+
+
+class View(StrEnum):
+    STORED = "stored"
+    SENT = "sent"
+
+
+class BadgeKind(StrEnum):
+    UNCHANGED = "unchanged"
+    PROTECTED = "protected"
+    SOFT_TRIMMED = "soft_trimmed"
+    HARD_CLEARED = "hard_cleared"
+    SPILLED = "spilled"
+    SUMMARISED = "summarised"
+
+
+@dataclass(frozen=True, slots=True)
+class Badge:
+    kind: BadgeKind
+    label: str
+    rule: str  # the config value responsible, in plain words
+    link: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallView:
+    id: str | None
+    name: str
+    args_json: str
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryCard:
+    active: SummaryRow
+    history: tuple[SummaryRow, ...]  # earlier, inactive summaries, newest first
+    applied: bool  # False when Mycel would skip it (index beyond the message list)
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEntry:
+    kind: str  # human, ai, tool, system, other, or "summary" for the card at the compaction boundary
+    index: int | None  # position in the stored list
+    text: str = ""
+    length: int = 0
+    tool_calls: tuple[ToolCallView, ...] = ()
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    badges: tuple[Badge, ...] = ()
+    notes: tuple[str, ...] = ()
+    call_number: int | None = None  # model call that produced this AI message
+    input_tokens: int | None = None
+    other_blocks: int = 0  # non-text content blocks (tool_use, images)
+    status: str | None = None
+    card: SummaryCard | None = None
+
+    @property
+    def anchor(self) -> str:
+        return "summary" if self.index is None else f"msg-{self.index}"
+
+    @property
+    def collapsed(self) -> bool:
+        return self.length > COLLAPSE_CHARS
+
+    @property
+    def preview(self) -> str:
+        return self.text[:PREVIEW_CHARS]
+
+    @property
+    def inline_full(self) -> bool:
+        return self.length <= INLINE_FULL_CHARS
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    view: View
+    entries: tuple[TimelineEntry, ...]
+    page: int
+    pages: int
+    total: int  # stored messages
+    first_index: int
+    last_index: int
+    boundary: int | None  # compact_up_to_index of the active summary
+    counts: tuple[tuple[str, str], ...] = ()  # (badge kind, "3 soft-trimmed") under the current config
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.page < self.pages
+
+
+def page_of(index: int) -> int:
+    """The 1-based timeline page holding stored message `index`."""
+    return index // PAGE_SIZE + 1
+
+
+def spill_of(text: str) -> tuple[int, str] | None:
+    """(bytes, path) when a tool result is Mycel's spill-buffer preview, else None."""
+    found = _SPILL.match(text)
+    return (int(found["size"]), found["path"].strip()) if found else None
+
+
+def tool_names_by_call_id(messages: Sequence[Message]) -> dict[str, str]:
+    """Tool name per call id; spilled results lose their `name`, so it comes from the calling AI message."""
+    names: dict[str, str] = {}
+    for message in messages:
+        for call in message.tool_calls:
+            if call.id:
+                names[call.id] = call.name
+    return names
+
+
+def _args_json(args: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(dict(args))
+
+
+def _notes(message: Message) -> tuple[str, ...]:
+    notes: list[str] = []
+    meta = message.metadata or {}
+    for key in ("source", "notification_type"):
+        value = meta.get(key)
+        if isinstance(value, str) and value:
+            notes.append(f"{key}: {value}")
+    if meta.get("is_steer") is True:
+        notes.append("steer")
+    if message.type is MessageType.OTHER and message.raw_type:
+        notes.append(f"type: {message.raw_type}")
+    return tuple(notes)
+
+
+def _pruning_badge(decision: PruneDecision, view: View) -> Badge:
+    action = decision.action
+    rule = decision.rule
+    original = decision.original_chars
+    if action is PruneAction.SOFT_TRIMMED:
+        after = len(decision.message.text)
+        return Badge(BadgeKind.SOFT_TRIMMED, f"soft-trimmed {original:,} → {after:,} chars", rule)
+    if action is PruneAction.HARD_CLEARED:
+        return Badge(BadgeKind.HARD_CLEARED, f"hard-cleared (was {original:,} chars)", rule)
+    if action is PruneAction.PROTECTED:
+        step = re.search(r"AI step #(\d+)", rule)
+        by = f" by AI step #{step.group(1)} from the end" if step else ""
+        return Badge(BadgeKind.PROTECTED, f"protected{by}", rule)
+    return Badge(BadgeKind.UNCHANGED, "unchanged", rule)
+
+
+def _message_entry(
+    message: Message,
+    *,
+    index: int,
+    decision: PruneDecision | None,
+    view: View,
+    call_number: int | None,
+    tool_names: Mapping[str, str],
+    boundary: int | None,
+    spill_url: Callable[[str], str],
+) -> TimelineEntry:
+    shown = decision.message if (view is View.SENT and decision is not None) else message
+    text = shown.text
+    other_blocks = 0
+    if not isinstance(shown.content, str):
+        other_blocks = sum(
+            1 for b in shown.content if not (isinstance(b, Mapping) and b.get("type") == "text")
+        )
+    badges: list[Badge] = []
+    tool_name = None
+    if message.type is MessageType.TOOL:
+        tool_name = message.name or tool_names.get(message.tool_call_id or "")
+        if boundary is not None and index < boundary:
+            badges.append(
+                Badge(
+                    BadgeKind.SUMMARISED,
+                    "summarised",
+                    f"behind the compaction boundary (compact_up_to_index={boundary}): the model gets the summary",
+                )
+            )
+        spill = spill_of(message.text)
+        if spill is not None:
+            size, path = spill
+            link = spill_url(message.tool_call_id) if message.tool_call_id else None
+            badges.append(
+                Badge(
+                    BadgeKind.SPILLED,
+                    f"spilled ({size:,} bytes to a file)",
+                    f"tools.spill_buffer: the output was over the tool's threshold; saved to {path}",
+                    link,
+                )
+            )
+        if decision is not None:
+            badges.append(_pruning_badge(decision, view))
+    elif boundary is not None and index < boundary:
+        badges.append(Badge(BadgeKind.SUMMARISED, "summarised", f"compact_up_to_index={boundary}"))
+    return TimelineEntry(
+        kind=message.type.value,
+        index=index,
+        text=text,
+        length=len(text),
+        tool_calls=tuple(ToolCallView(c.id, c.name, _args_json(c.args)) for c in message.tool_calls),
+        tool_name=tool_name,
+        tool_call_id=message.tool_call_id,
+        badges=tuple(badges),
+        notes=_notes(message),
+        call_number=call_number,
+        input_tokens=message.input_tokens,
+        other_blocks=other_blocks,
+        status=message.status if message.status not in (None, "success") else None,
+    )
+
+
+def summary_card(summaries: Sequence[SummaryRow], message_count: int) -> SummaryCard | None:
+    """The active summary with its inactive predecessors; None when the thread was never compacted."""
+    active = [s for s in summaries if s.is_active]
+    if not active:
+        return None
+    # Mycel reads the newest active row; there should be exactly one.
+    current = max(active, key=lambda s: (s.created_at is not None, s.created_at or 0, s.compacted_at))
+    history = tuple(
+        sorted(
+            (s for s in summaries if s is not current),
+            key=lambda s: (s.created_at is not None, s.created_at or 0, s.compacted_at),
+            reverse=True,
+        )
+    )
+    applied = 0 < current.compact_up_to_index <= message_count
+    return SummaryCard(active=current, history=history, applied=applied)
+
+
+def call_numbers(messages: Sequence[Message]) -> dict[int, int]:
+    """Stored index of each AI message → its 1-based model call number."""
+    numbers: dict[int, int] = {}
+    for index, message in enumerate(messages):
+        if message.type is MessageType.AI:
+            numbers[index] = len(numbers) + 1
+    return numbers
+
+
+def build_timeline(
+    messages: Sequence[Message],
+    *,
+    pruning: PruningResult | None,
+    card: SummaryCard | None,
+    view: View,
+    page: int | None,
+    spill_url: Callable[[str], str],
+) -> Timeline:
+    """One page of the timeline, stored or as sent to the model (pruned, with the summary applied)."""
+    total = len(messages)
+    decisions = pruning.decisions if pruning is not None else None
+    boundary = card.active.compact_up_to_index if card is not None and card.applied else None
+    pages = max(1, math.ceil(total / PAGE_SIZE))
+    # Default to the page where the model's view starts: that is what people came to see.
+    default_page = page_of(boundary) if (view is View.SENT and boundary) else 1
+    current = min(max(1, page or default_page), pages)
+    start, stop = (current - 1) * PAGE_SIZE, min(total, current * PAGE_SIZE)
+    numbers = call_numbers(messages)
+    names = tool_names_by_call_id(messages)
+    entries: list[TimelineEntry] = []
+    for index in range(start, stop):
+        if index == boundary and card is not None:
+            entries.append(TimelineEntry(kind="summary", index=None, card=card))
+        if view is View.SENT and boundary is not None and index < boundary:
+            continue  # folded into the summary: the model never saw it
+        entries.append(
+            _message_entry(
+                messages[index],
+                index=index,
+                decision=decisions[index] if decisions is not None and index < len(decisions) else None,
+                view=view,
+                call_number=numbers.get(index),
+                tool_names=names,
+                boundary=boundary,
+                spill_url=spill_url,
+            )
+        )
+    tally: dict[str, int] = {}
+    if decisions is not None:
+        for decision in decisions:
+            if decision.message.type is MessageType.TOOL:
+                tally[decision.action.value] = tally.get(decision.action.value, 0) + 1
+    counts = [(kind, f"{n:,} {kind.replace('_', '-')}") for kind, n in sorted(tally.items())]
+    if boundary:
+        counts.append((BadgeKind.SUMMARISED.value, f"{boundary:,} summarised"))
+    return Timeline(
+        view=view,
+        entries=tuple(entries),
+        page=current,
+        pages=pages,
+        total=total,
+        first_index=start,
+        last_index=max(start, stop - 1),
+        boundary=boundary,
+        counts=tuple(counts),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RailItem:
+    checkpoint: CheckpointRow
+    lane: int  # 0 = the active line; forks get their own lanes
+    active: bool
+    on_active_line: bool
+    fork_point: int  # number of children when more than one, else 0
+    branch_start: bool  # first checkpoint of a fork branch
+
+
+def checkpoint_rail(checkpoints: Sequence[CheckpointRow], head_id: str | None) -> tuple[RailItem, ...]:
+    """Checkpoints newest first, with forks as separate lanes and the active line (head → root) marked."""
+    by_id = {c.checkpoint_id: c for c in checkpoints}
+    children: dict[str, list[str]] = {}
+    for c in checkpoints:
+        if c.parent_checkpoint_id:
+            children.setdefault(c.parent_checkpoint_id, []).append(c.checkpoint_id)
+    active_line: set[str] = set()
+    cursor = head_id
+    while cursor and cursor in by_id and cursor not in active_line:
+        active_line.add(cursor)
+        cursor = by_id[cursor].parent_checkpoint_id
+    # uuid6 ids sort by time, so children come before their parents in this order.
+    ordered = sorted(checkpoints, key=lambda c: c.checkpoint_id, reverse=True)
+    lanes: dict[str, int] = {}
+    next_lane = 1
+    for c in ordered:
+        if c.checkpoint_id in active_line:
+            lanes[c.checkpoint_id] = 0
+            continue
+        kids = [k for k in children.get(c.checkpoint_id, []) if k in lanes and k not in active_line]
+        if kids:
+            lanes[c.checkpoint_id] = lanes[max(kids)]
+        else:
+            lanes[c.checkpoint_id] = next_lane
+            next_lane += 1
+    items: list[RailItem] = []
+    for c in ordered:
+        parent = c.parent_checkpoint_id
+        lane = lanes[c.checkpoint_id]
+        branch_start = parent is not None and parent in lanes and lanes[parent] != lane
+        kids = children.get(c.checkpoint_id, [])
+        items.append(
+            RailItem(
+                checkpoint=c,
+                lane=lane,
+                active=c.checkpoint_id == head_id,
+                on_active_line=c.checkpoint_id in active_line,
+                fork_point=len(kids) if len(kids) > 1 else 0,
+                branch_start=branch_start,
+            )
+        )
+    return tuple(items)

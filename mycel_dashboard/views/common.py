@@ -1,0 +1,29 @@
+"""What every read view shares: full page or htmx partial, and Vary: HX-Request on both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils.cache import patch_vary_headers
+
+from mycel_dashboard.permissions import can_act, role_of
+
+
+def wants_partial(request: HttpRequest) -> bool:
+    """An htmx swap asks for the fragment; a history restore (cache miss) needs the whole page."""
+    htmx = getattr(request, "htmx", None)
+    return bool(htmx) and not htmx.history_restore_request
+
+
+def render_screen(
+    request: HttpRequest, template: str, partial: str | None, context: dict[str, Any], *, status: int = 200
+) -> HttpResponse:
+    """Render `template`, or `template#partial` for an htmx request; the response varies on HX-Request."""
+    name = f"{template}#{partial}" if partial and wants_partial(request) else template
+    role = role_of(request.user)
+    context = {"user_role": role.value if role else None, "can_act": can_act(request.user), **context}
+    response = TemplateResponse(request, name, context, status=status)
+    patch_vary_headers(response, ("HX-Request",))
+    return response

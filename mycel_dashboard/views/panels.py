@@ -1,0 +1,24 @@
+"""The Thread screen's panels, each its own URL: the page loads them lazily with hx-trigger="load"."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+
+from mycel_dashboard.data import guarded, open_source
+from mycel_dashboard.panels import PANELS, PanelContent
+from mycel_dashboard.views.common import render_screen
+from mycel_dashboard.views.thread import thread_or_404
+
+
+def panel(request: HttpRequest, thread_id: str, name: str) -> HttpResponse:
+    found = PANELS.get(name)
+    if found is None:
+        raise Http404(f"No panel named {name!r}.")
+    _, reader = open_source()
+    problems: list[str] = []
+    thread_or_404(reader, thread_id, problems)
+    content = guarded(found.title.lower(), lambda: found.load(reader, thread_id), problems)
+    if content is None:
+        content = PanelContent(errors=tuple(problems))
+    context = {"thread_id": thread_id, "panel": found, "content": content}
+    return render_screen(request, "panel.html", "panel", context)

@@ -1,0 +1,117 @@
+"""Screen 1: every thread of every configured store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+
+from memory_core.pruning import prune_decisions
+from memory_core.records import ThreadRow
+from memory_core.stores.reader import MycelReader
+from memory_core.tokens import estimate_tokens
+from mycel_dashboard.data import BoundedCache, MemoryContext, memory_context, open_source, problem_text
+from mycel_dashboard.forms import ThreadListForm
+from mycel_dashboard.thread_list import (
+    FLAG_LABELS,
+    ContextLimitInfo,
+    HeadFacts,
+    SortKey,
+    ThreadListQuery,
+    thread_page,
+)
+from mycel_dashboard.views.common import render_screen
+
+_COLUMNS = (
+    (SortKey.THREAD, "Thread", ""),
+    (SortKey.NAME, "Name", ""),
+    (SortKey.MODEL, "Model", ""),
+    (SortKey.MESSAGES, "Messages", "num"),
+    (SortKey.CHECKPOINTS, "Checkpoints", "num"),
+    (SortKey.UPDATED, "Last activity", ""),
+    (SortKey.BYTES, "On disk", "num"),
+    (SortKey.FILL, "Context fill", ""),
+    (SortKey.FLAGS, "Flags", ""),
+)
+_TEXT_COLUMNS = {SortKey.THREAD, SortKey.NAME, SortKey.MODEL}
+
+# A thread's estimate and whether its newest checkpoint has trimmed/cleared results depend only on that
+# checkpoint and the settings, so they are remembered per head checkpoint id.
+_HEADS: BoundedCache[HeadFacts] = BoundedCache(20_000)
+
+
+def _columns(query: ThreadListQuery) -> list[dict[str, object]]:
+    columns = []
+    for key, label, css in _COLUMNS:
+        active = key is query.sort
+        if active:
+            next_order = "asc" if query.descending else "desc"
+        else:
+            next_order = "asc" if key in _TEXT_COLUMNS else "desc"
+        columns.append(
+            {"key": key.value, "label": label, "css": css, "active": active, "next_order": next_order}
+        )
+    return columns
+
+
+def _head_facts(
+    reader: MycelReader,
+    context_for: Callable[[ThreadRow], MemoryContext],
+    problems: list[str],
+) -> Callable[[ThreadRow], HeadFacts]:
+    def head_facts(row: ThreadRow) -> HeadFacts:
+        if not row.head_checkpoint_id or row.messages == 0:
+            return HeadFacts(pruned=False, estimated_tokens=0 if row.head_checkpoint_id else None)
+        context = context_for(row)
+
+        def compute() -> HeadFacts:
+            state = reader.get_state(row.thread_id, row.head_checkpoint_id)
+            if state.value is None:
+                return HeadFacts(pruned=False, estimated_tokens=None)
+            result = prune_decisions(state.value.messages, settings=context.settings)
+            return HeadFacts(
+                pruned=any(d.action.changes_content for d in result.decisions),
+                estimated_tokens=estimate_tokens(state.value.messages),
+            )
+
+        key = (row.thread_id, row.head_checkpoint_id, context.settings)
+        try:
+            return _HEADS.get_or_compute(key, compute)
+        except Exception as exc:  # noqa: BLE001 — one unreadable thread must not break the list
+            problems.append(f"{row.thread_id}: could not read the newest checkpoint ({type(exc).__name__})")
+            return HeadFacts(pruned=False, estimated_tokens=None)
+
+    return head_facts
+
+
+def thread_list(request: HttpRequest) -> HttpResponse:
+    query, notes = ThreadListForm(request.GET).query()
+    source, reader = open_source()
+    result = reader.list_threads()
+    problems = [problem_text(p) for p in result.problems]
+    contexts: dict[str | None, MemoryContext] = {}
+
+    def context_for(row: ThreadRow) -> MemoryContext:
+        # Mycel resolves the limit from the thread's configured model (maybe virtual, e.g. leon:snug).
+        model = row.configured_model or row.model
+        # Config files are read once per model per request, not once per thread.
+        if model not in contexts:
+            contexts[model] = memory_context(model, override=query.context_limit, locations=source.locations)
+        return contexts[model]
+
+    def limit_for(row: ThreadRow) -> ContextLimitInfo:
+        return context_for(row).limit
+
+    page = thread_page(
+        result.value, query, limit_for=limit_for, head_facts=_head_facts(reader, context_for, problems)
+    )
+    context = {
+        "source": source,
+        "query": query,
+        "page": page,
+        "columns": _columns(query),
+        "flag_choices": [(flag.value, label) for flag, label in FLAG_LABELS.items()],
+        "problems": problems,
+        "notes": notes,
+    }
+    return render_screen(request, "threads.html", "thread-rows", context)

@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+TOOL_HEAVY = "m_npRsndIka9dx-2"
+COMPACTED = "m_0D8EzdJXJhk9-2"
+
+
+def _figure(body: str) -> dict:
+    found = re.search(r'<script id="fill-figure" type="application/json">(.*?)</script>', body, re.S)
+    assert found, "the chart's json_script is missing"
+    return json.loads(found.group(1))
+
+
+def test_thread_page_draws_the_context_fill_chart(viewer_client, sample_home: Path):
+    response = viewer_client.get(f"/threads/{TOOL_HEAVY}/")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert 'data-plotly="fill-figure"' in body
+    figure = _figure(body)
+    names = [trace["name"] for trace in figure["data"]]
+    assert {"stored (Mycel estimate)", "after pruning", "sent to the model"} <= set(names)
+    assert "provider input tokens" in names
+    assert len(figure["data"][0]["x"]) == 13  # one point per AI message
+    # each point knows where its call sits in the timeline (the click target)
+    anchor, url = figure["data"][0]["customdata"][0]
+    assert anchor.startswith("msg-") and url.endswith(f"#{anchor}")
+    assert "charts.js" in body and "plotly.min.js" in body
+    assert "HX-Request" in response["Vary"]
+
+
+def test_compacted_thread_chart_marks_compaction_and_the_trigger(viewer_client, sample_home: Path):
+    body = viewer_client.get(f"/threads/{COMPACTED}/").content.decode()
+    figure = _figure(body)
+    assert "compaction ran" in [trace["name"] for trace in figure["data"]]
+    limit = 5500
+    assert [shape["y0"] for shape in figure["layout"]["shapes"]] == [int(limit * 0.7), limit]
+
+
+def _protect_only_the_last_step(home: Path) -> None:
+    (home / "runtime.json").write_text(json.dumps({"memory": {"pruning": {"protect_recent": 1}}}))
+
+
+def test_tool_results_carry_badges_with_the_rule_responsible(viewer_client, sample_home: Path):
+    body = viewer_client.get(f"/threads/{TOOL_HEAVY}/").content.decode()
+    assert "soft-trimmed 6,431 → 3,019 chars" in body
+    assert "soft_trim_chars=3000: 6431 &gt; 3000" in body
+    # Mycel's default protect_recent=3 keeps the 12,731-char result whole: it belongs to the third
+    # tool-calling AI step from the end.
+    assert "protected by AI step #3 from the end" in body
+    assert "(would be cleared)" in body
+    assert "badge unchanged" in body
+
+
+def test_the_users_runtime_config_decides_the_badges(viewer_client, sample_home: Path):
+    _protect_only_the_last_step(sample_home)
+    body = viewer_client.get(f"/threads/{TOOL_HEAVY}/").content.decode()
+    assert "hard-cleared (was 12,731 chars)" in body
+    assert "hard_clear_threshold=10000: 12731 &gt; 10000" in body
+
+
+def test_spilled_result_links_to_the_spill_file(viewer_client, sample_home: Path):
+    body = viewer_client.get(f"/threads/{TOOL_HEAVY}/").content.decode()
+    link = f"/threads/{TOOL_HEAVY}/spill/toolu_i2HMWbiZ2p2J7AfAvuVmbjGJ/"
+    assert link in body
+    spill = viewer_client.get(link)
+    assert spill.status_code == 200
+    assert "59" in spill.content.decode()  # 59,668 bytes, shown as a size
+
+
+def test_long_results_are_collapsed_with_the_full_text_at_hand(viewer_client, sample_home: Path):
+    body = viewer_client.get(f"/threads/{TOOL_HEAVY}/").content.decode()
+    assert '<details class="long">' in body
+    assert "show all 12,731 characters" in body
+
+
+def test_sent_view_is_an_htmx_partial_with_the_pruned_text(viewer_client, sample_home: Path):
+    _protect_only_the_last_step(sample_home)
+    response = viewer_client.get(f"/threads/{TOOL_HEAVY}/?view=sent", **HTMX)
+    body = response.content.decode()
+    assert body.lstrip().startswith('<section id="timeline"')
+    assert "<html" not in body
+    assert "[Tool output cleared — 12731 chars]" in body
+    assert "[...trimmed...]" in body
+    assert "HX-Request" in response["Vary"]
+
+
+def test_stored_view_keeps_the_original_text(viewer_client, sample_home: Path):
+    _protect_only_the_last_step(sample_home)
+    body = viewer_client.get(f"/threads/{TOOL_HEAVY}/?view=stored", **HTMX).content.decode()
+    assert "[Tool output cleared — 12731" not in body
+    assert "hard-cleared (was 12,731 chars)" in body
+
+
+def test_history_restore_of_a_timeline_url_gets_the_full_page(viewer_client, sample_home: Path):
+    response = viewer_client.get(
+        f"/threads/{TOOL_HEAVY}/?view=sent", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true"
+    )
+    assert "<html" in response.content.decode()
+
+
+def test_summary_card_sits_at_the_compaction_boundary(viewer_client, sample_home: Path):
+    body = viewer_client.get(f"/threads/{COMPACTED}/").content.decode()
+    assert "Conversation summary" in body
+    assert "compact_up_to_index 16" in body
+    assert "6 earlier summaries (inactive)" in body
+    assert "split turn" in body
+    card = body.index('id="summary"')
+    assert body.index('id="msg-15"') < card < body.index('id="msg-16"')
+    assert "badge summarised" in body
+
+
+def test_sent_view_of_a_compacted_thread_starts_with_the_summary(viewer_client, sample_home: Path):
+    body = viewer_client.get(f"/threads/{COMPACTED}/?view=sent", **HTMX).content.decode()
+    assert 'id="msg-3"' not in body  # folded into the summary
+    assert body.index('id="summary"') < body.index('id="msg-16"')
+
+
+def test_checkpoint_rail_marks_the_active_checkpoint(viewer_client, sample_home: Path):
+    body = viewer_client.get(f"/threads/{COMPACTED}/").content.decode()
+    assert body.count('class="badge ok">active<') == 1
+    assert len(re.findall(rf'href="/threads/{COMPACTED}/checkpoints/[^/]+/"', body)) == 37
+
+
+def test_panels_are_loaded_lazily(viewer_client, sample_home: Path):
+    body = viewer_client.get(f"/threads/{TOOL_HEAVY}/").content.decode()
+    for name in ("sandbox", "queue", "file-operations", "run-events", "integrity"):
+        assert f'hx-get="/threads/{TOOL_HEAVY}/panels/{name}/" hx-trigger="load"' in body
+        assert f'<a href="/threads/{TOOL_HEAVY}/panels/{name}/">' in body
+
+
+def test_unknown_thread_is_a_404_page(viewer_client, sample_home: Path):
+    response = viewer_client.get("/threads/no-such-thread/")
+    assert response.status_code == 404
+    assert "no-such-thread" in response.content.decode()
+
+
+def test_full_message_text_is_one_click_away(viewer_client, sample_home: Path):
+    _protect_only_the_last_step(sample_home)
+    body = viewer_client.get(f"/threads/{TOOL_HEAVY}/").content.decode()
+    index = re.search(r'id="msg-(\d+)"[^>]*>(?:(?!</li>).)*hard-cleared', body, re.S).group(1)
+    stored = viewer_client.get(f"/threads/{TOOL_HEAVY}/messages/{index}/").content.decode()
+    assert "12,731 characters" in stored
+    sent = viewer_client.get(f"/threads/{TOOL_HEAVY}/messages/{index}/?view=sent", **HTMX).content.decode()
+    assert "[Tool output cleared — 12731 chars]" in sent
+    assert "<html" not in sent
+    assert viewer_client.get(f"/threads/{TOOL_HEAVY}/messages/9999/").status_code == 404
+
+
+def test_bad_timeline_parameters_are_reported(viewer_client, sample_home: Path):
+    response = viewer_client.get(f"/threads/{TOOL_HEAVY}/?view=bogus&page=abc")
+    assert response.status_code == 200
+    assert "Ignored" in response.content.decode()
+
+
+def test_context_limit_override_moves_the_lines(viewer_client, sample_home: Path):
+    body = viewer_client.get(f"/threads/{TOOL_HEAVY}/?limit=10000").content.decode()
+    assert [s["y0"] for s in _figure(body)["layout"]["shapes"]] == [7000, 10000]

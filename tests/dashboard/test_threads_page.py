@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import point_env_at
+
+SAMPLE_THREADS = (
+    "m_npRsndIka9dx-1",
+    "m_0D8EzdJXJhk9-1",
+    "m_npRsndIka9dx-2",
+    "m_0D8EzdJXJhk9-2",
+    "m_0D8EzdJXJhk9-3",
+    "m_npRsndIka9dx-3",
+)
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _row_ids(body: str) -> list[str]:
+    return re.findall(r'<a class="mono" href="/threads/([^/]+)/">', body)
+
+
+def test_thread_list_requires_login(client, db):
+    response = client.get("/threads/")
+    assert response.status_code == 302
+    assert response.url.startswith("/login/")
+
+
+def test_thread_list_shows_every_sample_thread(viewer_client, sample_home: Path):
+    response = viewer_client.get("/threads/")
+    assert response.status_code == 200
+    assert sorted(_row_ids(response.content.decode())) == sorted(SAMPLE_THREADS)
+    assert "HX-Request" in response["Vary"]
+
+
+def test_htmx_request_gets_only_the_rows_partial(viewer_client, sample_home: Path):
+    response = viewer_client.get("/threads/?q=Toad", **HTMX)
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<section id="thread-rows"')
+    assert "<html" not in body
+    assert "HX-Request" in response["Vary"]
+
+
+def test_history_restore_gets_the_full_page(viewer_client, sample_home: Path):
+    response = viewer_client.get(
+        "/threads/?q=Toad", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true"
+    )
+    assert "<html" in response.content.decode()
+
+
+def test_search_matches_id_or_name(viewer_client, sample_home: Path):
+    by_id = _row_ids(viewer_client.get("/threads/?q=0D8EzdJXJhk9").content.decode())
+    assert sorted(by_id) == ["m_0D8EzdJXJhk9-1", "m_0D8EzdJXJhk9-2", "m_0D8EzdJXJhk9-3"]
+    by_name = _row_ids(viewer_client.get("/threads/?q=morel").content.decode())
+    assert sorted(by_name) == ["m_npRsndIka9dx-1", "m_npRsndIka9dx-2", "m_npRsndIka9dx-3"]
+
+
+def test_filter_by_compacted_keeps_only_the_compacted_thread(viewer_client, sample_home: Path):
+    body = viewer_client.get("/threads/?flag=compacted").content.decode()
+    assert _row_ids(body) == ["m_0D8EzdJXJhk9-2"]
+
+
+def test_filter_by_trimmed_finds_the_tool_heavy_thread(viewer_client, sample_home: Path):
+    body = viewer_client.get("/threads/?flag=pruned").content.decode()
+    assert "m_npRsndIka9dx-2" in _row_ids(body)
+    assert "m_0D8EzdJXJhk9-1" not in _row_ids(body)
+
+
+@pytest.mark.parametrize("order", ["asc", "desc"])
+def test_sort_by_messages_orders_rows(viewer_client, sample_home: Path, order: str):
+    body = viewer_client.get(f"/threads/?sort=messages&order={order}").content.decode()
+    ids = _row_ids(body)
+    counts = {"m_npRsndIka9dx-2": 31, "m_0D8EzdJXJhk9-2": 24, "m_npRsndIka9dx-1": 10}
+    ranked = [i for i in ids if i in counts]
+    expected = sorted(counts, key=counts.__getitem__, reverse=order == "desc")
+    assert ranked == expected
+
+
+@pytest.mark.parametrize(
+    "sort", ["thread", "name", "model", "messages", "checkpoints", "updated", "bytes", "fill", "flags"]
+)
+def test_every_column_sorts(viewer_client, sample_home: Path, sort: str):
+    response = viewer_client.get(f"/threads/?sort={sort}")
+    assert response.status_code == 200
+    assert len(_row_ids(response.content.decode())) == len(SAMPLE_THREADS)
+    assert 'aria-sort="' in response.content.decode()
+
+
+def test_bad_parameters_are_reported_and_ignored(viewer_client, sample_home: Path):
+    response = viewer_client.get("/threads/?sort=evil&page=-3&flag=nope")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "Ignored sort" in body and "Ignored flag" in body
+    assert len(_row_ids(body)) == len(SAMPLE_THREADS)
+
+
+def test_context_fill_uses_the_overridden_limit(viewer_client, sample_home: Path):
+    body = viewer_client.get("/threads/?q=m_0D8EzdJXJhk9-2&limit=1000").content.decode()
+    assert "set in the URL" in body
+    assert re.search(r"\d{3,} %", body)  # the estimate is far above a 1,000-token limit
+
+
+def test_page_beyond_the_end_shows_the_last_page(viewer_client, sample_home: Path):
+    response = viewer_client.get("/threads/?page=99")
+    assert response.status_code == 200
+    assert len(_row_ids(response.content.decode())) == len(SAMPLE_THREADS)
+
+
+def test_missing_database_is_a_message_not_an_error(viewer_client, tmp_path: Path, monkeypatch):
+    empty = tmp_path / "nothing-here"
+    empty.mkdir()
+    point_env_at(monkeypatch, empty)
+    response = viewer_client.get("/threads/")
+    assert response.status_code == 200
+    assert "No threads found" in response.content.decode()
+
+
+def test_corrupt_database_is_reported_in_the_page(viewer_client, sample_home: Path):
+    for suffix in ("", "-wal", "-shm"):
+        path = sample_home / f"leon.db{suffix}"
+        if path.exists():
+            path.unlink()
+    (sample_home / "leon.db").write_bytes(b"this is not a database" * 100)
+    response = viewer_client.get("/threads/")
+    assert response.status_code == 200
+    assert 'class="problem"' in response.content.decode()
