@@ -159,3 +159,39 @@ def test_bad_timeline_parameters_are_reported(viewer_client, sample_home: Path):
 def test_context_limit_override_moves_the_lines(viewer_client, sample_home: Path):
     body = viewer_client.get(f"/threads/{TOOL_HEAVY}/?limit=10000").content.decode()
     assert [s["y0"] for s in _figure(body)["layout"]["shapes"]] == [7000, 10000]
+
+
+def test_a_2000_message_timeline_renders_one_page_at_a_time():
+    from memory_core.messages import Message, MessageType, ToolCall
+    from memory_core.pruning import prune_decisions
+    from memory_core.settings import MemorySettings
+    from mycel_dashboard.thread_view import PAGE_SIZE, View, build_timeline
+
+    messages = []
+    for turn in range(500):
+        messages += [
+            Message(type=MessageType.HUMAN, content=f"turn {turn}"),
+            Message(type=MessageType.AI, tool_calls=(ToolCall(id=f"c{turn}", name="Bash"),)),
+            Message(type=MessageType.TOOL, content="x" * 5000, tool_call_id=f"c{turn}"),
+            Message(type=MessageType.AI, content="done"),
+        ]
+    pruning = prune_decisions(messages, settings=MemorySettings())
+    timeline = build_timeline(messages, pruning=pruning, card=None, view=View.SENT, page=4, spill_url=str)
+    assert timeline.pages == 2000 // PAGE_SIZE
+    assert len(timeline.entries) == PAGE_SIZE
+    assert timeline.entries[0].index == 3 * PAGE_SIZE
+    assert any(b.kind == "soft_trimmed" for e in timeline.entries for b in e.badges)
+
+
+def test_checkpoint_rail_draws_a_fork_as_its_own_lane():
+    from memory_core.records import CheckpointRow
+    from mycel_dashboard.thread_view import checkpoint_rail
+
+    def row(cid: str, parent: str | None) -> CheckpointRow:
+        return CheckpointRow(cid, parent, 0, "loop", None, None, None, {}, 1, 1)
+
+    rows = [row("1", None), row("2", "1"), row("3", "2"), row("4", "1"), row("5", "4")]
+    rail = {item.checkpoint.checkpoint_id: item for item in checkpoint_rail(rows, "5")}
+    assert rail["5"].active and rail["5"].lane == 0 and rail["1"].fork_point == 2
+    assert rail["3"].lane == rail["2"].lane == 1 and not rail["2"].on_active_line
+    assert rail["2"].branch_start
