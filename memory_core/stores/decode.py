@@ -7,6 +7,7 @@ can run code. Here every msgpack extension becomes a plain dict or value, and pi
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import ormsgpack
@@ -42,6 +43,11 @@ def _plain_ext(code: int, data: bytes) -> Any:
     rest = payload[2] if len(payload) > 2 else None
     if code in (EXT_PYDANTIC_V1, EXT_PYDANTIC_V2, EXT_CONSTRUCTOR_KW_ARGS) and isinstance(rest, dict):
         return {"__class__": name, "__module__": module, **rest}
+    if code == EXT_CONSTRUCTOR_SINGLE_ARG and (module, name) == ("uuid", "UUID") and isinstance(rest, str):
+        try:
+            return str(uuid.UUID(rest))
+        except ValueError:
+            return rest
     if code in (EXT_CONSTRUCTOR_SINGLE_ARG, EXT_METHOD_SINGLE_ARG):
         # datetime → its ISO string, UUID → its text, set → a list, Enum → its value.
         return rest
