@@ -133,6 +133,7 @@ STATIC_URL = "static/"
 # plotly.min.js is served from the installed wheel: no CDN, works with no internet.
 STATICFILES_DIRS = [BASE_DIR / "static", ("plotly", Path(plotly.__file__).parent / "package_data")]
 STATIC_ROOT = DASHBOARD_DATA_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every start when it is missing
 # WhiteNoise serves static files from the app server itself (gunicorn in production); with
 # WHITENOISE_USE_FINDERS it needs no collectstatic step on a fresh checkout.
 WHITENOISE_USE_FINDERS = True

@@ -1,0 +1,99 @@
+"""Screen 4: compaction dry-run — what Mycel would summarise and keep, under the current or proposed config."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_core.compaction import CompactionPlan, plan_compaction
+from memory_core.stores.thread_settings import thread_memory_settings
+from mycel_dashboard import audit
+from mycel_dashboard.action_forms import DryRunForm
+from mycel_dashboard.data import guarded, open_source, problem_text
+from mycel_dashboard.models import AuditEntry
+from mycel_dashboard.permissions import can_act
+from mycel_dashboard.summariser import configured_endpoint, generate_summary, summary_prompt
+from mycel_dashboard.views.common import render_screen
+from mycel_dashboard.views.thread import thread_or_404
+
+
+def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
+    form = DryRunForm(request_data)
+    source, reader = open_source()
+    problems: list[str] = []
+    row = thread_or_404(reader, thread_id, problems)
+    if not form.is_valid():
+        problems.extend(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+    checkpoint_id = form.cleaned_data.get("checkpoint") if form.is_valid() else None
+    state_result = reader.get_state(thread_id, checkpoint_id or None)
+    problems.extend(problem_text(p) for p in state_result.problems)
+    state = state_result.value
+    context: dict[str, Any] = {"thread_id": thread_id, "thread": row, "form": form, "problems": problems}
+    if row is None or state is None:
+        problems.append("There is no readable checkpoint to plan from.")
+        return context
+    current, limit = thread_memory_settings(source.locations, row)
+    overrides = form.overrides()
+    proposed = replace(current, **overrides)
+    prompt = summary_prompt()
+    plan = guarded(
+        "the compaction plan",
+        lambda: plan_compaction(state.messages, settings=proposed, summary_prompt=prompt),
+        problems,
+    )
+    baseline: CompactionPlan | None = None
+    if overrides:
+        baseline = guarded(
+            "the current plan", lambda: plan_compaction(state.messages, settings=current), problems
+        )
+    context.update(
+        state=state,
+        settings=proposed,
+        current_settings=current,
+        limit=limit,
+        overrides=overrides,
+        plan=plan,
+        baseline=baseline,
+        summarised=plan.to_summarize if plan else (),
+        endpoint=configured_endpoint(),
+    )
+    return context
+
+
+@require_GET
+def dry_run(request: HttpRequest, thread_id: str) -> HttpResponse:
+    return render_screen(request, "dry_run.html", "dry-run-result", _plans(request.GET, thread_id))
+
+
+@require_POST
+def dry_run_generate(request: HttpRequest, thread_id: str) -> HttpResponse:
+    """Send the summarisation request to the configured model and show both sides; nothing is written."""
+    if not can_act(request.user):
+        raise PermissionDenied("Only operators may call the summary model.")
+    context = _plans(request.POST, thread_id)
+    endpoint = context.get("endpoint")
+    plan: CompactionPlan | None = context.get("plan")
+    if endpoint is None:
+        context["generation_error"] = (
+            "No summary model is configured (set DASHBOARD_SUMMARY_URL and DASHBOARD_SUMMARY_MODEL)."
+        )
+        return render_screen(request, "dry_run.html", "dry-run-result", context, status=400)
+    if plan is None or plan.compact_up_to_index is None:
+        context["generation_error"] = "Mycel would not summarise anything here, so there is nothing to send."
+        return render_screen(request, "dry_run.html", "dry-run-result", context, status=400)
+    exchange = generate_summary(endpoint, prompt=summary_prompt(), conversation=plan.conversation_text)
+    audit.record(
+        request.user,
+        AuditEntry.Action.SUMMARY_PREVIEW,
+        AuditEntry.Result.APPLIED if exchange.error is None else AuditEntry.Result.FAILED,
+        thread_id=thread_id,
+        target=endpoint.model,
+        message=exchange.error or f"{len(exchange.summary or '')} characters of summary",
+        before={"request_chars": len(plan.conversation_text), "summarize_count": plan.summarize_count},
+    )
+    context["exchange"] = exchange
+    return render_screen(request, "dry_run.html", "dry-run-result", context)

@@ -1,0 +1,143 @@
+"""Roll back to a checkpoint, and undo: impact report (GET), then an audited, fingerprint-checked write (POST)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_core.rollback import RollbackImpact
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.rollback_actions import (
+    UnknownCheckpoint,
+    UnknownThread,
+    apply_rollback,
+    impact_as_dict,
+    preview_rollback,
+    preview_undo,
+)
+from memory_core.stores.rollback_writer import RollbackRefused
+from mycel_dashboard import audit
+from mycel_dashboard.action_forms import ConfirmRollbackForm
+from mycel_dashboard.data import open_source
+from mycel_dashboard.models import AuditEntry
+from mycel_dashboard.permissions import can_act
+from mycel_dashboard.views.common import render_screen
+
+
+def _impact_or_404(reader: MycelReader, thread_id: str, checkpoint_id: str | None) -> RollbackImpact:
+    try:
+        if checkpoint_id is None:
+            return preview_undo(reader, thread_id)
+        return preview_rollback(reader, thread_id, checkpoint_id)
+    except (UnknownThread, UnknownCheckpoint) as exc:
+        raise Http404(str(exc)) from exc
+
+
+def _screen(request: HttpRequest, impact: RollbackImpact | None, **extra: Any) -> HttpResponse:
+    status = extra.pop("status", 200)
+    context = {"impact": impact, "form": ConfirmRollbackForm(), **extra}
+    return render_screen(request, "rollback.html", "rollback-report", context, status=status)
+
+
+@require_GET
+def rollback_preview(request: HttpRequest, thread_id: str, checkpoint_id: str) -> HttpResponse:
+    _, reader = open_source()
+    impact = _impact_or_404(reader, thread_id, checkpoint_id)
+    return _screen(request, impact, thread_id=thread_id)
+
+
+@require_GET
+def undo_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
+    _, reader = open_source()
+    try:
+        impact = _impact_or_404(reader, thread_id, None)
+    except RollbackRefused as exc:
+        return _screen(request, None, thread_id=thread_id, nothing_to_undo=str(exc))
+    return _screen(request, impact, thread_id=thread_id)
+
+
+@require_POST
+def rollback_apply(request: HttpRequest, thread_id: str, checkpoint_id: str) -> HttpResponse:
+    return _apply(request, thread_id, checkpoint_id)
+
+
+@require_POST
+def undo_apply(request: HttpRequest, thread_id: str) -> HttpResponse:
+    return _apply(request, thread_id, None)
+
+
+def _apply(request: HttpRequest, thread_id: str, checkpoint_id: str | None) -> HttpResponse:
+    if not can_act(request.user):
+        raise PermissionDenied("Only operators may roll a thread back.")
+    source, reader = open_source()
+    action = AuditEntry.Action.UNDO if checkpoint_id is None else AuditEntry.Action.ROLLBACK
+    try:
+        impact = _impact_or_404(reader, thread_id, checkpoint_id)
+    except RollbackRefused as exc:
+        audit.record(request.user, action, AuditEntry.Result.REFUSED, thread_id=thread_id, message=str(exc))
+        return _screen(request, None, thread_id=thread_id, nothing_to_undo=str(exc), status=409)
+    form = ConfirmRollbackForm(request.POST)
+    if not form.is_valid():
+        return _screen(
+            request, impact, thread_id=thread_id, refused="The confirmation was malformed.", status=400
+        )
+    before = impact_as_dict(impact)
+    refused: str | None = None
+    if form.cleaned_data["fingerprint"] != impact.fingerprint:
+        refused = "The thread changed since you previewed this (new checkpoints). Read the new report below."
+    else:
+        try:
+            applied = apply_rollback(
+                source.locations,
+                impact,
+                actor=request.user.get_username(),
+                force=form.cleaned_data["force"],
+                reader=reader,
+            )
+        except RollbackRefused as exc:
+            refused = str(exc)
+    if refused is not None:
+        audit.record(
+            request.user,
+            action,
+            AuditEntry.Result.REFUSED,
+            thread_id=thread_id,
+            target=impact.target_checkpoint_id,
+            message=refused,
+            before=before,
+        )
+        return _screen(request, impact, thread_id=thread_id, refused=refused, status=409)
+    audit.record(
+        request.user,
+        action,
+        AuditEntry.Result.APPLIED,
+        thread_id=thread_id,
+        target=impact.target_checkpoint_id,
+        message=f"new head {applied.new_head_checkpoint_id}",
+        before=before,
+        after={
+            "new_head_checkpoint_id": applied.new_head_checkpoint_id,
+            "previous_head_checkpoint_id": applied.previous_head_checkpoint_id,
+            "deactivated_summaries": list(applied.deactivated_summary_ids),
+            "reactivated_summaries": list(applied.reactivated_summary_ids),
+        },
+    )
+    verb = "Undone" if checkpoint_id is None else "Rolled back"
+    messages.success(
+        request,
+        f"{verb}: the active checkpoint is now {applied.new_head_checkpoint_id} (was "
+        f"{applied.previous_head_checkpoint_id}). Nothing was deleted.",
+    )
+    target = redirect("thread", thread_id=thread_id)
+    if not getattr(request, "htmx", False):
+        return target
+    # htmx: let the client navigate, and tell listening panels the thread changed.
+    response = HttpResponse(status=204)
+    response["HX-Redirect"] = target.url
+    response["HX-Trigger"] = "thread-changed"
+    return response
