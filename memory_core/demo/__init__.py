@@ -13,7 +13,7 @@ from memory_core.demo.graph import (
     build_thread,
 )
 from memory_core.demo.home import DemoManifest, DemoThread, write_demo_home
-from memory_core.demo.memory import MemoryRules, SummaryRow
+from memory_core.demo.memory import SummaryRow
 from memory_core.demo.scripts import (
     Fork,
     Human,
@@ -55,7 +55,6 @@ __all__ = [
     "Fork",
     "Human",
     "MemberRow",
-    "MemoryRules",
     "QueueItem",
     "Reply",
     "RunEvent",

@@ -27,7 +27,7 @@ from pydantic import ConfigDict
 from typing_extensions import TypedDict
 
 from memory_core.demo.determinism import DemoClock, SeededIds, frozen_langgraph
-from memory_core.demo.memory import MemoryState, SummaryRow, model_view
+from memory_core.demo.memory import MemoryState, SummaryRow, estimated_tokens, model_view
 from memory_core.demo.scripts import Human, Reply, ThreadScript, Turn
 from memory_core.demo.tools import TOOLS, FileOperation, ToolContext, ToolFailure
 
@@ -204,15 +204,15 @@ def _spill_text(size: int, path: str, content: str) -> str:
 
 
 def _status(run: _Run, messages: list[BaseMessage]) -> dict[str, Any]:
-    chars = sum(len(m.text) for m in messages)
+    tokens = estimated_tokens(messages)
     limit = run.script.memory.context_limit
     return {
         "state": {"state": "active", "flags": {"streaming": False, "compacting": False, "error": False}},
         "context": {
             "message_count": len(messages),
-            "estimated_tokens": chars // 2,
+            "estimated_tokens": tokens,
             "context_limit": limit,
-            "usage_percent": round(100 * (chars // 2) / limit, 1),
+            "usage_percent": round(100 * tokens / limit, 1),
         },
     }
 
@@ -399,7 +399,7 @@ def build_thread(
         clock=clock,
         ids=ids,
         tools=ToolContext(thread_id=thread_id, workspace=workspace, clock=clock, new_id=ids.uuid4),
-        memory=MemoryState(rules=script.memory),
+        memory=MemoryState(settings=script.memory),
         model=ScriptedChatModel(
             style=script.style, model_name=script.model, model_provider=script.model_provider, ids=ids
         ),

@@ -1,9 +1,10 @@
-"""Mycel's model-call memory rules, re-stated for the demo's fake agent loop.
+"""The demo model node's memory: the engine's Mycel rules applied to the LangChain messages of the fake loop.
 
 Mycel prunes and compacts only the request it sends to the model (reference §3); the checkpoints keep
-the full history. The demo model node does the same so that the `summaries` rows it writes, and the
-`usage_metadata.input_tokens` it reports, agree with the messages in the checkpoints. This is our own
-restatement of the documented behaviour (pruning §3.2, estimate §3.3, trigger §3.4, split §3.6–3.7).
+the full history. The demo model node does the same, through `memory_core.compaction` and
+`memory_core.model_view`, so the `summaries` rows it writes and the `usage_metadata.input_tokens` it
+reports agree with what the dashboard's engine says about the stored messages. Only the summariser is
+fake here: it writes a short digest instead of calling a model.
 """
 
 from __future__ import annotations
@@ -11,26 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 
-SUMMARY_PREFIX = "[Conversation Summary]\n"
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryRules:
-    """The memory settings the demo's model node applies (Mycel's defaults unless a model is small)."""
-
-    context_limit: int = 128_000
-    soft_trim_chars: int = 3000
-    hard_clear_threshold: int = 10_000
-    protect_recent: int = 3
-    keep_recent_tokens: int = 20_000
-    threshold: float = 0.7
-
-    @property
-    def effective_keep_recent(self) -> int:
-        cap = int(self.context_limit * 0.4)
-        return cap if 0 < cap < self.keep_recent_tokens else self.keep_recent_tokens
+from memory_core.compaction import plan_compaction, summary_text_for
+from memory_core.messages import Message, MessageType, message_from_dict
+from memory_core.model_view import ActiveSummary, ViewItem
+from memory_core.model_view import model_view as engine_model_view
+from memory_core.settings import MemorySettings
+from memory_core.tokens import estimate_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,165 +37,63 @@ class SummaryRow:
 class MemoryState:
     """Per-thread cache, like one MemoryMiddleware instance (the summary survives between calls)."""
 
-    rules: MemoryRules
-    summary_text: str | None = None
-    compact_up_to_index: int = 0
+    settings: MemorySettings
+    active: ActiveSummary | None = None
     saved: list[SummaryRow] = field(default_factory=list)
 
 
-def content_chars(message: BaseMessage) -> int:
-    content = message.content
-    if isinstance(content, str):
-        return len(content)
-    total = 0
-    for block in content:
-        if isinstance(block, dict):
-            text = block.get("text", "")
-            total += len(text) if isinstance(text, str) else 0
-        else:
-            total += len(block)
-    return total
+def engine_messages(messages: Sequence[BaseMessage]) -> tuple[Message, ...]:
+    """The engine's typed messages for LangChain messages (their `model_dump()` is the checkpoint dict)."""
+    return tuple(message_from_dict(m.model_dump()) for m in messages)
 
 
-def message_tokens(message: BaseMessage) -> int:
-    """The compactor's per-message estimate: chars // 2, floored per block."""
-    content = message.content
-    if isinstance(content, str):
-        return len(content) // 2
-    total = 0
-    for block in content:
-        if isinstance(block, dict):
-            text = block.get("text", "")
-            total += len(text) // 2 if isinstance(text, str) else 0
-        else:
-            total += len(block) // 2
-    return total
+def estimated_tokens(messages: Sequence[BaseMessage]) -> int:
+    """Mycel's trigger estimate of LangChain messages."""
+    return estimate_tokens(engine_messages(messages))
 
 
-def estimate_tokens(messages: Sequence[BaseMessage]) -> int:
-    """The trigger estimate: all characters // 2."""
-    return sum(content_chars(m) for m in messages) // 2
-
-
-def pruned(messages: Sequence[BaseMessage], rules: MemoryRules) -> list[BaseMessage]:
-    """Copies with old large string tool results trimmed or cleared; recent tool-calling steps protected."""
-    protected: set[str] = set()
-    steps = 0
-    for message in reversed(messages):
-        if steps >= rules.protect_recent:
-            break
-        if isinstance(message, AIMessage) and message.tool_calls:
-            protected.update(str(call.get("id")) for call in message.tool_calls)
-            steps += 1
-    result: list[BaseMessage] = []
-    for message in messages:
-        content = message.content
-        if (
-            isinstance(message, ToolMessage)
-            and message.tool_call_id not in protected
-            and isinstance(content, str)
-            and len(content) > rules.soft_trim_chars
-        ):
-            if len(content) > rules.hard_clear_threshold:
-                text = f"[Tool output cleared \u2014 {len(content)} chars]"
-            else:
-                half = rules.soft_trim_chars // 2
-                text = content[:half] + "\n\n[...trimmed...]\n\n" + content[-half:]
-            message = message.model_copy(update={"content": text})
-        result.append(message)
-    return result
-
-
-def _adjust_boundary(messages: Sequence[BaseMessage], split_idx: int) -> int:
-    while split_idx < len(messages):
-        if isinstance(messages[split_idx], HumanMessage):
-            break
-        split_idx -= 1
-        if split_idx <= 0:
-            break
-    return max(split_idx, 1)
-
-
-def split_index(messages: Sequence[BaseMessage], keep_recent_tokens: int) -> int:
-    """How many leading messages a compaction summarises (0 = nothing to summarise)."""
-    if len(messages) <= 2:
-        return 0
-    kept = 0
-    for i in range(len(messages) - 1, -1, -1):
-        tokens = message_tokens(messages[i])
-        if kept + tokens > keep_recent_tokens:
-            split_idx = _adjust_boundary(messages, i + 1)
-            return split_idx if split_idx > 1 else 0
-        kept += tokens
-    return 0
-
-
-def turn_prefix_length(to_keep: Sequence[BaseMessage], context_limit: int) -> int:
-    """Length of the split-turn prefix, or 0 when the kept part fits in 60 % of the limit."""
-    if len(to_keep) <= 1:
-        return 0
-    budget = int(context_limit * 0.5 * 1.2)
-    if sum(message_tokens(m) for m in to_keep) <= budget:
-        return 0
-    accumulated = 0
-    end = max(len(to_keep) - 1, 0)
-    for i, message in enumerate(to_keep):
-        tokens = message_tokens(message)
-        if accumulated + tokens > budget:
-            end = i
-            break
-        accumulated += tokens
-    return _adjust_boundary(to_keep, end)
-
-
-def _digest(messages: Sequence[BaseMessage]) -> str:
-    humans = sum(isinstance(m, HumanMessage) for m in messages)
-    ais = sum(isinstance(m, AIMessage) for m in messages)
-    tools = sum(isinstance(m, ToolMessage) for m in messages)
-    first = next((m for m in messages if isinstance(m, HumanMessage)), None)
-    opening = ""
-    if first is not None:
-        text = first.content if isinstance(first.content, str) else str(first.content)
-        opening = f"\n- First request: {text[:120]}"
+def _digest(messages: Sequence[Message]) -> str:
+    counts = {kind: sum(m.type is kind for m in messages) for kind in MessageType}
+    first = next((m for m in messages if m.type is MessageType.HUMAN), None)
+    opening = f"\n- First request: {first.text[:120]}" if first is not None else ""
     return (
         "## Compacted context\n"
-        f"- Requests so far: {humans} from the user, {ais} assistant replies, {tools} tool results."
-        f"{opening}\n- Outstanding: continue from the most recent request."
+        f"- Requests so far: {counts[MessageType.HUMAN]} from the user, {counts[MessageType.AI]} assistant "
+        f"replies, {counts[MessageType.TOOL]} tool results.{opening}\n"
+        "- Outstanding: continue from the most recent request."
     )
+
+
+def _prefix_digest(prefix: Sequence[Message]) -> str:
+    opening = prefix[0].content if isinstance(prefix[0].content, str) else ""
+    return f"Turn prefix summary: the user asked for {opening[:100]}"
+
+
+def _as_sent(item: ViewItem, originals: Sequence[BaseMessage]) -> BaseMessage:
+    if item.origin is None:
+        return SystemMessage(content=item.message.text)
+    original = originals[item.origin]
+    if item.decision is not None and item.decision.action.changes_content:
+        return original.model_copy(update={"content": item.message.content})
+    return original
 
 
 def model_view(messages: Sequence[BaseMessage], state: MemoryState) -> list[BaseMessage]:
     """What Mycel would send to the model for `messages`, saving a summary row when it compacts."""
-    rules = state.rules
-    view = pruned(messages, rules)
-    if estimate_tokens(view) > int(rules.context_limit * rules.threshold):
-        cut = split_index(view, rules.effective_keep_recent)
-        if cut >= 2:
-            to_summarize, to_keep = view[:cut], view[cut:]
-            prefix_len = turn_prefix_length(to_keep, rules.context_limit)
-            text = _digest(to_summarize)
-            prefix_text: str | None = None
-            if prefix_len:
-                prefix = to_keep[:prefix_len]
-                opening = prefix[0].content if isinstance(prefix[0].content, str) else ""
-                prefix_text = f"Turn prefix summary: the user asked for {opening[:100]}"
-                text = f"{text}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix_text}"
-                to_keep = to_keep[prefix_len:]
-            state.summary_text = text
-            state.compact_up_to_index = len(view) - len(to_keep)
-            state.saved.append(
-                SummaryRow(
-                    summary_text=text,
-                    compact_up_to_index=state.compact_up_to_index,
-                    compacted_at=len(messages),
-                    is_split_turn=prefix_text is not None,
-                    split_turn_prefix=prefix_text,
-                )
+    stored = engine_messages(messages)
+    plan = plan_compaction(stored, settings=state.settings)
+    if plan.would_compact and plan.compact_up_to_index is not None:
+        prefix = _prefix_digest(plan.turn_prefix) if plan.split_turn else None
+        text = summary_text_for(_digest(plan.to_summarize), prefix)
+        state.active = ActiveSummary(summary_text=text, compact_up_to_index=plan.compact_up_to_index)
+        state.saved.append(
+            SummaryRow(
+                summary_text=text,
+                compact_up_to_index=plan.compact_up_to_index,
+                compacted_at=len(messages),
+                is_split_turn=plan.split_turn,
+                split_turn_prefix=prefix,
             )
-            return [SystemMessage(content=SUMMARY_PREFIX + text), *to_keep]
-    if state.summary_text and 0 < state.compact_up_to_index <= len(view):
-        return [
-            SystemMessage(content=SUMMARY_PREFIX + state.summary_text),
-            *view[state.compact_up_to_index :],
-        ]
-    return view
+        )
+    view = engine_model_view(stored, settings=state.settings, summary=state.active)
+    return [_as_sent(item, messages) for item in view.items]

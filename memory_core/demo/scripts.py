@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from memory_core.demo.memory import MemoryRules
+from memory_core.settings import MemorySettings
 
 Style = Literal["anthropic", "openai"]
 
@@ -71,7 +71,7 @@ class ThreadScript:
     model_provider: str
     turns: tuple[Turn, ...]
     fork: Fork | None = None
-    memory: MemoryRules = field(default_factory=MemoryRules)
+    memory: MemorySettings = field(default_factory=MemorySettings)
     web_run: bool = True
     base_url: str | None = None
 
@@ -306,7 +306,7 @@ def morel_lab(workspace: str) -> Scenario:
     )
 
 
-SNUG = MemoryRules(context_limit=5500)
+SNUG = MemorySettings(context_limit=5500)
 
 
 def toad_compaction(workspace: str) -> Scenario:

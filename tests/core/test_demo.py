@@ -11,6 +11,7 @@ import ormsgpack
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from memory_core.compaction import plan_compaction
 from memory_core.demo import (
     FAKE_API_KEY,
     DemoManifest,
@@ -19,6 +20,10 @@ from memory_core.demo import (
     qa,
     write_demo_home,
 )
+from memory_core.demo.graph import SYSTEM_PROMPT_TOKENS
+from memory_core.messages import MessageType, messages_from_dicts
+from memory_core.model_view import ActiveSummary, model_view
+from memory_core.settings import MemorySettings
 
 
 def _plain(code: int, data: bytes) -> Any:
@@ -304,56 +309,35 @@ def test_build_thread_writes_a_custom_script_and_subagent_metadata_has_no_key(tm
     assert _rows(tmp_path / "leon.db", "SELECT COUNT(*) FROM writes")[0][0] > 0
 
 
-def _vector_cases() -> list[dict[str, Any]]:
-    from tests.conftest import VECTORS
-
-    if not VECTORS.exists():
-        return []
-    # The demo only produces well-formed ids and the default protect_recent; the odd-id and
-    # protect_recent edge categories are the stores/engine's job, not the demo's.
-    cases = json.loads(VECTORS.read_text())["cases"]
-    return [
-        c
-        for c in cases
-        if c["category"] in {"compaction", "prune_thresholds"} and "middleware" in c["outputs"]
-    ]
-
-
-def _lc_message(raw: dict[str, Any]) -> Any:
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-
-    if raw["type"] == "ai":
-        calls = [
-            {"id": c.get("id"), "name": c["name"], "args": c.get("args") or {}}
-            for c in raw.get("tool_calls") or []
-        ]
-        return AIMessage(content=raw["content"], id=raw.get("id"), tool_calls=calls)
-    if raw["type"] == "tool":
-        return ToolMessage(
-            content=raw["content"], tool_call_id=raw.get("tool_call_id") or "", name=raw.get("name")
-        )
-    kind = HumanMessage if raw["type"] == "human" else SystemMessage
-    return kind(content=raw["content"], id=raw.get("id"))
-
-
-@pytest.mark.parametrize("case", _vector_cases(), ids=lambda c: c["id"])
-def test_demo_memory_rules_agree_with_mycels_own_code(case: dict[str, Any]) -> None:
-    """The demo's model node must compact where Mycel would, or its summaries rows would lie."""
-    from memory_core.demo.memory import MemoryRules, estimate_tokens, pruned, split_index, turn_prefix_length
-
-    config, expected = case["config"], case["outputs"]["middleware"]
-    rules = MemoryRules(
-        context_limit=config["context_limit"],
-        soft_trim_chars=config["soft_trim_chars"],
-        hard_clear_threshold=config["hard_clear_threshold"],
-        protect_recent=config["protect_recent"],
-        keep_recent_tokens=config["keep_recent_tokens"],
-        threshold=config["threshold"],
+def test_demo_summaries_and_input_tokens_agree_with_the_engine(demo: DemoManifest) -> None:
+    """Every model call compacts exactly where plan_compaction says, and is billed for what model_view sends."""
+    thread = demo.thread("compaction")
+    models = json.loads((demo.folder / "models.json").read_text())
+    settings = MemorySettings(context_limit=models["mapping"][thread.threads_model]["context_limit"])
+    stored = messages_from_dicts(_head_messages(demo.folder, thread.thread_id))
+    rows = _rows(
+        demo.folder / "summary.db",
+        "SELECT summary_text, compact_up_to_index, compacted_at, is_split_turn, split_turn_prefix"
+        " FROM summaries WHERE thread_id = ? ORDER BY created_at",
+        thread.thread_id,
     )
-    view = pruned([_lc_message(m) for m in case["input"]], rules)
-    assert estimate_tokens(view) == case["outputs"]["estimate_tokens"]["pruned"]
-    assert rules.effective_keep_recent == expected["effective_keep_recent_tokens"]
-    cut = split_index(view, rules.effective_keep_recent)
-    assert cut == expected["split_index"]
-    if cut:
-        assert turn_prefix_length(view[cut:], rules.context_limit) == expected["turn_prefix_len"]
+    # No steering in this thread: the AI message at index i answered a call whose input was stored[:i].
+    calls = [i for i, m in enumerate(stored) if m.type is MessageType.AI]
+    plans = {i: plan_compaction(stored[:i], settings=settings) for i in calls}
+    expected = [
+        (plans[i].compact_up_to_index, i, int(plans[i].split_turn)) for i in calls if plans[i].would_compact
+    ]
+    assert len(expected) >= 3
+    assert [(up_to, at, split) for _, up_to, at, split, _ in rows] == expected
+    assert all(bool(prefix) == bool(split) for _, _, _, split, prefix in rows)
+
+    texts = iter(text for text, *_ in rows)
+    active: ActiveSummary | None = None
+    for i in calls:
+        up_to = plans[i].compact_up_to_index
+        if plans[i].would_compact and up_to is not None:
+            active = ActiveSummary(summary_text=next(texts), compact_up_to_index=up_to)
+        sent = model_view(stored[:i], settings=settings, summary=active)
+        assert sent.summary_applied is (active is not None)
+        billed = SYSTEM_PROMPT_TOKENS + sum(len(m.text) for m in sent.messages) // 4
+        assert stored[i].input_tokens == billed, f"model call producing message {i}"
