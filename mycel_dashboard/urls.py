@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from mycel_dashboard.views import checkpoint, home, panels, texts, thread, threads
+from mycel_dashboard.views import audit, checkpoint, dry_run, home, panels, rollback, texts, thread, threads
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -17,4 +17,21 @@ urlpatterns = [
         checkpoint.checkpoint_detail,
         name="checkpoint",
     ),
+    # The write side: each GET is a preview, each POST an audited action.
+    path(
+        "threads/<str:thread_id>/checkpoints/<str:checkpoint_id>/rollback/",
+        rollback.rollback_preview,
+        name="rollback_preview",
+    ),
+    path(
+        "threads/<str:thread_id>/checkpoints/<str:checkpoint_id>/rollback/apply/",
+        rollback.rollback_apply,
+        name="rollback_apply",
+    ),
+    path("threads/<str:thread_id>/undo/", rollback.undo_preview, name="undo_preview"),
+    path("threads/<str:thread_id>/undo/apply/", rollback.undo_apply, name="undo_apply"),
+    path("threads/<str:thread_id>/dry-run/", dry_run.dry_run, name="dry_run"),
+    path("threads/<str:thread_id>/dry-run/generate/", dry_run.dry_run_generate, name="dry_run_generate"),
+    path("audit/", audit.audit_log, name="audit"),
+    path("audit.csv", audit.audit_csv, name="audit_csv"),
 ]
