@@ -1,7 +1,18 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from mycel_dashboard.views import audit, checkpoint, dry_run, home, panels, rollback, texts, thread, threads
+from mycel_dashboard.views import (
+    audit,
+    checkpoint,
+    config,
+    dry_run,
+    home,
+    panels,
+    rollback,
+    texts,
+    thread,
+    threads,
+)
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -32,6 +43,10 @@ urlpatterns = [
     path("threads/<str:thread_id>/undo/apply/", rollback.undo_apply, name="undo_apply"),
     path("threads/<str:thread_id>/dry-run/", dry_run.dry_run, name="dry_run"),
     path("threads/<str:thread_id>/dry-run/generate/", dry_run.dry_run_generate, name="dry_run_generate"),
+    path("config/", config.config_page, name="config"),
+    path("config/preview/", config.config_preview, name="config_preview"),
+    path("config/save/", config.config_save, name="config_save"),
+    path("config/restore/", config.config_restore, name="config_restore"),
     path("audit/", audit.audit_log, name="audit"),
     path("audit.csv", audit.audit_csv, name="audit_csv"),
 ]

@@ -1,0 +1,315 @@
+"""Screen 5: Mycel's memory config — effective values with layers, editor, live what-if, save, history."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_core.config import ConfigLayerName, Severity, redact_secrets
+from memory_core.records import ThreadRow
+from memory_core.stores.locations import MycelLocations
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.runtime_config import (
+    ConfigFileError,
+    LoadedConfig,
+    get_loaded_config,
+    list_layer_files,
+    restore_version,
+    save_layer,
+)
+from mycel_dashboard import audit
+from mycel_dashboard.config_view import (
+    DOC_VS_CODE,
+    Proposal,
+    SavePreview,
+    SettingsResolver,
+    compute_whatif,
+    default_thread,
+    editor_keys,
+    editor_sections,
+    layer_file,
+    layer_histories,
+    model_limits,
+    override_document,
+    save_preview,
+)
+from mycel_dashboard.data import open_source, problem_text
+from mycel_dashboard.forms_config import ConfigForm, RestoreForm
+from mycel_dashboard.models import AuditEntry
+from mycel_dashboard.permissions import operator_required
+from mycel_dashboard.sources import DataSource
+from mycel_dashboard.thread_view import View
+from mycel_dashboard.views.common import render_screen, wants_partial
+from mycel_dashboard.views.thread import timeline_url
+
+TEMPLATE = "config.html"
+# Parts of the page an htmx request may ask for by target id (everything else gets the what-if).
+_PARTS = {"whatif", "effective", "history", "save-panel"}
+SAVED_EVENT = "config-saved"
+RESTART_NOTE = (
+    "Mycel reads runtime.json only when it builds an agent: restart Mycel's backend (or delete the "
+    "thread's agent) before the new memory settings apply."
+)
+
+
+@dataclass
+class _State:
+    """What every config request reads first: the data home, the threads, the files and the proposal."""
+
+    source: DataSource
+    reader: MycelReader
+    threads: list[ThreadRow]
+    chosen: ThreadRow | None
+    project_dir: Path | None
+    loaded: LoadedConfig  # the files as Mycel would merge them now (no model: Mycel's web default)
+    form: ConfigForm
+    proposal: Proposal
+    changes: dict[str, Any]
+    problems: list[str]
+
+    @property
+    def locations(self) -> MycelLocations:
+        return self.source.locations
+
+
+def _state(data: QueryDict) -> _State:
+    source, reader = open_source()
+    listed = reader.list_threads()
+    problems = [problem_text(p) for p in listed.problems]
+    threads = list(listed.value)
+    # The thread picks the project folder, which picks the files, which pick the editor's keys.
+    first = ConfigForm(data, keys=())
+    chosen_id = first.chosen_thread or default_thread(threads)
+    chosen = next((t for t in threads if t.thread_id == chosen_id), None)
+    project_dir = source.locations.project_dir or (Path(chosen.cwd) if chosen and chosen.cwd else None)
+    loaded = get_loaded_config(source.locations, project_dir=project_dir)
+    form = ConfigForm(data, keys=editor_keys(loaded.effective))
+    proposal = form.proposal()
+    return _State(
+        source=source,
+        reader=reader,
+        threads=threads,
+        chosen=chosen,
+        project_dir=project_dir,
+        loaded=loaded,
+        form=form,
+        proposal=proposal,
+        changes=proposal.changes(loaded.effective),
+        problems=problems,
+    )
+
+
+def _part(request: HttpRequest) -> str | None:
+    if not wants_partial(request):
+        return None
+    target = request.htmx.target  # type: ignore[attr-defined]
+    return target if target in _PARTS else "whatif"
+
+
+def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str, Any]:
+    overrides = override_document(state.changes)
+    resolver = SettingsResolver(state.locations, overrides, state.locations.project_dir)
+    proposed = get_loaded_config(state.locations, project_dir=state.project_dir, overrides=overrides or None)
+    chosen_id = state.chosen.thread_id if state.chosen else None
+
+    def thread_url(thread_id: str, index: int) -> str:
+        return timeline_url(thread_id, View.STORED, index)
+
+    whatif = None
+    if part in (None, "whatif"):
+        whatif = compute_whatif(
+            state.reader, state.threads, resolver, chosen_id=chosen_id, thread_url=thread_url
+        )
+    effective = state.loaded.effective
+    return {
+        "source": state.source,
+        "problems": state.problems,
+        "loaded": state.loaded,
+        "effective": effective,
+        "file_problems": [p for p in state.loaded.problems if p.severity is not Severity.INFO],
+        "sections": editor_sections(effective, state.proposal, state.form.data),
+        "proposal": state.proposal,
+        "changes": [
+            (k, effective.values[k].value if k in effective.values else None, v)
+            for k, v in state.changes.items()
+        ],
+        "proposed_problems": [
+            p for p in proposed.effective.problems if p.severity is not Severity.INFO and state.changes
+        ],
+        "model_limits": model_limits(state.threads, resolver) if part is None else (),
+        "whatif": whatif,
+        "threads": [t for t in state.threads if t.head_checkpoint_id and t.messages],
+        "chosen": state.chosen,
+        "layers": state.loaded.layers,
+        "project_dir": state.project_dir,
+        "chosen_layer": state.form.chosen_layer.value,
+        "histories": layer_histories(state.loaded.layers) if part in (None, "history") else (),
+        "doc_vs_code": DOC_VS_CODE,
+        "restart_note": RESTART_NOTE,
+        "query": state.form.data.urlencode() if hasattr(state.form.data, "urlencode") else "",
+    }
+
+
+@require_GET
+def config_page(request: HttpRequest) -> HttpResponse:
+    state = _state(request.GET)
+    part = _part(request)
+    if part == "save-panel":
+        part = "whatif"
+    return render_screen(request, TEMPLATE, part, _context(request, state, part))
+
+
+def _preview(state: _State) -> tuple[SavePreview | None, str | None]:
+    layer = layer_file(state.locations, state.form.chosen_layer, project_dir=state.project_dir)
+    if layer is None:
+        return None, "There is no project folder: set MYCEL_PROJECT_DIR or choose a thread with a workspace."
+    if state.proposal.errors:
+        key, rule = next(iter(state.proposal.errors.items()))
+        return None, f"{key}: {rule}"
+    if not state.changes:
+        return None, "Nothing to save: every value is what Mycel already runs with."
+    try:
+        return save_preview(layer, state.changes, state.loaded.effective), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def _panel(request: HttpRequest, state: _State, extra: dict[str, Any], *, status: int = 200) -> HttpResponse:
+    context = {
+        "source": state.source,
+        "restart_note": RESTART_NOTE,
+        "chosen": state.chosen,
+        "layers": state.loaded.layers,
+        **extra,
+    }
+    if wants_partial(request):
+        return render_screen(request, TEMPLATE, "save-panel", context, status=status)
+    context = {**_context(request, state, None), **extra}
+    return render_screen(request, TEMPLATE, None, context, status=status)
+
+
+@require_GET
+def config_preview(request: HttpRequest) -> HttpResponse:
+    """The diff that saving the proposal into the chosen layer would write (read-only, anyone may look)."""
+    state = _state(request.GET)
+    preview, refusal = _preview(state)
+    return _panel(request, state, {"preview": preview, "refusal": refusal, "changed": state.changes})
+
+
+def _changes_text(preview: SavePreview) -> str:
+    return "; ".join(f"{c.key_path}: {c.before!r} → {c.after!r}" for c in preview.changes)
+
+
+@require_POST
+@operator_required
+def config_save(request: HttpRequest) -> HttpResponse:
+    """Write the proposal into the chosen layer file, only if the file is still what the preview read."""
+    state = _state(request.POST)
+    layer = layer_file(state.locations, state.form.chosen_layer, project_dir=state.project_dir)
+    target = str(layer.path) if layer else state.form.chosen_layer.value
+    preview, refusal = _preview(state)
+    if preview is None:
+        audit.record(
+            request.user,
+            AuditEntry.Action.CONFIG_SAVE,
+            AuditEntry.Result.REFUSED,
+            target=target,
+            message=refusal or "",
+        )
+        return _panel(request, state, {"refusal": refusal}, status=400)
+    try:
+        saved = save_layer(
+            preview.layer.path,
+            preview.document,
+            expected_sha256=state.form.expected_sha256,
+            locations=state.locations,
+            project_dir=state.project_dir,
+        )
+    except ConfigFileError as exc:
+        audit.record(
+            request.user,
+            AuditEntry.Action.CONFIG_SAVE,
+            AuditEntry.Result.REFUSED,
+            target=target,
+            message=f"{exc} Proposed: {_changes_text(preview)}",
+        )
+        return _panel(request, state, {"refusal": str(exc)}, status=409)
+    audit.record(
+        request.user,
+        AuditEntry.Action.CONFIG_SAVE,
+        AuditEntry.Result.APPLIED,
+        target=str(saved.path),
+        message=_changes_text(preview),
+        before={"document": redact_secrets(preview.layer.file.document), "sha256": preview.sha256 or None},
+        after={
+            "document": redact_secrets(preview.document),
+            "sha256": saved.sha256,
+            "backup": str(saved.backup) if saved.backup else None,
+        },
+    )
+    response = _panel(request, state, {"saved": saved, "saved_preview": preview})
+    response["HX-Trigger"] = json.dumps(
+        {SAVED_EVENT: {"layer": preview.layer.name.value, "path": str(saved.path)}}
+    )
+    return response
+
+
+@require_POST
+@operator_required
+def config_restore(request: HttpRequest) -> HttpResponse:
+    """Put an earlier version of a layer file back (the current one is kept in the history first)."""
+    form = RestoreForm(request.POST)
+    state = _state(QueryDict(f"thread={request.POST.get('thread', '')}"))
+    if not form.is_valid():
+        errors = "; ".join(f"{name}: {' '.join(msgs)}" for name, msgs in form.errors.items())
+        return _panel(request, state, {"refusal": f"Cannot restore: {errors}"}, status=400)
+    name = ConfigLayerName(form.cleaned_data["layer"])
+    layers = {f.name: f for f in list_layer_files(state.locations, project_dir=state.project_dir)}
+    if name not in layers:
+        return _panel(request, state, {"refusal": "There is no project folder to restore into."}, status=400)
+    layer = layers[name]
+    backup = layer.path.parent / ".history" / form.cleaned_data["version"]
+    try:
+        saved = restore_version(
+            layer.path,
+            backup,
+            expected_sha256=form.cleaned_data["sha256"] or None,
+            locations=state.locations,
+            project_dir=state.project_dir,
+        )
+    except ConfigFileError as exc:
+        audit.record(
+            request.user,
+            AuditEntry.Action.CONFIG_RESTORE,
+            AuditEntry.Result.REFUSED,
+            target=str(layer.path),
+            message=str(exc),
+        )
+        return _panel(request, state, {"refusal": str(exc)}, status=409)
+    restored = layer_file(state.locations, name, project_dir=state.project_dir)
+    audit.record(
+        request.user,
+        AuditEntry.Action.CONFIG_RESTORE,
+        AuditEntry.Result.APPLIED,
+        target=str(saved.path),
+        message=f"restored {backup.name}",
+        before={"document": redact_secrets(layer.file.document), "sha256": layer.file.sha256},
+        after={
+            "document": redact_secrets(restored.file.document) if restored else {},
+            "sha256": saved.sha256,
+            "backup": str(saved.backup) if saved.backup else None,
+        },
+    )
+    response = _panel(request, state, {"restored": backup.name, "saved": saved})
+    response["HX-Trigger"] = json.dumps({SAVED_EVENT: {"layer": name.value, "path": str(saved.path)}})
+    return response
+
+
+def whatif_url(thread_id: str) -> str:
+    return f"{reverse('config')}?thread={thread_id}"
