@@ -38,7 +38,12 @@ def thousands(value: Any) -> str:
 
 @register.filter
 def percent(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.0f} %"
+    """A ratio as a whole percentage; a small non-zero fill reads "<1 %" rather than a misleading 0."""
+    if value is None:
+        return "—"
+    if 0 < value < 0.005:
+        return "<1 %"
+    return f"{value * 100:.0f} %"
 
 
 @register.filter

@@ -44,8 +44,14 @@
     }
   }
 
+  function isLive(element) {
+    // A page restored from htmx's history cache holds Plotly's markup without its event wiring.
+    return typeof element.on === "function" && element._fullLayout !== undefined;
+  }
+
   function draw(element) {
-    if (typeof Plotly === "undefined" || element.dataset.plotlyDrawn === "yes") { return; }
+    if (typeof Plotly === "undefined" || isLive(element)) { return; }
+    element.replaceChildren();
     var source = document.getElementById(element.dataset.plotly);
     if (!source) { return; }
     var figure;
@@ -55,7 +61,6 @@
       element.textContent = "The chart data could not be read.";
       return;
     }
-    element.dataset.plotlyDrawn = "yes";
     Plotly.newPlot(element, figure.data, themed(figure.layout || {}), figure.config || { responsive: true });
     element.on("plotly_click", function (event) { scrollToCall(event.points && event.points[0]); });
   }
@@ -67,11 +72,12 @@
   }
 
   htmx.onLoad(drawAll);
+  document.addEventListener("htmx:historyRestore", function () { drawAll(document); });
 
   if (window.matchMedia) {
     window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", function () {
       document.querySelectorAll("[data-plotly]").forEach(function (element) {
-        if (element.dataset.plotlyDrawn === "yes") {
+        if (isLive(element)) {
           Plotly.relayout(element, themed(element.layout || {}));
         }
       });
