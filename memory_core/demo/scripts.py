@@ -289,6 +289,15 @@ def morel_lab(workspace: str) -> Scenario:
                 Reply("The season export (~1,400 rows) was saved under `.leon/tool-results/`."),
             ),
         ),
+        # Two more tool steps push the month turn out of protect_recent=3: its 12.7k output is hard-cleared.
+        Turn(
+            owner("Is there enough disk left for another season? Then tell me the lab folder's size."),
+            (
+                Reply("Checking free space.", (bash(f"df -h {workspace}", "Free disk space"),)),
+                Reply("And the folder size.", (bash(f"du -sh {workspace}", "Lab folder size"),)),
+                Reply("Plenty of space left; the lab folder is small."),
+            ),
+        ),
         qa(
             "Great — give me a short recap table.",
             "| Turn | Tools | Result |\n|---|---|---|\n| Setup | Write ×2, Edit, Bash | generator + notes |\n"

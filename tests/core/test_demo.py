@@ -21,8 +21,9 @@ from memory_core.demo import (
     write_demo_home,
 )
 from memory_core.demo.graph import SYSTEM_PROMPT_TOKENS
-from memory_core.messages import MessageType, messages_from_dicts
+from memory_core.messages import MessageType, message_from_dict, messages_from_dicts
 from memory_core.model_view import ActiveSummary, model_view
+from memory_core.pruning import PruneAction, prune_decisions
 from memory_core.settings import MemorySettings
 
 
@@ -68,7 +69,7 @@ def test_demo_home_opens_with_langgraphs_own_saver(demo: DemoManifest) -> None:
         conn.close()
     assert saved is not None
     messages = saved.checkpoint["channel_values"]["messages"]
-    assert len(messages) == lab.message_count == 29
+    assert len(messages) == lab.message_count == 35
     assert messages[0].type == "human"
     assert messages[0].content.startswith("Set up a weather-readings lab")
     assert messages[-1].type == "ai"
@@ -341,3 +342,18 @@ def test_demo_summaries_and_input_tokens_agree_with_the_engine(demo: DemoManifes
         assert sent.summary_applied is (active is not None)
         billed = SYSTEM_PROMPT_TOKENS + sum(len(m.text) for m in sent.messages) // 4
         assert stored[i].input_tokens == billed, f"model call producing message {i}"
+
+
+def test_lab_thread_shows_every_pruning_outcome_under_mycels_defaults(tmp_path: Path) -> None:
+    manifest = write_demo_home(tmp_path / "home", seed=7)
+    lab = manifest.thread("lab")
+    conn = sqlite3.connect(tmp_path / "home" / "leon.db")
+    try:
+        saved = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": lab.thread_id}})
+    finally:
+        conn.close()
+    assert saved is not None
+    messages = [message_from_dict(m.model_dump()) for m in saved.checkpoint["channel_values"]["messages"]]
+    result = prune_decisions(messages, settings=MemorySettings())
+    for action in (PruneAction.SOFT_TRIMMED, PruneAction.HARD_CLEARED):
+        assert result.count(action) >= 1, action
