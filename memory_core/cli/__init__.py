@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from memory_core.cli import common
 
-_SUBCOMMAND_MODULES = ("plan", "threads", "actions")
+_SUBCOMMAND_MODULES = ("plan", "threads", "actions", "config_cmd")
 
 
 def build_parser() -> argparse.ArgumentParser:

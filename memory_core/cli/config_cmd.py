@@ -1,0 +1,334 @@
+"""`mycel-memory config`: Mycel's memory config from the command line — show, set (with a diff), history.
+
+    mycel-memory config [--json]
+    mycel-memory config set KEY VALUE --layer user|project [--dry-run] [--json]
+    mycel-memory config history --layer user|project [--json]
+    mycel-memory config restore VERSION --layer user|project [--json]
+
+VALUE is read as JSON when it parses (2000, true, null), else as text; null removes the key from the
+layer. Writes go through the same guarded save as the dashboard: nested form, backup, atomic replace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from memory_core.cli.common import CliError, print_json
+from memory_core.config import (
+    ConfigLayerName,
+    ConfigProblem,
+    KeyChange,
+    Severity,
+    apply_change,
+    document_changes,
+    redact_secrets,
+)
+from memory_core.context_limits import ContextLimit
+from memory_core.stores.locations import MycelLocations, resolve_locations
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.runtime_config import (
+    ConfigFileError,
+    LayerFile,
+    get_loaded_config,
+    list_history,
+    list_layer_files,
+    restore_version,
+    save_layer,
+)
+
+RESTART_NOTE = "Mycel applies memory settings when it builds an agent: restart Mycel's backend to use them."
+_LAYERS = (ConfigLayerName.USER.value, ConfigLayerName.PROJECT.value)
+
+
+def register(subparsers: Any) -> None:
+    config = subparsers.add_parser(
+        "config",
+        help="Mycel's memory config: effective values with layers, set a value, history",
+        description="Show the memory, compaction and spill-buffer values Mycel runs with, the layer each "
+        "comes from, the problems found, and the context limit of every model in use.",
+    )
+    config.add_argument("--json", action="store_true", help="print JSON")
+    _project_option(config)
+    config.set_defaults(handler=run_show)
+    actions = config.add_subparsers(dest="config_command", metavar="ACTION")
+
+    set_parser = actions.add_parser(
+        "set",
+        help="validate one value, show the diff, write it into a layer file",
+        description="Set one key in a layer file (nested form, every other key kept, previous version "
+        "backed up). VALUE is JSON when it parses, else text; null removes the key.",
+    )
+    set_parser.add_argument("key", metavar="KEY", help="dotted key, e.g. memory.pruning.soft_trim_chars")
+    set_parser.add_argument("value", metavar="VALUE")
+    set_parser.add_argument("--layer", choices=_LAYERS, required=True)
+    set_parser.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    set_parser.add_argument("--json", action="store_true", help="print JSON")
+    _project_option(set_parser)
+    set_parser.set_defaults(handler=run_set)
+
+    history = actions.add_parser("history", help="earlier versions of a layer file, newest first")
+    history.add_argument("--layer", choices=_LAYERS, required=True)
+    history.add_argument("--json", action="store_true", help="print JSON")
+    _project_option(history)
+    history.set_defaults(handler=run_history)
+
+    restore = actions.add_parser("restore", help="put an earlier version of a layer file back")
+    restore.add_argument("version", metavar="VERSION", help="a name listed by `config history`")
+    restore.add_argument("--layer", choices=_LAYERS, required=True)
+    restore.add_argument("--json", action="store_true", help="print JSON")
+    _project_option(restore)
+    restore.set_defaults(handler=run_restore)
+
+
+def _project_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--project-dir",
+        type=Path,
+        default=None,
+        help="the workspace whose .leon/runtime.json is the project layer "
+        "(default: $MYCEL_PROJECT_DIR, else the current directory)",
+    )
+
+
+def _project_dir(args: argparse.Namespace, locations: MycelLocations) -> Path:
+    given: Path | None = args.project_dir
+    return given or locations.project_dir or Path(os.getcwd())
+
+
+def _layer(args: argparse.Namespace, locations: MycelLocations) -> LayerFile:
+    name = ConfigLayerName(args.layer)
+    for layer in list_layer_files(locations, project_dir=_project_dir(args, locations)):
+        if layer.name is name:
+            if layer.file.problems:
+                raise CliError(layer.file.problems[0].message)
+            return layer
+    raise CliError(f"no {name.value} layer file is known")  # pragma: no cover - user and project always exist
+
+
+def _problem_json(problem: ConfigProblem) -> dict[str, Any]:
+    return {
+        "severity": problem.severity.value,
+        "key_path": problem.key_path,
+        "message": problem.message,
+        "layer": problem.layer.value if problem.layer else None,
+    }
+
+
+def _limit_json(limit: ContextLimit, threads: int) -> dict[str, Any]:
+    return {
+        "model": limit.model,
+        "resolved_model": limit.resolved_model,
+        "context_limit": limit.value,
+        "trigger_tokens": int(limit.value * 0.7),
+        "source": limit.source.value,
+        "explanation": limit.explanation,
+        "threads": threads,
+    }
+
+
+def _models_in_use(locations: MycelLocations) -> dict[str | None, int]:
+    counts: dict[str | None, int] = {}
+    for row in MycelReader(locations).list_threads().value:
+        model = row.configured_model or row.model
+        counts[model] = counts.get(model, 0) + 1
+    return counts
+
+
+def _memory_keys(key_path: str) -> bool:
+    return key_path.startswith(("memory.", "tools.spill_buffer")) or key_path == "runtime.context_limit"
+
+
+def run_show(args: argparse.Namespace) -> int:
+    locations = resolve_locations()
+    project = _project_dir(args, locations)
+    loaded = get_loaded_config(locations, project_dir=project)
+    effective = loaded.effective
+    values = {
+        key: {"value": item.value, "layer": item.layer.value}
+        for key, item in effective.values.items()
+        if _memory_keys(key)
+    }
+    limits = []
+    for model, count in sorted(_models_in_use(locations).items(), key=lambda item: (-item[1], item[0] or "")):
+        limits.append(
+            _limit_json(get_loaded_config(locations, model=model, project_dir=project).context_limit, count)
+        )
+    problems = [p for p in loaded.problems if p.severity is not Severity.INFO]
+    if args.json:
+        print_json(
+            {
+                "layers": [
+                    {"name": "system", "path": None, "exists": True, "sha256": None},
+                    *(
+                        {
+                            "name": layer.name.value,
+                            "path": str(layer.path),
+                            "exists": layer.file.exists,
+                            "sha256": layer.file.sha256,
+                        }
+                        for layer in loaded.layers
+                    ),
+                ],
+                "values": redact_secrets(values),
+                "problems": [_problem_json(p) for p in problems],
+                "context_limits": limits,
+            }
+        )
+        return 0
+    for layer in loaded.layers:
+        state = "" if layer.file.exists else "  (does not exist)"
+        print(f"{layer.name.value:8} {layer.path}{state}")
+    print()
+    shown = {
+        k: v for k, v in values.items() if k != "tools.spill_buffer.thresholds"
+    }  # one line per tool instead
+    width = max(len(k) for k in shown)
+    for key, item in shown.items():
+        print(f"{key:{width}}  {json.dumps(redact_secrets(item['value'])):>12}  {item['layer']}")
+    print()
+    print("Context limit per model in use:")
+    for limit in limits or [_limit_json(loaded.context_limit, 0)]:
+        print(f"  {limit['model'] or '(none)'}: {limit['context_limit']:,} — {limit['explanation']}")
+    if problems:
+        print()
+        for problem in problems:
+            where = f" [{problem.layer.value}]" if problem.layer else ""
+            print(f"{problem.severity.value}: {problem.key_path or 'file'}{where}: {problem.message}")
+    return 0
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _change_json(change: KeyChange) -> dict[str, Any]:
+    return {
+        "key_path": change.key_path,
+        "before": change.before,
+        "after": change.after,
+        "added": change.added,
+        "removed": change.removed,
+    }
+
+
+def run_set(args: argparse.Namespace) -> int:
+    locations = resolve_locations()
+    layer = _layer(args, locations)
+    value = _parse_value(args.value)
+    try:
+        document = apply_change(layer.file.document, args.key, value)
+    except ValueError as exc:
+        raise CliError(f"refused, nothing written: {exc}") from exc
+    # An empty file compares as one leaf with an empty path: not a change.
+    changes = tuple(c for c in document_changes(layer.file.document, document) if c.key_path)
+    written = False
+    backup: str | None = None
+    if changes and not args.dry_run:
+        try:
+            saved = save_layer(
+                layer.path,
+                document,
+                expected_sha256=layer.file.sha256,
+                locations=locations,
+                project_dir=_project_dir(args, locations),
+            )
+        except ConfigFileError as exc:
+            raise CliError(str(exc)) from exc
+        written = True
+        backup = str(saved.backup) if saved.backup else None
+    if args.json:
+        print_json(
+            {
+                "layer": layer.name.value,
+                "path": str(layer.path),
+                "changes": [redact_secrets(_change_json(c)) for c in changes],
+                "dry_run": args.dry_run,
+                "written": written,
+                "backup": backup,
+                "note": RESTART_NOTE if written else None,
+            }
+        )
+        return 0
+    if not changes:
+        print(f"{layer.path} already has {args.key} = {json.dumps(value)}; nothing to write.")
+        return 0
+    for change in changes:
+        before = "(absent)" if change.added else json.dumps(redact_secrets(change.before))
+        after = "(removed)" if change.removed else json.dumps(redact_secrets(change.after))
+        print(f"{change.key_path}: {before} -> {after}")
+    if args.dry_run:
+        print(f"dry run: {layer.path} was not changed.")
+    else:
+        print(f"wrote {layer.path}" + (f" (previous version: {backup})" if backup else ""))
+        print(RESTART_NOTE)
+    return 0
+
+
+def run_history(args: argparse.Namespace) -> int:
+    locations = resolve_locations()
+    layer = _layer(args, locations)
+    entries = list_history(layer.path)
+    if args.json:
+        print_json(
+            {
+                "layer": layer.name.value,
+                "path": str(layer.path),
+                "versions": [
+                    {
+                        "version": e.path.name,
+                        "saved_at": e.saved_at.isoformat(),
+                        "size": e.size,
+                        "sha256": e.sha256,
+                    }
+                    for e in entries
+                ],
+            }
+        )
+        return 0
+    if not entries:
+        print(f"no earlier versions of {layer.path}")
+    for entry in entries:
+        print(
+            f"{entry.path.name}  {entry.saved_at:%Y-%m-%d %H:%M:%S} UTC  {entry.size:>7} bytes  {entry.sha256[:12]}"
+        )
+    return 0
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    locations = resolve_locations()
+    layer = _layer(args, locations)
+    if "/" in args.version or args.version.startswith("."):
+        raise CliError(f"{args.version!r} is not a version name; see `mycel-memory config history`")
+    backup = layer.path.parent / ".history" / args.version
+    try:
+        saved = restore_version(
+            layer.path,
+            backup,
+            expected_sha256=layer.file.sha256,
+            locations=locations,
+            project_dir=_project_dir(args, locations),
+        )
+    except ConfigFileError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        print_json(
+            {
+                "layer": layer.name.value,
+                "path": str(saved.path),
+                "restored": args.version,
+                "backup": str(saved.backup) if saved.backup else None,
+            }
+        )
+    else:
+        print(f"restored {args.version} into {saved.path}")
+        print(RESTART_NOTE)
+    sys.stdout.flush()
+    return 0
