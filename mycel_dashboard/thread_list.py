@@ -130,29 +130,29 @@ def _static_flags(row: ThreadRow) -> list[Flag]:
     return flags
 
 
-def _sort_value(item: ThreadListItem, key: SortKey) -> Any:
-    row = item.row
-    values: dict[SortKey, Any] = {
-        SortKey.THREAD: row.thread_id,
-        SortKey.NAME: (row.name or "").lower() or None,
-        SortKey.MODEL: (row.model or "").lower() or None,
-        SortKey.MESSAGES: row.messages,
-        SortKey.CHECKPOINTS: row.checkpoints,
-        SortKey.UPDATED: row.updated_at.timestamp() if isinstance(row.updated_at, datetime) else None,
-        SortKey.BYTES: row.bytes_on_disk,
-        SortKey.FILL: item.fill,
-        SortKey.FLAGS: len(item.flags),
-    }
-    return values[key]
+_SORT_VALUES: dict[SortKey, Callable[[ThreadListItem], Any]] = {
+    SortKey.THREAD: lambda item: item.row.thread_id,
+    SortKey.NAME: lambda item: (item.row.name or "").lower() or None,
+    SortKey.MODEL: lambda item: (item.row.model or "").lower() or None,
+    SortKey.MESSAGES: lambda item: item.row.messages,
+    SortKey.CHECKPOINTS: lambda item: item.row.checkpoints,
+    SortKey.UPDATED: lambda item: (
+        item.row.updated_at.timestamp() if isinstance(item.row.updated_at, datetime) else None
+    ),
+    SortKey.BYTES: lambda item: item.row.bytes_on_disk,
+    SortKey.FILL: lambda item: item.fill,
+    SortKey.FLAGS: lambda item: len(item.flags),
+}
 
 
 def _sorted(items: list[ThreadListItem], key: SortKey, descending: bool) -> list[ThreadListItem]:
     # Unknown values (no name, no estimate) always sink to the bottom, whichever the direction.
-    known = [item for item in items if _sort_value(item, key) is not None]
-    unknown = [item for item in items if _sort_value(item, key) is None]
-    known.sort(key=lambda item: (_sort_value(item, key), item.row.thread_id), reverse=descending)
-    unknown.sort(key=lambda item: item.row.thread_id)
-    return known + unknown
+    value_of = _SORT_VALUES[key]
+    keyed = [(value_of(item), item) for item in items]
+    known = [(value, item.row.thread_id, item) for value, item in keyed if value is not None]
+    unknown = sorted((item for value, item in keyed if value is None), key=lambda item: item.row.thread_id)
+    known.sort(key=lambda entry: (entry[0], entry[1]), reverse=descending)
+    return [entry[2] for entry in known] + unknown
 
 
 def thread_page(
