@@ -195,3 +195,26 @@ def test_checkpoint_rail_draws_a_fork_as_its_own_lane():
     assert rail["5"].active and rail["5"].lane == 0 and rail["1"].fork_point == 2
     assert rail["3"].lane == rail["2"].lane == 1 and not rail["2"].on_active_line
     assert rail["2"].branch_start
+
+
+def test_every_page_of_the_demo_home_renders(viewer_client, tmp_path: Path, monkeypatch):
+    from memory_core.demo import write_demo_home
+    from tests.conftest import point_env_at
+
+    home = tmp_path / "demo"
+    write_demo_home(home, seed=7)
+    point_env_at(monkeypatch, home)
+    listing = viewer_client.get("/threads/").content.decode()
+    thread_ids = re.findall(r'<a class="mono" href="/threads/([^/]+)/">', listing)
+    assert len(thread_ids) >= 6
+    forks = 0
+    for thread_id in thread_ids:
+        for url in (f"/threads/{thread_id}/", f"/threads/{thread_id}/?view=sent"):
+            response = viewer_client.get(url)
+            assert response.status_code == 200, url
+            assert 'class="problem"' not in response.content.decode(), url
+        body = viewer_client.get(f"/threads/{thread_id}/").content.decode()
+        forks += body.count(">fork ×")
+        for checkpoint in re.findall(rf"/threads/{re.escape(thread_id)}/checkpoints/([^/]+)/", body)[:4]:
+            assert viewer_client.get(f"/threads/{thread_id}/checkpoints/{checkpoint}/").status_code == 200
+    assert forks >= 1  # the demo's forked thread shows its branch point on the rail
