@@ -218,3 +218,24 @@ def test_every_page_of_the_demo_home_renders(viewer_client, tmp_path: Path, monk
         for checkpoint in re.findall(rf"/threads/{re.escape(thread_id)}/checkpoints/([^/]+)/", body)[:4]:
             assert viewer_client.get(f"/threads/{thread_id}/checkpoints/{checkpoint}/").status_code == 200
     assert forks >= 1  # the demo's forked thread shows its branch point on the rail
+
+
+def test_unreadable_newest_checkpoint_is_reported_and_the_page_still_works(viewer_client, sample_home: Path):
+    import sqlite3
+
+    with sqlite3.connect(sample_home / "leon.db") as db:
+        (head,) = db.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1",
+            (TOOL_HEAVY,),
+        ).fetchone()
+        db.execute(
+            "UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?", (b"\xc1\xff\x00garbage", head)
+        )
+    response = viewer_client.get(f"/threads/{TOOL_HEAVY}/")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert 'class="problem"' in body
+    assert f"/threads/{TOOL_HEAVY}/checkpoints/{head}/" in body  # the rail still lists it
+    checkpoint = viewer_client.get(f"/threads/{TOOL_HEAVY}/checkpoints/{head}/")
+    assert checkpoint.status_code == 200
+    assert "could not be decoded" in checkpoint.content.decode()
