@@ -16,6 +16,7 @@ from memory_core.pruning import prune_decisions
 from memory_core.records import CheckpointState, ThreadRow
 from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.rollback_actions import rollback_record
 from memory_core.tokens import default_counter, estimate_tokens
 from mycel_dashboard.charts import CallPoint, context_fill_figure
 from mycel_dashboard.data import MemoryContext, guarded, memory_context, open_source, problem_text
@@ -125,6 +126,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         "the checkpoint rail", lambda: checkpoint_rail(checkpoints.value, head), problems
     )
     context.update(chart_context(thread_id, messages, memory, card, problems))
+    context["undoable"] = state is not None and rollback_record(state.checkpoint.metadata) is not None
     return render_screen(request, "thread.html", "timeline", context)
 
 

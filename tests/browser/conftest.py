@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from memory_core.demo import DemoManifest, write_demo_home
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PASSWORD = "browser-pass-123"
@@ -51,23 +53,16 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _write_data_home(folder: Path) -> None:
-    """Demo data written by the real LangGraph saver; the shared real sample home as a fallback."""
-    try:
-        from memory_core.demo import write_demo_home
-    except ImportError:
-        sample = ROOT.parent / "shared" / "samples" / "mycel-home"
-        shutil.copytree(sample, folder)
-        for path in [folder, *folder.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        return
-    write_demo_home(folder, seed=7)
+def _write_data_home(folder: Path) -> DemoManifest:
+    """Demo data written by LangGraph's real AsyncSqliteSaver driving a real graph (memory_core.demo)."""
+    return write_demo_home(folder, seed=7)
 
 
 @dataclass
-class LiveServer:
+class DashboardServer:
     url: str
     data_home: Path
+    manifest: DemoManifest
     env: dict[str, str]
     process: subprocess.Popen[bytes]
     log: Path
@@ -86,10 +81,10 @@ class LiveServer:
 
 
 @pytest.fixture(scope="session")
-def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
     base = tmp_path_factory.mktemp("live")
     home = base / "mycel-home"
-    _write_data_home(home)
+    manifest = _write_data_home(home)
     port = _free_port()
     env = {
         **os.environ,
@@ -103,7 +98,9 @@ def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveS
         "MYCEL_CONFIG_HOME": str(home),
     }
     log = base / "server.log"
-    server = LiveServer(url=f"http://127.0.0.1:{port}", data_home=home, env=env, process=None, log=log)  # type: ignore[arg-type]
+    server = DashboardServer(
+        url=f"http://127.0.0.1:{port}", data_home=home, manifest=manifest, env=env, process=None, log=log
+    )  # type: ignore[arg-type]
     server.manage("migrate", "--noinput")
     server.manage("dashboard_user", "viewer", "--role", "viewer", "--password", PASSWORD)
     server.manage("dashboard_user", "operator", "--role", "operator", "--password", PASSWORD)
@@ -148,7 +145,8 @@ def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveS
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[object]:
+def browser(dashboard_server: DashboardServer) -> Iterator[object]:
+    # Depends on the server so the demo home is written before Playwright starts its event loop here.
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -176,7 +174,7 @@ class BrowserPage:
 
 
 def _open_page(
-    browser: object, dashboard_server: LiveServer, tmp_path: Path, username: str
+    browser: object, dashboard_server: DashboardServer, tmp_path: Path, username: str
 ) -> Iterator[BrowserPage]:
     context = browser.new_context(viewport={"width": 1366, "height": 900})  # type: ignore[attr-defined]
     page = context.new_page()
@@ -199,10 +197,12 @@ def _open_page(
 
 
 @pytest.fixture
-def viewer_page(browser: object, dashboard_server: LiveServer, tmp_path: Path) -> Iterator[BrowserPage]:
+def viewer_page(browser: object, dashboard_server: DashboardServer, tmp_path: Path) -> Iterator[BrowserPage]:
     yield from _open_page(browser, dashboard_server, tmp_path, "viewer")
 
 
 @pytest.fixture
-def operator_page(browser: object, dashboard_server: LiveServer, tmp_path: Path) -> Iterator[BrowserPage]:
+def operator_page(
+    browser: object, dashboard_server: DashboardServer, tmp_path: Path
+) -> Iterator[BrowserPage]:
     yield from _open_page(browser, dashboard_server, tmp_path, "operator")

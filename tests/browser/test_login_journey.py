@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from tests.browser.conftest import BrowserPage, LiveServer
+from tests.browser.conftest import BrowserPage, DashboardServer
 
 
 def test_login_leads_to_the_home_page_without_console_errors(
-    viewer_page: BrowserPage, dashboard_server: LiveServer
+    viewer_page: BrowserPage, dashboard_server: DashboardServer
 ):
     page = viewer_page.page
     assert page.url.rstrip("/") == dashboard_server.url
@@ -13,7 +13,7 @@ def test_login_leads_to_the_home_page_without_console_errors(
     assert viewer_page.console_errors == []
 
 
-def test_anonymous_visitor_is_sent_to_login(browser, dashboard_server: LiveServer):
+def test_anonymous_visitor_is_sent_to_login(browser, dashboard_server: DashboardServer):
     context = browser.new_context()
     page = context.new_page()
     page.goto(f"{dashboard_server.url}/")
