@@ -69,7 +69,8 @@ def test_page_shows_effective_values_with_the_layer_each_comes_from(viewer_clien
 def test_page_lists_the_context_limit_of_every_model_in_use(viewer_client, sample_home: Path):
     body = viewer_client.get("/config/").content.decode()
     snug = re.search(r"<code>leon:snug</code>.*?</tr>", body, re.S)
-    assert snug and "5,500" in snug.group(0) and "3,849" in snug.group(0)  # int(5500 * 0.7): float rounding, as in Mycel
+    # The trigger is int(5500 * 0.7) = 3849: float rounding, exactly as in Mycel.
+    assert snug and "5,500" in snug.group(0) and "3,849" in snug.group(0)
     assert "mapping[&#x27;leon:snug&#x27;].context_limit" in snug.group(0)
     assert "<code>leon:large</code>" in body
 
