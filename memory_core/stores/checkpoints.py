@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -47,8 +46,10 @@ class DecodedCheckpoint:
 
 def time_of_checkpoint_id(checkpoint_id: str) -> datetime | None:
     """The creation time inside LangGraph's uuid6 checkpoint ids (60-bit count of 100 ns since 1582)."""
+    if len(checkpoint_id) != 36:
+        return None
     try:
-        value = uuid.UUID(checkpoint_id).int
+        value = int(checkpoint_id.replace("-", ""), 16)
     except ValueError:
         return None
     if (value >> 76) & 0xF != 6:
@@ -98,6 +99,45 @@ def list_checkpoint_meta(db: ReadOnlyDB, thread_id: str) -> list[CheckpointMeta]
     return [meta_from_row(r) for r in rows]
 
 
+def list_checkpoint_skeleton(db: ReadOnlyDB, thread_id: str) -> list[CheckpointMeta]:
+    """Like list_checkpoint_meta without metadata: the metadata column sits after the payload in each
+    record, so reading it walks every overflow page of every checkpoint (the whole thread's bytes)."""
+    rows = db.rows(
+        "SELECT checkpoint_id, parent_checkpoint_id, type, length(checkpoint), NULL FROM checkpoints "
+        "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id",
+        (thread_id,),
+    )
+    return [meta_from_row(r) for r in rows]
+
+
+_IDS_PER_QUERY = 500
+
+
+def checkpoint_metadata(
+    db: ReadOnlyDB, thread_id: str, only: Sequence[str] | None = None
+) -> dict[str, tuple[Mapping[str, Any], str | None]]:
+    """Per checkpoint id (all, or `only` these): redacted metadata and why it could not be read, if so."""
+    if only is not None and len(only) <= _IDS_PER_QUERY:
+        marks = ", ".join("?" for _ in only)
+        rows = db.rows(
+            "SELECT checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+            f"AND checkpoint_id IN ({marks})",
+            (thread_id, *only),
+        )
+    else:
+        rows = db.rows(
+            "SELECT checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''",
+            (thread_id,),
+        )
+    out: dict[str, tuple[Mapping[str, Any], str | None]] = {}
+    for checkpoint_id, raw in rows:
+        try:
+            out[str(checkpoint_id)] = (redact(decode_metadata(raw)), None)
+        except UnreadableBlob as exc:
+            out[str(checkpoint_id)] = ({}, str(exc))
+    return out
+
+
 def get_checkpoint_meta(db: ReadOnlyDB, thread_id: str, checkpoint_id: str) -> CheckpointMeta | None:
     row = db.one(
         f"SELECT {_META_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
@@ -126,16 +166,19 @@ def read_payload(db: ReadOnlyDB, thread_id: str, checkpoint_id: str) -> tuple[st
     return row[0], row[1]
 
 
-def messages_from_value(value: Any) -> tuple[Message, ...]:
+def messages_from_value(value: Any, *, redacted: bool = True) -> tuple[Message, ...]:
     if not isinstance(value, list):
         raise UnreadableBlob("the messages channel is not a list")
-    return tuple(message_from_plain(item) for item in value)
+    return tuple(message_from_plain(item, redacted=redacted) for item in value)
 
 
-def message_from_plain(item: Any) -> Message:
-    """A Message from one decoded item: a message dict, a ("role", text) pair or a bare string."""
+def message_from_plain(item: Any, *, redacted: bool = True) -> Message:
+    """A Message from one decoded item: a message dict, a ("role", text) pair or a bare string.
+
+    `redacted=False` is only for numbers that never leave stores/ (the series counts characters).
+    """
     if isinstance(item, Mapping):
-        return message_from_dict(redact(item))
+        return message_from_dict(redact(item) if redacted else item)
     if isinstance(item, str):
         return message_from_dict({"type": "human", "content": item})
     if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str):
@@ -143,14 +186,19 @@ def message_from_plain(item: Any) -> Message:
     return message_from_dict({"type": "unknown", "content": str(item)})
 
 
-def decode_checkpoint(type_: str | None, blob: bytes | None) -> DecodedCheckpoint:
-    """The messages and other channels of one checkpoint payload; raise UnreadableBlob."""
+def decode_checkpoint(type_: str | None, blob: bytes | None, *, redacted: bool = True) -> DecodedCheckpoint:
+    """The messages and other channels of one checkpoint payload; raise UnreadableBlob.
+
+    `redacted=False` skips redaction and the other channels: only for the series' numbers.
+    """
     value = decode_typed(type_, blob)
     if not isinstance(value, dict):
         raise UnreadableBlob("the checkpoint payload is not a map")
     channels = value.get("channel_values", {})
     if not isinstance(channels, dict):
         raise UnreadableBlob("channel_values is not a map")
-    messages = messages_from_value(channels.get("messages", []))
+    messages = messages_from_value(channels.get("messages", []), redacted=redacted)
+    if not redacted:
+        return DecodedCheckpoint(messages=messages, channels={}, ts=None)
     others = {str(k): redact(v) for k, v in channels.items() if k != "messages"}
     return DecodedCheckpoint(messages=messages, channels=others, ts=parse_iso(value.get("ts")))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,10 +41,11 @@ from memory_core.stores import summaries as summaries_store
 from memory_core.stores import threads as threads_store
 from memory_core.stores.checkpoints import (
     CheckpointMeta,
+    checkpoint_metadata,
     decode_checkpoint,
     get_checkpoint_meta,
     head_checkpoint_id,
-    list_checkpoint_meta,
+    list_checkpoint_skeleton,
     read_payload,
     time_of_checkpoint_id,
 )
@@ -77,6 +79,7 @@ class MycelReader:
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
         self._series_cache: OrderedDict[tuple[Any, ...], Series] = OrderedDict()
+        self._metadata_cache: OrderedDict[tuple[str, str], dict[str, tuple[Any, str | None]]] = OrderedDict()
         self._lock = threading.Lock()
 
     # -- plumbing ------------------------------------------------------------------------------------
@@ -168,37 +171,68 @@ class MycelReader:
         return Result(row, tuple(problems))
 
     def _thread_rows(self, thread_id: str | None) -> tuple[list[ThreadRow], list[StoreProblem]]:
-        problems: list[StoreProblem] = []
-        aggregates: dict[str, threads_store.CheckpointAggregate] = {}
-        infos: dict[str, threads_store.ThreadInfo] = {}
-        summaries: dict[str, tuple[int, bool]] = {}
-        queued: dict[str, int] = {}
-        sandboxes: dict[str, str | None] = {}
-        summary_problems: list[StoreProblem] = []
-        summary_found = False
-        with self._open(StoreRole.MAIN, problems) as db:
-            if db is not None:
-                with db.snapshot():
-                    self._check_checkpoint_schema(db)
-                    aggregates = threads_store.checkpoint_aggregates(db, thread_id)
-                    infos = threads_store.thread_infos(db, thread_id)
-                    if db.has_table("summaries"):
-                        summary_found = True
-                        summaries = summaries_store.summary_counts(db, thread_id)
-        with self._open(StoreRole.SUMMARY, summary_problems) as db:
-            if db is not None and db.has_table("summaries"):
-                summary_found = True
-                for key, (count, active) in summaries_store.summary_counts(db, thread_id).items():
-                    before = summaries.get(key, (0, False))
-                    summaries[key] = (before[0] + count, before[1] or active)
-        problems.extend(_unless_found(summary_problems, summary_found))
-        with self._open(StoreRole.QUEUE, problems) as db:
-            if db is not None:
-                queued = queue_store.queue_counts(db, thread_id)
-        with self._open(StoreRole.SANDBOX, problems) as db:
-            if db is not None:
-                sandboxes = sandbox_store.sandbox_states(db, thread_id)
-        rows = threads_store.combine(aggregates, infos, summaries, queued, sandboxes)
+        # Three independent reads run side by side (SQLite releases the GIL while it works). Each file is
+        # read in its own snapshot; the list is a view of "now", so a commit landing between two of them
+        # can only make a count one step older or newer, never inconsistent within a thread's row.
+        def checkpoints_part(problems: list[StoreProblem]) -> dict[str, threads_store.CheckpointAggregate]:
+            with self._open(StoreRole.MAIN, problems) as db:
+                if db is not None:
+                    with db.snapshot():
+                        self._check_checkpoint_schema(db)
+                        return threads_store.checkpoint_aggregates(db, thread_id)
+            return {}
+
+        def main_part(problems: list[StoreProblem]) -> tuple[Any, Any, Any, bool]:
+            with self._open(StoreRole.MAIN, problems) as db:
+                if db is not None:
+                    with db.snapshot():
+                        written = threads_store.writes_bytes(db, thread_id)
+                        infos = threads_store.thread_infos(db, thread_id)
+                        has = db.has_table("summaries")
+                        summaries = summaries_store.summary_counts(db, thread_id) if has else {}
+                        return written, infos, summaries, has
+            return {}, {}, {}, False
+
+        def other_part(
+            problems: list[StoreProblem],
+        ) -> tuple[
+            dict[str, tuple[int, bool]],
+            dict[str, int],
+            dict[str, str | None],
+            tuple[bool, list[StoreProblem]],
+        ]:
+            summaries: dict[str, tuple[int, bool]] = {}
+            summary_problems: list[StoreProblem] = []
+            found = False
+            with self._open(StoreRole.SUMMARY, summary_problems) as db:
+                if db is not None and db.has_table("summaries"):
+                    found = True
+                    summaries = summaries_store.summary_counts(db, thread_id)
+            queued: dict[str, int] = {}
+            with self._open(StoreRole.QUEUE, problems) as db:
+                if db is not None:
+                    queued = queue_store.queue_counts(db, thread_id)
+            sandboxes: dict[str, str | None] = {}
+            with self._open(StoreRole.SANDBOX, problems) as db:
+                if db is not None:
+                    sandboxes = sandbox_store.sandbox_states(db, thread_id)
+            return summaries, queued, sandboxes, (found, summary_problems)
+
+        problem_lists: list[list[StoreProblem]] = [[], [], []]
+        with ThreadPoolExecutor(max_workers=3, thread_name_prefix="mycel-list") as pool:
+            f_checkpoints = pool.submit(checkpoints_part, problem_lists[0])
+            f_main = pool.submit(main_part, problem_lists[1])
+            f_other = pool.submit(other_part, problem_lists[2])
+            aggregates = f_checkpoints.result()
+            written, infos, main_summaries, main_has_summaries = f_main.result()
+            summaries, queued, sandboxes, (summary_found, summary_problems) = f_other.result()
+        problems = [p for plist in problem_lists for p in plist]
+        problems = list(dict.fromkeys(problems))
+        problems.extend(_unless_found(summary_problems, summary_found or main_has_summaries))
+        for key, (count, active) in main_summaries.items():
+            before = summaries.get(key, (0, False))
+            summaries[key] = (before[0] + count, before[1] or active)
+        rows = threads_store.combine(aggregates, infos, summaries, queued, sandboxes, written=written)
         return rows, problems
 
     def _check_checkpoint_schema(self, db: ReadOnlyDB) -> None:
@@ -224,13 +258,46 @@ class MycelReader:
         """
         problems: list[StoreProblem] = []
         rows: list[CheckpointRow] = []
+        # Metadata sits after the payload in every record, so reading it walks the thread's whole byte
+        # range; a second connection reads it while this one builds the series from a few blobs + writes.
+        # Checkpoint rows are never rewritten, so metadata is cached by id and the two snapshots agree on
+        # every id both contain.
+        metadata_problems: list[StoreProblem] = []
+        fetched: dict[str, tuple[Any, str | None]] = {}
+
+        def read_metadata(missing: list[str]) -> None:
+            with self._open(StoreRole.MAIN, metadata_problems) as other:
+                if other is not None and other.has_table("checkpoints"):
+                    fetched.update(checkpoint_metadata(other, thread_id, missing))
+
         with self._open(StoreRole.MAIN, problems) as db:
             if db is not None and db.require_table("checkpoints"):
+                self._check_checkpoint_schema(db)
+                cache_key = (str(db.path), thread_id)
+                with self._lock:
+                    known = dict(self._metadata_cache.get(cache_key, {}))
+                worker: threading.Thread | None = None
                 with db.snapshot():
-                    self._check_checkpoint_schema(db)
-                    metas = list_checkpoint_meta(db, thread_id)
-                    series = self._series(db, thread_id, metas) if metas else None
+                    metas = list_checkpoint_skeleton(db, thread_id)
+                    missing = [m.checkpoint_id for m in metas if m.checkpoint_id not in known]
+                    if missing:
+                        worker = threading.Thread(target=read_metadata, args=(missing,), daemon=True)
+                        worker.start()
+                    try:
+                        series = self._series(db, thread_id, metas) if metas else None
+                    finally:
+                        if worker is not None:
+                            worker.join()
+                problems.extend(p for p in metadata_problems if p not in problems)
+                known.update(fetched)
+                with self._lock:
+                    self._metadata_cache[cache_key] = known
+                    self._metadata_cache.move_to_end(cache_key)
+                    while len(self._metadata_cache) > _SERIES_CACHE_SIZE:
+                        self._metadata_cache.popitem(last=False)
                 for meta in reversed(metas):
+                    found, why = known.get(meta.checkpoint_id, ({}, None))
+                    meta = replace(meta, metadata=found, metadata_problem=why)
                     point = series.points.get(meta.checkpoint_id) if series else None
                     rows.append(_checkpoint_row(meta, point))
                     if point is not None and not point.readable:

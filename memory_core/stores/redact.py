@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -29,8 +30,11 @@ _NOT_LETTERS = re.compile(r"[^a-z0-9]")
 
 def is_secret_key(key: object) -> bool:
     """True for keys such as api_key, X-Api-Key, accessToken, client_secret, password, cookie."""
-    if not isinstance(key, str):
-        return False
+    return isinstance(key, str) and _is_secret_name(key)
+
+
+@lru_cache(maxsize=8192)
+def _is_secret_name(key: str) -> bool:
     compact = _NOT_LETTERS.sub("", key.lower())
     if compact in _SECRET_EXACT:
         return True

@@ -130,7 +130,7 @@ def _apply(parent: _State, items: Sequence[Any], count: TokenCount | None, seen_
             entries = [] if removed == REMOVE_ALL_MESSAGES else [e for e in entries if e.id != removed]
             index = None
             continue
-        entry = _entry(message_from_plain(item), count)
+        entry = _entry(message_from_plain(item, redacted=False), count)
         if entry.id is not None and entry.id in seen_ids:
             if index is None:
                 index = {e.id: i for i, e in enumerate(entries) if e.id is not None}
@@ -233,7 +233,7 @@ def build_series(
             return found
         decoded_count += 1
         try:
-            payload = decode_checkpoint(*load_payload(checkpoint_id))
+            payload = decode_checkpoint(*load_payload(checkpoint_id), redacted=False)
             result: _State | str = _state([_entry(m, count) for m in payload.messages])
         except UnreadableBlob as exc:
             result = str(exc)
@@ -320,7 +320,7 @@ def naive_series(
     points: dict[str, SeriesPoint] = {}
     for m in metas:
         try:
-            payload = decode_checkpoint(*load_payload(m.checkpoint_id))
+            payload = decode_checkpoint(*load_payload(m.checkpoint_id), redacted=False)
         except UnreadableBlob as exc:
             points[m.checkpoint_id] = _unreadable(m.checkpoint_id, str(exc))
             continue

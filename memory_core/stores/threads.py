@@ -13,7 +13,7 @@ from typing import Any
 
 from memory_core.records import ThreadRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
-from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_metadata
+from memory_core.stores.decode import count_checkpoint_messages
 from memory_core.stores.sqlite import ReadOnlyDB
 from memory_core.stores.times import from_epoch
 
@@ -46,51 +46,45 @@ def _filter(column: str, thread_id: str | None, *, first: bool = True) -> tuple[
     return f"{'WHERE' if first else 'AND'} {column} = ?", (thread_id,)
 
 
-def checkpoint_aggregates(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, CheckpointAggregate]:
-    """Per thread: checkpoint count, head id, bytes of checkpoints + metadata + writes, head message count."""
+def writes_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, int]:
+    """Per thread, the bytes of its pending/intermediate writes."""
+    if not db.has_table("writes"):
+        return {}
+    where, params = _filter("thread_id", thread_id)
+    rows = db.rows(
+        f"SELECT thread_id, SUM(COALESCE(length(value), 0)) FROM writes {where} GROUP BY thread_id", params
+    )
+    return {str(r[0]): int(r[1] or 0) for r in rows}
+
+
+def checkpoint_aggregates(
+    db: ReadOnlyDB, thread_id: str | None = None, *, written: Mapping[str, int] | None = None
+) -> dict[str, CheckpointAggregate]:
+    """Per thread: checkpoint count, head id, bytes of checkpoints + metadata (+ `written`), head message count."""
     if not db.require_table("checkpoints"):
         return {}
+    written = written or {}
     where, params = _filter("thread_id", thread_id, first=False)
+    # One pass over the primary-key index; SQLite gives the bare `rowid` of the MAX() row, so each head
+    # is then fetched by rowid. length() reads the record header only, never the blob.
     rows = db.rows(
-        "SELECT thread_id, COUNT(*), MAX(checkpoint_id), "
-        "SUM(COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0)) "
-        f"FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
+        "SELECT a.thread_id, a.n, a.head, a.bytes, c.type, c.checkpoint, "
+        "CASE WHEN json_valid(CAST(c.metadata AS TEXT)) THEN json_extract(CAST(c.metadata AS TEXT), '$.model') END "
+        "FROM (SELECT thread_id, COUNT(*) AS n, MAX(checkpoint_id) AS head, rowid AS head_rowid, "
+        "SUM(COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0)) AS bytes "
+        f"FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id) a "
+        "JOIN checkpoints c ON c.rowid = a.head_rowid",
         params,
     )
-    written: dict[str, int] = {}
-    if db.has_table("writes"):
-        wwhere, wparams = _filter("thread_id", thread_id)
-        for r in db.rows(
-            f"SELECT thread_id, SUM(COALESCE(length(value), 0)) FROM writes {wwhere} GROUP BY thread_id",
-            wparams,
-        ):
-            written[str(r[0])] = int(r[1] or 0)
-    heads = db.rows(
-        "SELECT c.thread_id, c.type, c.checkpoint, c.metadata FROM checkpoints c JOIN ("
-        "SELECT thread_id, MAX(checkpoint_id) AS head FROM checkpoints "
-        f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) h "
-        "ON c.thread_id = h.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = h.head",
-        params,
-    )
-    head_info: dict[str, tuple[int | None, str | None]] = {}
-    for thread, type_, blob, metadata in heads:
-        try:
-            model = decode_metadata(metadata).get("model")
-        except UnreadableBlob:
-            model = None
-        head_info[str(thread)] = (
-            count_checkpoint_messages(type_, blob),
-            model if isinstance(model, str) else None,
-        )
     out: dict[str, CheckpointAggregate] = {}
-    for thread, count, head, size in rows:
-        messages, model = head_info.get(str(thread), (None, None))
-        out[str(thread)] = CheckpointAggregate(
+    for thread, count, head, size, type_, blob, model in rows:
+        key = str(thread)
+        out[key] = CheckpointAggregate(
             checkpoints=int(count),
             head_checkpoint_id=str(head),
-            bytes=int(size or 0) + written.get(str(thread), 0),
-            messages=messages,
-            model=model,
+            bytes=int(size or 0) + written.get(key, 0),
+            messages=count_checkpoint_messages(type_, blob),
+            model=model if isinstance(model, str) else None,
         )
     return out
 
@@ -146,6 +140,8 @@ def combine(
     summaries: Mapping[str, tuple[int, bool]],
     queued: Mapping[str, int],
     sandboxes: Mapping[str, str | None],
+    *,
+    written: Mapping[str, int] | None = None,
 ) -> list[ThreadRow]:
     """One row per thread known to any store, newest activity first; zero counts where nothing is stored."""
     ids = set(aggregates) | set(infos) | set(summaries) | set(queued)
@@ -167,7 +163,7 @@ def combine(
                 member_id=info.member_id if info else None,
                 sandbox_type=info.sandbox_type if info else None,
                 cwd=info.cwd if info else None,
-                bytes_on_disk=agg.bytes if agg else 0,
+                bytes_on_disk=(agg.bytes if agg else 0) + (written.get(thread_id, 0) if written else 0),
                 summaries=summary_count,
                 active_summary=active,
                 queued=queued.get(thread_id, 0),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
@@ -51,7 +51,7 @@ class _State(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
 
-def _graph(*, parallel: int, tool_chars: int) -> StateGraph[Any]:
+def _graph(*, parallel: int, tool_chars: int, body: Callable[[str], str] | None = None) -> StateGraph[Any]:
     def agent(state: _State) -> dict[str, Any]:
         last = state["messages"][-1]
         turn = sum(1 for m in state["messages"] if m.type == "human")
@@ -81,8 +81,12 @@ def _graph(*, parallel: int, tool_chars: int) -> StateGraph[Any]:
 
     def tool(payload: dict[str, Any]) -> dict[str, Any]:
         call = payload["call"]
-        body = (f"{call['id']} output line\n" * (tool_chars // 20 + 1))[:tool_chars]
-        return {"messages": [ToolMessage(content=body, tool_call_id=call["id"], name="Bash")]}
+        text = (
+            body(call["id"])
+            if body
+            else (f"{call['id']} output line\n" * (tool_chars // 20 + 1))[:tool_chars]
+        )
+        return {"messages": [ToolMessage(content=text, tool_call_id=call["id"], name="Bash")]}
 
     builder = StateGraph(_State)
     builder.add_node("agent", agent)
@@ -104,13 +108,14 @@ def build_thread(
     task_path_layout: bool = False,
     fork_after_turn: int | None = None,
     remove_first_tool_result: bool = False,
+    body: Callable[[str], str] | None = None,
 ) -> None:
     """Play `turns` owner turns on one thread in `db` with the real SqliteSaver (our own test file)."""
     with closing(sqlite3.connect(db, check_same_thread=False)) as conn:
         if task_path_layout:
             conn.executescript(WRITES_WITH_TASK_PATH)
         saver = SqliteSaver(conn)
-        graph = _graph(parallel=parallel, tool_chars=tool_chars).compile(checkpointer=saver)
+        graph = _graph(parallel=parallel, tool_chars=tool_chars, body=body).compile(checkpointer=saver)
         config: dict[str, Any] = {"configurable": {"thread_id": thread_id, **(configurable or {})}}
         fork_from = None
         for turn in range(1, turns + 1):

@@ -1,0 +1,254 @@
+"""Store benchmark: a 200-turn tool-heavy thread (~560 MB of checkpoints) and 10,000 small threads.
+
+Run: .venv/bin/python tests/benchmarks/bench_stores.py [--quick]   (not collected by pytest).
+
+Prints, measured in one run: the big thread's per-checkpoint series through MycelReader, cold and warm,
+against LangGraph's own `SqliteSaver.list()` decoding every checkpoint (the naive way); the thread-list
+time over 10,000 threads; peak RSS. "Cold" means first call in this process with the file's pages
+dropped from the OS cache (posix_fadvise DONTNEED) and no series cache. The data home is generated once
+per parameter set under var/bench/ (the big thread by LangGraph's real graph + SqliteSaver put/put_writes;
+the small threads by copying one real small thread's rows in the exact layout) and reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import json
+import os
+import random
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from memory_core.stores.reader import MycelReader  # noqa: E402
+from memory_core.tokens import default_counter  # noqa: E402
+from tests.core.store_builders import build_thread, point_locations  # noqa: E402
+
+BIG = "big-thread"
+WORDS = [
+    "sensor",
+    "reading",
+    "ok",
+    "drift",
+    "station",
+    "north",
+    "harbor",
+    "airfield",
+    "quarry",
+    "mill",
+    "humidity",
+    "pressure",
+    "temp",
+]
+
+THREADS_DDL = """
+CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, member_id TEXT NOT NULL, sandbox_type TEXT DEFAULT 'local',
+    model TEXT, cwd TEXT, observation_provider TEXT, agent TEXT, is_main INTEGER NOT NULL DEFAULT 0,
+    branch_index INTEGER NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS members (id TEXT PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL, avatar TEXT,
+    description TEXT, config_dir TEXT, owner_user_id TEXT, created_at REAL NOT NULL, updated_at REAL,
+    next_entity_seq INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+def _tool_output(mean_chars: int) -> Any:
+    rng = random.Random(11)
+
+    def body(call_id: str) -> str:
+        target = max(200, int(rng.gauss(mean_chars, mean_chars * 0.3)))
+        lines: list[str] = []
+        size = 0
+        while size < target:
+            line = f"{rng.randint(0, 99999):05d} " + " ".join(
+                rng.choice(WORDS) for _ in range(rng.randint(4, 12))
+            )
+            lines.append(line)
+            size += len(line) + 1
+        return "\n".join(lines)[:target]
+
+    return body
+
+
+def generate(folder: Path, *, turns: int, tool_chars: int, small: int) -> None:
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    db = tmp / "leon.db"
+    build_thread(db, BIG, turns=turns, parallel=1, body=_tool_output(tool_chars))
+    build_thread(db, "small-template", turns=1, parallel=1, tool_chars=400)
+    with closing(sqlite3.connect(db)) as conn:
+        conn.executescript(THREADS_DDL)
+        conn.execute(
+            "INSERT INTO members VALUES ('m_bench', 'Bench', 'mycel_agent', NULL, NULL, NULL, NULL, 0, 0, 0)"
+        )
+        # 10,000 threads in the exact layout: the template's checkpoints and writes under new thread ids.
+        conn.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+            "INSERT INTO checkpoints SELECT 'small-' || i, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+            "checkpoint, metadata FROM checkpoints, n WHERE thread_id = 'small-template'",
+            (small,),
+        )
+        conn.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+            "INSERT INTO writes SELECT 'small-' || i, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value "
+            "FROM writes, n WHERE thread_id = 'small-template'",
+            (small,),
+        )
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = 'small-template'")
+        conn.execute("DELETE FROM writes WHERE thread_id = 'small-template'")
+        conn.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+            "INSERT INTO threads SELECT 'small-' || i, 'm_bench', 'local', 'leon:large', NULL, NULL, NULL, "
+            "0, i, 1796033530.0 + i FROM n",
+            (small,),
+        )
+        conn.execute(
+            "INSERT INTO threads VALUES (?, 'm_bench', 'local', 'leon:large', NULL, NULL, NULL, 1, 0, 1796033530.0)",
+            (BIG,),
+        )
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+
+
+def drop_page_cache(path: Path) -> None:
+    for candidate in (path, Path(f"{path}-wal")):
+        if candidate.exists():
+            fd = os.open(candidate, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+def timed(fn: Any) -> tuple[float, Any]:
+    gc.collect()
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def naive_series(db: Path) -> dict[str, tuple[int, int]]:
+    """LangGraph's way: SqliteSaver.list() decodes every checkpoint (our own bench file, so setup() is harmless)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    out: dict[str, tuple[int, int]] = {}
+    with closing(sqlite3.connect(db, check_same_thread=False)) as conn:
+        saver = SqliteSaver(conn)
+        for item in saver.list({"configurable": {"thread_id": BIG}}):
+            messages = item.checkpoint["channel_values"].get("messages", [])
+            chars = sum(len(m.content) if isinstance(m.content, str) else 0 for m in messages)
+            out[item.config["configurable"]["checkpoint_id"]] = (len(messages), chars // 2)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a much smaller home, for CI smoke runs")
+    parser.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    params = (
+        {"turns": 30, "tool_chars": 5000, "small": 500}
+        if args.quick
+        else {"turns": 200, "tool_chars": 4700, "small": 10_000}
+    )
+    key = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:12]
+    folder = ROOT / "var" / "bench" / f"stores-{key}"
+    if not (folder / "leon.db").exists():
+        if args.generate_only:
+            generate(folder, **params)
+            return 0
+        print(f"generating {params} into {folder} …", flush=True)
+        started = time.perf_counter()
+        # In a child process, so generating does not count in this process's peak RSS.
+        subprocess.check_call(
+            [sys.executable, __file__, "--generate-only"] + (["--quick"] if args.quick else [])
+        )
+        print(f"  generated in {time.perf_counter() - started:.1f} s", flush=True)
+    if args.generate_only:
+        return 0
+    db = folder / "leon.db"
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        checkpoints, checkpoint_bytes = conn.execute(
+            "SELECT COUNT(*), SUM(length(checkpoint)) FROM checkpoints WHERE thread_id = ?", (BIG,)
+        ).fetchone()
+        threads = conn.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+    print(f"home: {folder}")
+    print(
+        f"big thread: {params['turns']} turns, {checkpoints} checkpoints, {checkpoint_bytes / 1e6:.0f} MB of checkpoints"
+    )
+    print(f"threads: {threads:,}")
+
+    locations = point_locations(folder)
+    # First call in this process, OS page cache dropped: includes loading the tiktoken encoder once.
+    drop_page_cache(db)
+    reader = MycelReader(locations)
+    first, fast = timed(lambda: reader.list_checkpoints(BIG))
+    series = list(reader._series_cache.values())[-1]
+    warm_cached = median(timed(lambda: reader.list_checkpoints(BIG))[0] for _ in range(5))
+    colds: list[float] = []
+    for _ in range(3):
+        # Cold: file pages dropped, a new reader (no series or metadata cache), token counts forgotten.
+        drop_page_cache(db)
+        default_counter().clear()
+        colds.append(timed(lambda: MycelReader(locations).list_checkpoints(BIG))[0])
+    cold = median(colds)
+    warm = median(timed(lambda: MycelReader(locations).list_checkpoints(BIG))[0] for _ in range(5))
+    drop_page_cache(db)
+    list_cold, listed = timed(lambda: MycelReader(locations).list_threads())
+    list_warm = median(timed(lambda: MycelReader(locations).list_threads())[0] for _ in range(5))
+    rss_fast = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    drop_page_cache(db)
+    naive_cold, naive = timed(lambda: naive_series(db))
+    naive_warm, _ = timed(lambda: naive_series(db))
+    rss_all = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    same = {c.checkpoint_id: (c.messages, c.estimated_tokens) for c in fast.value} == naive
+    load = os.getloadavg()[0]
+    print(f"load average at the end: {load:.1f} on {os.cpu_count()} CPUs (figures are noisy when others run)")
+    print()
+    print(
+        f"series, MycelReader: first call {first * 1000:.0f} ms (incl. tokenizer load); "
+        f"cold {cold * 1000:.0f} ms (median of {', '.join(f'{c * 1000:.0f}' for c in colds)}); "
+        f"warm {warm * 1000:.0f} ms (new reader); {warm_cached * 1000:.1f} ms (same reader, cached)"
+    )
+    print(
+        f"   decoded {series.decoded} of {checkpoints} checkpoints, rebuilt {series.rebuilt} from writes, "
+        f"fallbacks {series.fallbacks}"
+    )
+    print(
+        f"series, SqliteSaver.list() naive: cold {naive_cold * 1000:.0f} ms, warm {naive_warm * 1000:.0f} ms"
+    )
+    print(
+        f"ratio naive/fast: cold {naive_cold / cold:.1f}x, warm {naive_warm / warm:.1f}x "
+        "(targets: >= 15x cold, fast cold <= 1000 ms)"
+    )
+    print(f"same counts and estimates as naive: {same}")
+    print(
+        f"thread list ({len(listed.value):,} threads): cold {list_cold * 1000:.0f} ms, "
+        f"warm {list_warm * 1000:.0f} ms (median of 5; target <= 300 ms)"
+    )
+    print(
+        f"peak RSS: {rss_fast:.0f} MB after MycelReader work (target <= 300), {rss_all:.0f} MB after naive too"
+    )
+    ok = same and cold <= 1.0 and naive_cold / cold >= 15 and list_warm <= 0.3 and rss_fast <= 300
+    print("targets met" if ok else "TARGETS MISSED")
+    return 0 if ok or args.quick else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
