@@ -139,8 +139,12 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
             (k, effective.values[k].value if k in effective.values else None, v)
             for k, v in state.changes.items()
         ],
+        # Only what the proposal brings: findings on a proposed key, or combinations it decides.
         "proposed_problems": [
-            p for p in proposed.effective.problems if p.severity is not Severity.INFO and state.changes
+            p
+            for p in proposed.effective.problems
+            if p.severity is not Severity.INFO
+            and (p.key_path in state.changes or p.layer is ConfigLayerName.OVERRIDE)
         ],
         "model_limits": model_limits(state.threads, resolver) if part is None else (),
         "whatif": whatif,

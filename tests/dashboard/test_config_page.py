@@ -139,6 +139,25 @@ def test_whatif_on_a_compacting_thread_follows_the_context_limit(viewer_client, 
     assert int(proposed.replace(",", "")) < int(current.replace(",", ""))
 
 
+def test_whatif_warns_about_surprising_combinations_the_proposal_makes(viewer_client, sample_home: Path):
+    body = viewer_client.get("/config/", {SOFT: "12000"}, **WHATIF).content.decode()
+    assert "nothing is ever soft-trimmed" in body  # soft >= hard
+    body = viewer_client.get("/config/", {"runtime.context_limit": "8000"}, **WHATIF).content.decode()
+    assert "compacts on every model call" in body
+    quiet = viewer_client.get("/config/", {"memory.pruning.protect_recent": "4"}, **WHATIF).content.decode()
+    assert "nothing is ever soft-trimmed" not in quiet and "compacts on every" not in quiet
+
+
+def test_save_without_javascript_answers_with_the_whole_page(operator_client, sample_home: Path):
+    response = operator_client.post("/config/save/", {"layer": "user", "sha256": "", SOFT: "2000"})
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" in body and 'class="saved"' in body
+    assert json.loads(_user_file(sample_home).read_text()) == {
+        "memory": {"pruning": {"soft_trim_chars": 2000}}
+    }
+
+
 def test_out_of_range_value_is_refused_with_mycels_rule(viewer_client, sample_home: Path):
     body = viewer_client.get("/config/", {"thread": TOOL_HEAVY, SOFT: "0"}, **WHATIF).content.decode()
     assert "Refused <code>memory.pruning.soft_trim_chars</code>: Must be greater than 0" in body
