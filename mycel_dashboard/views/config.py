@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.config import ConfigLayerName, Severity, redact_secrets
@@ -156,7 +155,6 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
         "histories": layer_histories(state.loaded.layers) if part in (None, "history") else (),
         "doc_vs_code": DOC_VS_CODE,
         "restart_note": RESTART_NOTE,
-        "query": state.form.data.urlencode() if hasattr(state.form.data, "urlencode") else "",
     }
 
 
@@ -313,7 +311,3 @@ def config_restore(request: HttpRequest) -> HttpResponse:
     response = _panel(request, state, {"restored": backup.name, "saved": saved})
     response["HX-Trigger"] = json.dumps({SAVED_EVENT: {"layer": name.value, "path": str(saved.path)}})
     return response
-
-
-def whatif_url(thread_id: str) -> str:
-    return f"{reverse('config')}?thread={thread_id}"
