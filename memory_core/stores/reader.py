@@ -59,6 +59,7 @@ from memory_core.tokens import default_counter, estimate_tokens
 T = TypeVar("T")
 
 _SERIES_CACHE_SIZE = 32
+_HEAD_CACHE_SIZE = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,7 @@ class MycelReader:
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
         self._series_cache: OrderedDict[tuple[Any, ...], Series] = OrderedDict()
+        self._head_cache: dict[str, dict[str, threads_store.HeadInfo]] = {}
         self._metadata_cache: OrderedDict[tuple[str, str], dict[str, tuple[Any, str | None]]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -179,7 +181,7 @@ class MycelReader:
                 if db is not None:
                     with db.snapshot():
                         self._check_checkpoint_schema(db)
-                        return threads_store.checkpoint_aggregates(db, thread_id)
+                        return threads_store.checkpoint_aggregates(db, thread_id, heads=self._heads(db))
             return {}
 
         def main_part(problems: list[StoreProblem]) -> tuple[Any, Any, Any, bool]:
@@ -234,6 +236,13 @@ class MycelReader:
             summaries[key] = (before[0] + count, before[1] or active)
         rows = threads_store.combine(aggregates, infos, summaries, queued, sandboxes, written=written)
         return rows, problems
+
+    def _heads(self, db: ReadOnlyDB) -> dict[str, threads_store.HeadInfo]:
+        with self._lock:
+            found = self._head_cache.setdefault(str(db.path), {})
+            if len(found) > _HEAD_CACHE_SIZE:
+                found.clear()
+            return found
 
     def _check_checkpoint_schema(self, db: ReadOnlyDB) -> None:
         columns = set(db.columns("checkpoints"))

@@ -6,7 +6,8 @@ skips every message body; bytes come from `length()`, which SQLite answers from 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -57,34 +58,50 @@ def writes_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, int]
     return {str(r[0]): int(r[1] or 0) for r in rows}
 
 
+HeadInfo = tuple[int | None, str | None]  # (message count, model) of a head checkpoint
+
+
 def checkpoint_aggregates(
-    db: ReadOnlyDB, thread_id: str | None = None, *, written: Mapping[str, int] | None = None
+    db: ReadOnlyDB, thread_id: str | None = None, *, heads: MutableMapping[str, HeadInfo] | None = None
 ) -> dict[str, CheckpointAggregate]:
-    """Per thread: checkpoint count, head id, bytes of checkpoints + metadata (+ `written`), head message count."""
+    """Per thread: checkpoint count, head id, bytes of checkpoints + metadata, head message count and model.
+
+    `heads` caches (count, model) by head checkpoint id across calls: a checkpoint never changes, so only
+    heads not seen before are fetched and counted.
+    """
     if not db.require_table("checkpoints"):
         return {}
-    written = written or {}
+    heads = {} if heads is None else heads
     where, params = _filter("thread_id", thread_id, first=False)
-    # One pass over the primary-key index; SQLite gives the bare `rowid` of the MAX() row, so each head
-    # is then fetched by rowid. length() reads the record header only, never the blob.
+    # One pass over the primary-key index; SQLite gives the bare `rowid` of the MAX() row, so new heads
+    # are then fetched by rowid. length() reads the record header only, never the blob.
     rows = db.rows(
-        "SELECT a.thread_id, a.n, a.head, a.bytes, c.type, c.checkpoint, "
-        "CASE WHEN json_valid(CAST(c.metadata AS TEXT)) THEN json_extract(CAST(c.metadata AS TEXT), '$.model') END "
-        "FROM (SELECT thread_id, COUNT(*) AS n, MAX(checkpoint_id) AS head, rowid AS head_rowid, "
-        "SUM(COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0)) AS bytes "
-        f"FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id) a "
-        "JOIN checkpoints c ON c.rowid = a.head_rowid",
+        "SELECT thread_id, COUNT(*), MAX(checkpoint_id), rowid, "
+        "SUM(COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0)) "
+        f"FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
         params,
     )
+    unseen = [r[3] for r in rows if str(r[2]) not in heads]
+    if unseen:
+        for head, type_, blob, model in db.rows(
+            "SELECT checkpoint_id, type, checkpoint, CASE WHEN json_valid(CAST(metadata AS TEXT)) "
+            "THEN json_extract(CAST(metadata AS TEXT), '$.model') END FROM checkpoints "
+            "WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps(unseen),),
+        ):
+            heads[str(head)] = (
+                count_checkpoint_messages(type_, blob),
+                model if isinstance(model, str) else None,
+            )
     out: dict[str, CheckpointAggregate] = {}
-    for thread, count, head, size, type_, blob, model in rows:
-        key = str(thread)
-        out[key] = CheckpointAggregate(
+    for thread, count, head, _rowid, size in rows:
+        messages, model = heads.get(str(head), (None, None))
+        out[str(thread)] = CheckpointAggregate(
             checkpoints=int(count),
             head_checkpoint_id=str(head),
-            bytes=int(size or 0) + written.get(key, 0),
-            messages=count_checkpoint_messages(type_, blob),
-            model=model if isinstance(model, str) else None,
+            bytes=int(size or 0),
+            messages=messages,
+            model=model,
         )
     return out
 
