@@ -61,3 +61,20 @@ def test_open_a_checkpoint_diff(viewer_page: BrowserPage, dashboard_server: Dash
     assert "What changed" in page.inner_text("main")
     viewer_page.shot("checkpoint")
     assert viewer_page.console_errors == []
+
+
+def test_compaction_dry_run(viewer_page: BrowserPage, dashboard_server: DashboardServer):
+    page = viewer_page.page
+    thread = _thread_id(dashboard_server, "compaction")
+    page.goto(f"{dashboard_server.url}/threads/{thread}/")
+    page.click("text=Compaction dry-run…")
+    page.wait_for_selector("#dry-run-result")
+    assert "yes" in page.inner_text("#dry-run-result dl.facts")
+    page.fill("input[name=context_limit]", "1000000")
+    page.wait_for_url(re.compile(r"context_limit=1000000"))
+    page.wait_for_selector("#dry-run-result .notice:has-text('Proposed values')")
+    assert "current config: yes" in page.inner_text("#dry-run-result")
+    page.goto(page.url.split("?")[0])
+    page.wait_for_selector("#dry-run-result")
+    viewer_page.shot("dry-run")
+    assert viewer_page.console_errors == []
