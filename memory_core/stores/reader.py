@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -57,6 +57,7 @@ from memory_core.stores.sqlite import ReadOnlyDB, StoreError, file_header, journ
 from memory_core.tokens import default_counter, estimate_tokens
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 _SERIES_CACHE_SIZE = 32
 _HEAD_CACHE_SIZE = 200_000
@@ -413,11 +414,15 @@ class MycelReader:
         )
 
     def _from_both(
-        self, roles: tuple[StoreRole, ...], table: str, read: Any, sort_key: Any
-    ) -> Result[list[Any]]:
+        self,
+        roles: tuple[StoreRole, ...],
+        table: str,
+        read: Callable[[ReadOnlyDB], list[R]],
+        sort_key: Callable[[R], Any],
+    ) -> Result[list[R]]:
         problems: list[StoreProblem] = []
         found = False
-        items: list[Any] = []
+        items: list[R] = []
         for role in roles:
             with self._open(role, problems) as db:
                 if db is not None and db.has_table(table):

@@ -455,3 +455,26 @@ def test_no_planted_secret_reaches_any_output(planted: Path, capsys: pytest.Capt
         assert value not in text
         assert value not in json.dumps(text)
     assert file_hashes(planted) == before
+
+
+def test_threads_without_checkpoints_are_listed_with_zero_counts(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _threads_table(home / "leon.db", "fresh", "/nowhere")
+    add_summary(home / "summary.db", "summarised-only", "s_1", up_to=2, active=True, at="2026-11-30T09:00:00")
+    reader = reader_for(home)
+    rows = {r.thread_id: r for r in reader.list_threads().value}
+    assert (rows["fresh"].messages, rows["fresh"].checkpoints, rows["fresh"].head_checkpoint_id) == (
+        0,
+        0,
+        None,
+    )
+    assert (rows["summarised-only"].summaries, rows["summarised-only"].checkpoints) == (1, 0)
+    found = reader.get_thread("fresh").value
+    assert found is not None and found.updated_at is not None
+    assert reader.list_checkpoints("fresh").value == []
+    assert reader.get_state("fresh").value is None
+    point_env_at(monkeypatch, home)
+    assert cli_main(["thread", "fresh", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["head_checkpoint_id"] is None and data["messages"] == [] and data["checkpoints"] == []
