@@ -63,6 +63,41 @@ _SERIES_CACHE_SIZE = 32
 _HEAD_CACHE_SIZE = 200_000
 
 
+FileIdentity = tuple[str, int, int]
+
+
+class _Caches:
+    """Derived data keyed by file identity and checkpoint ids, shared by every reader in the process."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.series: OrderedDict[tuple[Any, ...], Series] = OrderedDict()
+        self.metadata: OrderedDict[tuple[FileIdentity, str], dict[str, tuple[Any, str | None]]] = (
+            OrderedDict()
+        )
+        self.heads: dict[FileIdentity, dict[str, threads_store.HeadInfo]] = {}
+
+
+_CACHES = _Caches()
+
+
+def clear_caches() -> None:
+    """Forget every derived series, metadata and head count (benchmarks measure cold reads with it)."""
+    with _CACHES.lock:
+        _CACHES.series.clear()
+        _CACHES.metadata.clear()
+        _CACHES.heads.clear()
+
+
+def _file_identity(db: ReadOnlyDB) -> FileIdentity:
+    # A replaced file (new inode) never reuses what was derived from the old one.
+    try:
+        stat = db.path.stat()
+    except OSError:
+        return (str(db.path), 0, 0)
+    return (str(db.path), stat.st_dev, stat.st_ino)
+
+
 @dataclass(frozen=True, slots=True)
 class Result(Generic[T]):
     """A value and the problems met while reading it (empty when everything was clean)."""
@@ -80,10 +115,12 @@ class MycelReader:
         self.locations = locations
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
-        self._series_cache: OrderedDict[tuple[Any, ...], Series] = OrderedDict()
-        self._head_cache: dict[str, dict[str, threads_store.HeadInfo]] = {}
-        self._metadata_cache: OrderedDict[tuple[str, str], dict[str, tuple[Any, str | None]]] = OrderedDict()
-        self._lock = threading.Lock()
+        # Process-wide: the dashboard makes a reader per request, and what is cached never goes stale
+        # (checkpoints are immutable, and keys carry the file's identity).
+        self._series_cache = _CACHES.series
+        self._head_cache = _CACHES.heads
+        self._metadata_cache = _CACHES.metadata
+        self._lock = _CACHES.lock
 
     # -- plumbing ------------------------------------------------------------------------------------
 
@@ -240,7 +277,7 @@ class MycelReader:
 
     def _heads(self, db: ReadOnlyDB) -> dict[str, threads_store.HeadInfo]:
         with self._lock:
-            found = self._head_cache.setdefault(str(db.path), {})
+            found = self._head_cache.setdefault(_file_identity(db), {})
             if len(found) > _HEAD_CACHE_SIZE:
                 found.clear()
             return found
@@ -283,7 +320,7 @@ class MycelReader:
         with self._open(StoreRole.MAIN, problems) as db:
             if db is not None and db.require_table("checkpoints"):
                 self._check_checkpoint_schema(db)
-                cache_key = (str(db.path), thread_id)
+                cache_key = (_file_identity(db), thread_id)
                 with self._lock:
                     known = dict(self._metadata_cache.get(cache_key, {}))
                 worker: threading.Thread | None = None
@@ -317,7 +354,7 @@ class MycelReader:
     def _series(self, db: ReadOnlyDB, thread_id: str, metas: list[CheckpointMeta]) -> Series:
         writes = _message_writes(db, thread_id)
         key = (
-            str(db.path),
+            _file_identity(db),
             thread_id,
             len(metas),
             metas[-1].checkpoint_id,

@@ -32,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from memory_core.stores.reader import MycelReader  # noqa: E402
+from memory_core.stores.reader import MycelReader, clear_caches  # noqa: E402
 from memory_core.tokens import default_counter  # noqa: E402
 from tests.core.store_builders import build_thread, point_locations  # noqa: E402
 
@@ -193,25 +193,39 @@ def main() -> int:
     print(f"threads: {threads:,}")
 
     locations = point_locations(folder)
-    # First call in this process, OS page cache dropped: includes loading the tiktoken encoder once.
-    drop_page_cache(db)
-    reader = MycelReader(locations)
-    first, fast = timed(lambda: reader.list_checkpoints(BIG))
-    series = list(reader._series_cache.values())[-1]
-    warm_cached = median(timed(lambda: reader.list_checkpoints(BIG))[0] for _ in range(5))
+
+    def cold_start() -> None:
+        # Cold: the file's pages dropped from the OS cache, no derived cache, token counts forgotten.
+        drop_page_cache(db)
+        clear_caches()
+        default_counter().clear()
+
+    # First call in this process: also loads the tiktoken encoder once.
+    cold_start()
+    first, fast = timed(lambda: MycelReader(locations).list_checkpoints(BIG))
+    series = list(MycelReader(locations)._series_cache.values())[-1]
     colds: list[float] = []
     for _ in range(3):
-        # Cold: file pages dropped, a new reader (no series or metadata cache), token counts forgotten.
-        drop_page_cache(db)
-        default_counter().clear()
+        cold_start()
         colds.append(timed(lambda: MycelReader(locations).list_checkpoints(BIG))[0])
     cold = median(colds)
     warm = median(timed(lambda: MycelReader(locations).list_checkpoints(BIG))[0] for _ in range(5))
-    drop_page_cache(db)
-    list_reader = MycelReader(locations)
-    list_cold, listed = timed(list_reader.list_threads)
-    list_warm = median(timed(list_reader.list_threads)[0] for _ in range(5))
-    list_new = median(timed(lambda: MycelReader(locations).list_threads())[0] for _ in range(3))
+
+    def uncached_series() -> float:
+        clear_caches()
+        return timed(lambda: MycelReader(locations).list_checkpoints(BIG))[0]
+
+    warm_uncached = median(uncached_series() for _ in range(3))
+
+    cold_start()
+    list_cold, listed = timed(lambda: MycelReader(locations).list_threads())
+    list_warm = median(timed(lambda: MycelReader(locations).list_threads())[0] for _ in range(5))
+
+    def uncached_list() -> float:
+        clear_caches()
+        return timed(lambda: MycelReader(locations).list_threads())[0]
+
+    list_uncached = median(uncached_list() for _ in range(3))
     rss_fast = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     drop_page_cache(db)
@@ -226,7 +240,8 @@ def main() -> int:
     print(
         f"series, MycelReader: first call {first * 1000:.0f} ms (incl. tokenizer load); "
         f"cold {cold * 1000:.0f} ms (median of {', '.join(f'{c * 1000:.0f}' for c in colds)}); "
-        f"warm {warm * 1000:.0f} ms (new reader); {warm_cached * 1000:.1f} ms (same reader, cached)"
+        f"warm {warm_uncached * 1000:.0f} ms (pages cached, no derived cache); "
+        f"{warm * 1000:.1f} ms (derived cache)"
     )
     print(
         f"   decoded {series.decoded} of {checkpoints} checkpoints, rebuilt {series.rebuilt} from writes, "
@@ -236,20 +251,23 @@ def main() -> int:
         f"series, SqliteSaver.list() naive: cold {naive_cold * 1000:.0f} ms, warm {naive_warm * 1000:.0f} ms"
     )
     print(
-        f"ratio naive/fast: cold {naive_cold / cold:.1f}x, warm {naive_warm / warm:.1f}x "
+        f"ratio naive/fast: cold {naive_cold / cold:.1f}x, warm {naive_warm / warm_uncached:.1f}x without derived cache "
         "(targets: >= 15x cold, fast cold <= 1000 ms)"
     )
     print(f"same counts and estimates as naive: {same}")
     print(
-        f"thread list ({len(listed.value):,} threads): cold {list_cold * 1000:.0f} ms (new reader, pages dropped); "
-        f"warm {list_warm * 1000:.0f} ms (same reader, heads cached by id; median of 5; target <= 300 ms); "
-        f"{list_new * 1000:.0f} ms (new reader, pages cached)"
+        f"thread list ({len(listed.value):,} threads): cold {list_cold * 1000:.0f} ms; "
+        f"warm {list_uncached * 1000:.0f} ms (pages cached, no derived cache); "
+        f"{list_warm * 1000:.0f} ms (heads cached by id) (target <= 300 ms)"
     )
     print(
         f"peak RSS: {rss_fast:.0f} MB after MycelReader work (target <= 300), {rss_all:.0f} MB after naive too"
     )
-    ok = same and cold <= 1.0 and naive_cold / cold >= 15 and list_warm <= 0.3 and rss_fast <= 300
-    print("targets met" if ok else "TARGETS MISSED")
+    ok = same and cold <= 1.0 and naive_cold / cold >= 15 and list_uncached <= 0.3 and rss_fast <= 300
+    if args.quick:
+        print("quick run: the targets are for the full-size home")
+    else:
+        print("targets met" if ok else "TARGETS MISSED")
     return 0 if ok or args.quick else 1
 
 
