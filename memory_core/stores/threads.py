@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from memory_core.records import ThreadRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
@@ -19,8 +19,7 @@ from memory_core.stores.sqlite import ReadOnlyDB
 from memory_core.stores.times import from_epoch
 
 
-@dataclass(frozen=True, slots=True)
-class CheckpointAggregate:
+class CheckpointAggregate(NamedTuple):
     checkpoints: int
     head_checkpoint_id: str
     bytes: int
@@ -28,8 +27,7 @@ class CheckpointAggregate:
     model: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadInfo:
+class ThreadInfo(NamedTuple):
     """A `threads` row with its member's name, as Mycel's thread_naming computes display names."""
 
     thread_id: str
@@ -151,6 +149,12 @@ def display_name(member_name: str | None, is_main: Any, branch_index: Any) -> st
     return f"{member_name} · 分身{branch_index}"
 
 
+@lru_cache(maxsize=200_000)
+def _head_time(checkpoint_id: str) -> tuple[datetime | None, float]:
+    found = time_of_checkpoint_id(checkpoint_id)
+    return found, found.timestamp() if found else float("-inf")
+
+
 def combine(
     aggregates: Mapping[str, CheckpointAggregate],
     infos: Mapping[str, ThreadInfo],
@@ -162,33 +166,33 @@ def combine(
 ) -> list[ThreadRow]:
     """One row per thread known to any store, newest activity first; zero counts where nothing is stored."""
     ids = set(aggregates) | set(infos) | set(summaries) | set(queued)
-    rows: list[ThreadRow] = []
+    written = written or {}
+    keyed: list[tuple[float, str, ThreadRow]] = []
     for thread_id in ids:
         agg = aggregates.get(thread_id)
         info = infos.get(thread_id)
         summary_count, active = summaries.get(thread_id, (0, False))
-        updated = time_of_checkpoint_id(agg.head_checkpoint_id) if agg else None
-        rows.append(
-            ThreadRow(
-                thread_id=thread_id,
-                messages=(agg.messages or 0) if agg else 0,
-                checkpoints=agg.checkpoints if agg else 0,
-                head_checkpoint_id=agg.head_checkpoint_id if agg else None,
-                updated_at=updated or (info.created_at if info else None),
-                name=info.name if info else None,
-                model=(agg.model if agg and agg.model else None) or (info.model if info else None),
-                member_id=info.member_id if info else None,
-                sandbox_type=info.sandbox_type if info else None,
-                cwd=info.cwd if info else None,
-                bytes_on_disk=(agg.bytes if agg else 0) + (written.get(thread_id, 0) if written else 0),
-                summaries=summary_count,
-                active_summary=active,
-                queued=queued.get(thread_id, 0),
-                sandbox_state=sandboxes.get(thread_id),
-                configured_model=info.model if info else None,
-            )
+        updated, stamp = _head_time(agg.head_checkpoint_id) if agg else (None, float("-inf"))
+        if updated is None and info is not None and info.created_at is not None:
+            updated, stamp = info.created_at, info.created_at.timestamp()
+        row = ThreadRow(
+            thread_id=thread_id,
+            messages=(agg.messages or 0) if agg else 0,
+            checkpoints=agg.checkpoints if agg else 0,
+            head_checkpoint_id=agg.head_checkpoint_id if agg else None,
+            updated_at=updated,
+            name=info.name if info else None,
+            model=(agg.model if agg and agg.model else None) or (info.model if info else None),
+            member_id=info.member_id if info else None,
+            sandbox_type=info.sandbox_type if info else None,
+            cwd=info.cwd if info else None,
+            bytes_on_disk=(agg.bytes if agg else 0) + written.get(thread_id, 0),
+            summaries=summary_count,
+            active_summary=active,
+            queued=queued.get(thread_id, 0),
+            sandbox_state=sandboxes.get(thread_id),
         )
-    rows.sort(
-        key=lambda r: (r.updated_at.timestamp() if r.updated_at else float("-inf"), r.thread_id), reverse=True
-    )
+        keyed.append((stamp, thread_id, row))
+    keyed.sort(reverse=True)
+    rows = [row for _stamp, _id, row in keyed]
     return rows
