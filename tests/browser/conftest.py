@@ -34,9 +34,6 @@ CHROMIUM_ARGS = [
 ]
 
 pytestmark = pytest.mark.browser
-# Playwright's sync API keeps an event loop running in this thread for the whole session, which makes
-# Django refuse database setup for the tests collected after these ones; no Django code runs in here.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -144,7 +141,9 @@ def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashb
         server.process.kill()
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in this thread while it is open, and
+# the tests collected after these ones (Django's database, asyncio.run in the demo writer) need none.
+@pytest.fixture(scope="module")
 def browser(dashboard_server: DashboardServer) -> Iterator[object]:
     # Depends on the server so the demo home is written before Playwright starts its event loop here.
     from playwright.sync_api import sync_playwright
