@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from memory_core.records import ThreadRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
-from memory_core.stores.decode import count_checkpoint_messages
+from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_metadata
 from memory_core.stores.sqlite import ReadOnlyDB
 from memory_core.stores.times import from_epoch
 
@@ -81,16 +81,12 @@ def checkpoint_aggregates(
     )
     unseen = [r[3] for r in rows if str(r[2]) not in heads]
     if unseen:
-        for head, type_, blob, model in db.rows(
-            "SELECT checkpoint_id, type, checkpoint, CASE WHEN json_valid(CAST(metadata AS TEXT)) "
-            "THEN json_extract(CAST(metadata AS TEXT), '$.model') END FROM checkpoints "
+        for head, type_, blob, metadata in db.rows(
+            "SELECT checkpoint_id, type, checkpoint, metadata FROM checkpoints "
             "WHERE rowid IN (SELECT value FROM json_each(?))",
             (json.dumps(unseen),),
         ):
-            heads[str(head)] = (
-                count_checkpoint_messages(type_, blob),
-                model if isinstance(model, str) else None,
-            )
+            heads[str(head)] = (count_checkpoint_messages(type_, blob), _model_of(metadata))
     out: dict[str, CheckpointAggregate] = {}
     for thread, count, head, _rowid, size in rows:
         messages, model = heads.get(str(head), (None, None))
@@ -102,6 +98,14 @@ def checkpoint_aggregates(
             model=model,
         )
     return out
+
+
+def _model_of(metadata: Any) -> str | None:
+    try:
+        model = decode_metadata(metadata).get("model")
+    except UnreadableBlob:
+        return None
+    return model if isinstance(model, str) else None
 
 
 def thread_infos(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, ThreadInfo]:
