@@ -155,18 +155,26 @@ def naive_series(db: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def home_params(quick: bool) -> dict[str, int]:
+    """The benchmark home's parameters (the other benchmarks and the load script reuse the same home)."""
+    if quick:
+        return {"turns": 30, "tool_chars": 5000, "small": 500}
+    return {"turns": 200, "tool_chars": 4700, "small": 10_000}
+
+
+def home_folder(quick: bool) -> Path:
+    """Where the home for these parameters is cached (generate it with `--generate-only [--quick]`)."""
+    key = hashlib.sha256(json.dumps(home_params(quick), sort_keys=True).encode()).hexdigest()[:12]
+    return ROOT / "var" / "bench" / f"stores-{key}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a much smaller home, for CI smoke runs")
     parser.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    params = (
-        {"turns": 30, "tool_chars": 5000, "small": 500}
-        if args.quick
-        else {"turns": 200, "tool_chars": 4700, "small": 10_000}
-    )
-    key = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:12]
-    folder = ROOT / "var" / "bench" / f"stores-{key}"
+    params = home_params(args.quick)
+    folder = home_folder(args.quick)
     if not (folder / "leon.db").exists():
         if args.generate_only:
             generate(folder, **params)
