@@ -478,3 +478,17 @@ def test_threads_without_checkpoints_are_listed_with_zero_counts(
     assert cli_main(["thread", "fresh", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["head_checkpoint_id"] is None and data["messages"] == [] and data["checkpoints"] == []
+
+
+def test_a_snapshot_does_not_see_a_commit_made_during_the_read(home: Path) -> None:
+    build_thread(home / "leon.db", "t", turns=1)
+    with closing(sqlite3.connect(home / "leon.db")) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
+    with opened(home / "leon.db", store="main", timeout_s=5, row_cap=1000) as db:
+        with db.snapshot():
+            before = list_checkpoint_meta(db, "t")
+            build_thread(home / "leon.db", "t", turns=1)  # Mycel commits while we read
+            during = list_checkpoint_meta(db, "t")
+        after = list_checkpoint_meta(db, "t")
+    assert [m.checkpoint_id for m in during] == [m.checkpoint_id for m in before]
+    assert len(after) > len(before)
