@@ -124,6 +124,17 @@ def _apply(parent: _State, items: Sequence[Any], count: TokenCount | None, seen_
     appended_only = True
     index: dict[str, int] | None = None
     for item in items:
+        if item is None:
+            continue
+        if isinstance(item, Mapping) and item.get("__class__") == "Overwrite":
+            # LangGraph's Overwrite bypasses add_messages: the wrapped list becomes the channel value.
+            value = item.get("value")
+            entries = [
+                _entry(message_from_plain(v, redacted=False), count) for v in value or [] if v is not None
+            ]
+            appended_only = False
+            index = None
+            continue
         removed = _is_remove(item)
         if removed is not None:
             appended_only = False

@@ -12,9 +12,15 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from memory_core.diff import diff_states
 from memory_core.messages import Message, MessageType
 from memory_core.records import CheckpointRow, CheckpointState
-from memory_core.stores.checkpoints import decode_checkpoint, messages_from_value, time_of_checkpoint_id
+from memory_core.stores.checkpoints import (
+    CheckpointMeta,
+    decode_checkpoint,
+    messages_from_value,
+    time_of_checkpoint_id,
+)
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_typed
 from memory_core.stores.redact import REDACTED, is_secret_key, redact
+from memory_core.stores.series import WriteRow, build_series
 
 SERDE = JsonPlusSerializer()
 
@@ -170,3 +176,37 @@ def test_diff_matches_by_id_then_by_position() -> None:
     assert [(i, m.id) for i, m in diff.added] == [(2, "t2"), (4, "a2")]
     assert diff.channels_changed == ("__pregel_tasks",)
     assert diff_states(b, b).is_empty
+
+
+def _meta(checkpoint_id: str, parent: str | None) -> CheckpointMeta:
+    return CheckpointMeta(checkpoint_id, parent, "msgpack", 0, {})
+
+
+def test_series_rebuild_follows_add_messages_rules() -> None:
+    from langchain_core.messages import RemoveMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+    from langgraph.types import Overwrite
+
+    h1, a1 = HumanMessage("q" * 10, id="h1"), AIMessage("a" * 20, id="a1")
+    payloads = {
+        "1": SERDE.dumps_typed({"channel_values": {"messages": [h1, a1]}}),
+        # Rebuilt states are only checked at the leaf; here the leaf is what add_messages would give.
+        "5": SERDE.dumps_typed({"channel_values": {"messages": [HumanMessage("z" * 4, id="z")]}}),
+    }
+    writes = [
+        WriteRow("1", "t1", "", 0, *SERDE.dumps_typed([AIMessage("b" * 30, id="a1")])),  # same id replaces
+        WriteRow("2", "t2", "", 0, *SERDE.dumps_typed([RemoveMessage(id="h1")])),
+        WriteRow("3", "t3", "", 0, *SERDE.dumps_typed(Overwrite([HumanMessage("x" * 6, id="x"), h1]))),
+        WriteRow(
+            "4",
+            "t4",
+            "",
+            0,
+            *SERDE.dumps_typed([RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage("z" * 4, id="z")]),
+        ),
+    ]
+    metas = [_meta("1", None), _meta("2", "1"), _meta("3", "2"), _meta("4", "3"), _meta("5", "4")]
+    series = build_series(metas, writes, lambda c: payloads.get(c, ("msgpack", b"\xc1")), count=None)
+    got = {k: (p.messages, p.estimated_tokens) for k, p in series.points.items()}
+    assert got == {"1": (2, 15), "2": (2, 20), "3": (1, 15), "4": (2, 8), "5": (1, 2)}
+    assert (series.decoded, series.fallbacks) == (2, 0)
