@@ -8,11 +8,13 @@ still has the content (sha256) it had when it was read.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +37,12 @@ RUNTIME_FILE = "runtime.json"
 HISTORY_DIR = ".history"
 _BACKUP_PREFIX = f"{RUNTIME_FILE}.bak-"
 _STAMP = "%Y%m%dT%H%M%S"
+_LOCK_WAIT_S = 10.0
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows has no flock; saves there are checked but not serialised
+    fcntl = None  # type: ignore[assignment]
 
 
 class ConfigFileError(Exception):
@@ -280,6 +288,39 @@ def _write_backup(target: Path, data: bytes, now: datetime) -> Path:
     return backup
 
 
+@contextlib.contextmanager
+def _saves_serialised(folder: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the layer's folder while a save checks and replaces the file.
+
+    Every dashboard worker (process or thread) opens the folder itself, so two saves of the same preview
+    take turns: the second reads the first one's file and is refused instead of overwriting it.
+    """
+    if fcntl is None:
+        yield
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as exc:
+        raise ConfigFileError(f"Cannot open {folder}: {exc.strerror or exc}. Nothing was changed.") from exc
+    try:
+        deadline = time.monotonic() + _LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                    break  # a filesystem without flock: the sha256 check below still runs
+                if time.monotonic() > deadline:
+                    raise ConfigFileError(
+                        f"Another save of {folder} is still running; try again. Nothing was changed."
+                    ) from exc
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def save_layer(
     path: Path,
     document: Mapping[str, Any],
@@ -298,29 +339,37 @@ def save_layer(
     target = _checked_target(path, list(layer_paths(locations, project_dir=project_dir).values()))
     if contains_redaction(document):
         raise ConfigFileError("Refusing to save: the document contains hidden (redacted) values.")
-    try:
-        current: bytes | None = target.read_bytes()
-    except FileNotFoundError:
-        current = None
-    except OSError as exc:
-        raise ConfigFileError(f"Cannot read {target} before saving: {exc.strerror or exc}.") from exc
-    current_sha = sha256_of(current) if current is not None else None
-    if current_sha != expected_sha256:
-        if current is None:
-            raise ConfigFileError(f"{target} was deleted since you opened it; reload before saving.")
-        if expected_sha256 is None:
-            raise ConfigFileError(f"{target} was created by someone else since you opened it; reload first.")
-        raise ConfigFileError(f"{target} was edited by hand since you opened it; reload to see the changes.")
-    data = (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     if not target.parent.is_dir():
+        if expected_sha256 is not None:
+            raise ConfigFileError(f"{target} was deleted since you opened it; reload before saving.")
+        # A first save creates the folder anyway; the lock below needs it to exist.
         try:
-            target.parent.mkdir(parents=True)
+            target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigFileError(f"Cannot create {target.parent}: {exc.strerror or exc}.") from exc
-    when = now or datetime.now(UTC)
-    backup = _write_backup(target, current, when) if current is not None else None
-    mode = target.stat().st_mode & 0o777 if current is not None else None
-    _atomic_write(target, data, mode=mode)
+    with _saves_serialised(target.parent):
+        try:
+            current: bytes | None = target.read_bytes()
+        except FileNotFoundError:
+            current = None
+        except OSError as exc:
+            raise ConfigFileError(f"Cannot read {target} before saving: {exc.strerror or exc}.") from exc
+        current_sha = sha256_of(current) if current is not None else None
+        if current_sha != expected_sha256:
+            if current is None:
+                raise ConfigFileError(f"{target} was deleted since you opened it; reload before saving.")
+            if expected_sha256 is None:
+                raise ConfigFileError(
+                    f"{target} was created by someone else since you opened it; reload first."
+                )
+            raise ConfigFileError(
+                f"{target} was edited by hand since you opened it; reload to see the changes."
+            )
+        data = (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        when = now or datetime.now(UTC)
+        backup = _write_backup(target, current, when) if current is not None else None
+        mode = target.stat().st_mode & 0o777 if current is not None else None
+        _atomic_write(target, data, mode=mode)
     return SavedLayer(path=target, sha256=sha256_of(data), backup=backup)
 
 

@@ -201,3 +201,35 @@ def test_sample_home_models_json_resolves_snug_and_redacts_keys(sample_home: Pat
     display = get_models_file(resolve_locations()).display_document
     assert display["providers"]["anthropic"] == {"api_key": REDACTED, "base_url": "https://x"}
     assert get_loaded_config(model="leon:large").context_limit.source is ContextLimitSource.PRICING_CACHE
+
+
+def test_two_saves_of_the_same_preview_at_once_write_one_and_refuse_the_other(
+    isolated_mycel_home: Path,
+) -> None:
+    # Regression: both saves read the file before either replaced it, so both "applied" and the
+    # first one's change was silently overwritten (two dashboard workers confirming at once).
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    path = _user_file(isolated_mycel_home, {"memory": {"pruning": {"soft_trim_chars": 1000}}})
+    for round_number in range(12):
+        before = sha256_of(path.read_bytes())
+        barrier = Barrier(2)
+
+        def save(value: int, barrier: Barrier = barrier, before: str = before) -> int | None:
+            barrier.wait()
+            try:
+                save_layer(path, {"memory": {"pruning": {"soft_trim_chars": value}}}, expected_sha256=before)
+            except ConfigFileError:
+                return None
+            return value
+
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(save, (2000 + round_number, 3000 + round_number)))
+        winners = [value for value in results if value is not None]
+        assert len(winners) == 1, f"round {round_number}: {results}"
+        assert (
+            json.loads(path.read_text(encoding="utf-8"))["memory"]["pruning"]["soft_trim_chars"] == winners[0]
+        )
+    # Every applied save kept the version it replaced: one backup per round, none lost.
+    assert len(list_history(path)) == 12
