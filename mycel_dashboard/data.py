@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from memory_core.config.model import Severity
-from memory_core.records import StoreProblem
+from memory_core.records import StoreProblem, ThreadRow
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.runtime_config import get_loaded_config
+from memory_core.stores.thread_settings import memory_settings_for
 from mycel_dashboard.sources import DataSource, current_source
 from mycel_dashboard.thread_list import ContextLimitInfo
 
@@ -51,16 +51,28 @@ def memory_context(
 
     `override` replaces the resolved context limit (a what-if from the page's URL).
     """
-    loaded = get_loaded_config(locations or current_source().locations, model=model, project_dir=project_dir)
-    settings = loaded.effective.settings
-    limit = ContextLimitInfo(loaded.context_limit.value, loaded.context_limit.explanation)
+    resolved = memory_settings_for(
+        locations or current_source().locations, model=model, project_dir=project_dir
+    )
+    settings = resolved.settings
+    limit = ContextLimitInfo(resolved.limit.value, resolved.limit.explanation)
     if override:
         limit = ContextLimitInfo(override, f"set on this page (Mycel would use {limit.value:,})")
         settings = replace(settings, context_limit=override)
-    elif settings.context_limit != limit.value:
-        settings = replace(settings, context_limit=limit.value)
-    notes = tuple(p.message for p in loaded.problems if p.severity is Severity.ERROR)
+    notes = tuple(p.message for p in resolved.problems if p.severity is Severity.ERROR)
     return MemoryContext(settings=settings, limit=limit, notes=notes)
+
+
+def thread_memory(
+    thread: ThreadRow, *, override: int | None = None, locations: MycelLocations
+) -> MemoryContext:
+    """memory_context for one thread: its configured model and its workspace's project layer, as Mycel does."""
+    return memory_context(
+        thread.configured_model or thread.model,
+        override=override,
+        locations=locations,
+        project_dir=Path(thread.cwd) if thread.cwd else None,
+    )
 
 
 def problem_text(problem: StoreProblem) -> str:

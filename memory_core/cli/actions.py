@@ -166,8 +166,9 @@ def run_dry_run(args: argparse.Namespace) -> int:
     if state is None:
         where = f"checkpoint {args.checkpoint!r}" if args.checkpoint else "a readable checkpoint"
         raise CliError(f"thread {args.thread_id!r} has no {where}")
-    base, limit = thread_memory_settings(reader.locations, row)
-    settings = settings_from_flags(args, base=base)
+    thread_settings = thread_memory_settings(reader.locations, row)
+    limit = thread_settings.limit
+    settings = settings_from_flags(args, base=thread_settings.settings)
     plan = plan_compaction(state.messages, settings=settings)
     report = dry_run_as_dict(
         plan, settings=settings, thread_id=args.thread_id, checkpoint_id=state.checkpoint.checkpoint_id

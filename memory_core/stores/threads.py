@@ -187,6 +187,7 @@ def combine(
             updated_at=updated,
             name=info.name if info else None,
             model=(agg.model if agg and agg.model else None) or (info.model if info else None),
+            configured_model=info.model if info else None,
             member_id=info.member_id if info else None,
             sandbox_type=info.sandbox_type if info else None,
             cwd=info.cwd if info else None,

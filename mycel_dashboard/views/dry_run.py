@@ -36,7 +36,8 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
     if row is None or state is None:
         problems.append("There is no readable checkpoint to plan from.")
         return context
-    current, limit = thread_memory_settings(source.locations, row)
+    resolved = thread_memory_settings(source.locations, row)
+    current, limit = resolved.settings, resolved.limit
     overrides = form.overrides()
     proposed = replace(current, **overrides)
     prompt = summary_prompt()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 
 from memory_core.pruning import prune_decisions
-from mycel_dashboard.data import guarded, memory_context, open_source, problem_text
+from mycel_dashboard.data import guarded, memory_context, open_source, problem_text, thread_memory
 from mycel_dashboard.forms import TimelineForm
 from mycel_dashboard.thread_view import View, page_of
 from mycel_dashboard.views.common import render_screen
@@ -26,10 +26,10 @@ def message_text(request: HttpRequest, thread_id: str, index: int) -> HttpRespon
         message = state.messages[index]
         text = message.text
         if view is View.SENT:
-            memory = memory_context(
-                (thread.configured_model or thread.model) if thread else None,
-                override=values["limit"],
-                locations=source.locations,
+            memory = (
+                thread_memory(thread, override=values["limit"], locations=source.locations)
+                if thread is not None
+                else memory_context(None, override=values["limit"], locations=source.locations)
             )
             pruning = guarded(
                 "Mycel's pruning", lambda: prune_decisions(state.messages, settings=memory.settings), problems

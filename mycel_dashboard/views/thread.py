@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -19,7 +18,7 @@ from memory_core.stores.reader import MycelReader
 from memory_core.stores.rollback_actions import rollback_record
 from memory_core.tokens import default_counter, estimate_tokens
 from mycel_dashboard.charts import CallPoint, context_fill_figure
-from mycel_dashboard.data import MemoryContext, guarded, memory_context, open_source, problem_text
+from mycel_dashboard.data import MemoryContext, guarded, open_source, problem_text, thread_memory
 from mycel_dashboard.forms import TimelineForm
 from mycel_dashboard.panels import PANELS
 from mycel_dashboard.thread_view import (
@@ -68,12 +67,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     if thread is None:
         return render_screen(request, "thread.html", None, context)
 
-    memory = memory_context(
-        thread.configured_model or thread.model,
-        override=limit_override,
-        locations=source.locations,
-        project_dir=Path(thread.cwd) if thread.cwd else None,
-    )
+    memory = thread_memory(thread, override=limit_override, locations=source.locations)
     problems.extend(memory.notes)
     timeline_problems: list[str] = []
     state = head_state(reader, thread_id, timeline_problems)

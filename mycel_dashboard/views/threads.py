@@ -10,7 +10,7 @@ from memory_core.pruning import prune_decisions
 from memory_core.records import ThreadRow
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import estimate_tokens
-from mycel_dashboard.data import BoundedCache, MemoryContext, memory_context, open_source, problem_text
+from mycel_dashboard.data import BoundedCache, MemoryContext, open_source, problem_text, thread_memory
 from mycel_dashboard.forms import ThreadListForm
 from mycel_dashboard.thread_list import (
     FLAG_LABELS,
@@ -89,15 +89,14 @@ def thread_list(request: HttpRequest) -> HttpResponse:
     source, reader = open_source()
     result = reader.list_threads()
     problems = [problem_text(p) for p in result.problems]
-    contexts: dict[str | None, MemoryContext] = {}
+    contexts: dict[tuple[str | None, str | None], MemoryContext] = {}
 
     def context_for(row: ThreadRow) -> MemoryContext:
-        # Mycel resolves the limit from the thread's configured model (maybe virtual, e.g. leon:snug).
-        model = row.configured_model or row.model
-        # Config files are read once per model per request, not once per thread.
-        if model not in contexts:
-            contexts[model] = memory_context(model, override=query.context_limit, locations=source.locations)
-        return contexts[model]
+        # Config files are read once per (model, workspace) per request, not once per thread.
+        key = (row.configured_model or row.model, row.cwd)
+        if key not in contexts:
+            contexts[key] = thread_memory(row, override=query.context_limit, locations=source.locations)
+        return contexts[key]
 
     def limit_for(row: ThreadRow) -> ContextLimitInfo:
         return context_for(row).limit

@@ -237,3 +237,12 @@ def _has_fork(reader: MycelReader, thread_id: str) -> bool:
         c.parent_checkpoint_id for c in reader.list_checkpoints(thread_id).value if c.parent_checkpoint_id
     ]
     return len(parents) != len(set(parents))
+
+
+def test_thread_rows_keep_the_configured_model_mycel_resolves_limits_from(sample_home):
+    from memory_core.stores.locations import resolve_locations
+    from memory_core.stores.reader import MycelReader
+
+    rows = {row.thread_id: row for row in MycelReader(resolve_locations()).list_threads().value}
+    assert rows["m_0D8EzdJXJhk9-2"].configured_model == "leon:snug"
+    assert rows["m_0D8EzdJXJhk9-2"].model == "claude-sonnet-4-5-20250929"
