@@ -83,7 +83,8 @@ def remove_key(document: Mapping[str, Any], key_path: str) -> dict[str, Any]:
 
 
 def _leaves(node: Any, prefix: str) -> dict[str, Any]:
-    if isinstance(node, Mapping) and node and prefix not in KEY_SPECS:
+    # An empty nested object is a value ({} for model_kwargs); an empty document has no leaves at all.
+    if isinstance(node, Mapping) and (node or not prefix) and prefix not in KEY_SPECS:
         leaves: dict[str, Any] = {}
         for key, value in node.items():
             leaves.update(_leaves(value, f"{prefix}.{key}" if prefix else str(key)))

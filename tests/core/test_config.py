@@ -277,3 +277,11 @@ def test_display_document_hides_secrets_but_not_token_settings() -> None:
     shown = merge_layers(_layers(user=document)).display_document
     assert shown["runtime"]["max_tokens"] == 999
     assert shown["tools"]["web"]["tools"]["web_search"]["tavily_api_key"] == REDACTED
+
+
+def test_changes_from_an_empty_file_list_only_real_keys():
+    from memory_core.config import document_changes
+
+    changes = document_changes({}, {"memory": {"pruning": {"soft_trim_chars": 2500}}})
+    assert [(c.key_path, c.after, c.added) for c in changes] == [("memory.pruning.soft_trim_chars", 2500, True)]
+    assert document_changes({}, {}) == ()
