@@ -572,7 +572,7 @@ def save_preview(layer: LayerFile, changes: Mapping[str, Any], effective: Effect
         layer=layer,
         document=document,
         # An empty file shows up as one leaf with an empty path: not a change to show.
-        changes=tuple(c for c in document_changes(layer.file.document, document) if c.key_path),
+        changes=document_changes(layer.file.document, document),
         shadowed=shadowed,
         problems=problems,
     )
