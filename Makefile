@@ -22,11 +22,17 @@ install: $(STAMP) ## Create .venv and install the project with its dev tools
 run: $(STAMP) ## Set up and serve the dashboard on http://127.0.0.1:8000 (demo data when no Mycel data exists)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py prepare_local
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
+	$(BIN)/gunicorn mycel_dashboard.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120
 
-serve: $(STAMP) ## Production-style server (gunicorn) on 127.0.0.1:8000
+serve: $(STAMP) ## The production server command alone (gunicorn; set SECRET_KEY, ALLOWED_HOSTS…)
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/gunicorn mycel_dashboard.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4
+	$(BIN)/gunicorn mycel_dashboard.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120
+
+dev: $(STAMP) ## Django's autoreloading development server with DEBUG on
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py prepare_local
+	DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: $(STAMP) ## Set up, lint, type-check memory_core and run every test
 	$(BIN)/ruff check .
@@ -44,4 +50,4 @@ lint: $(STAMP) ## Lint and format-check only
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache
 
-.PHONY: help install run serve test bench lint clean
+.PHONY: help install run serve dev test bench lint clean
