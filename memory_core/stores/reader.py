@@ -8,6 +8,7 @@ exists.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -41,6 +42,7 @@ from memory_core.stores import summaries as summaries_store
 from memory_core.stores import threads as threads_store
 from memory_core.stores.checkpoints import (
     CheckpointMeta,
+    DecodedCheckpoint,
     checkpoint_metadata,
     decode_checkpoint,
     get_checkpoint_meta,
@@ -61,6 +63,9 @@ R = TypeVar("R")
 
 _SERIES_CACHE_SIZE = 32
 _HEAD_CACHE_SIZE = 200_000
+# Decoded head states: every thread page, full text and what-if of a thread reads the same head, and
+# decoding a 2,000-message checkpoint costs far more than reading and hashing its bytes.
+_DECODED_CACHE_SIZE = 8
 
 
 FileIdentity = tuple[str, int, int]
@@ -76,6 +81,15 @@ class _Caches:
             OrderedDict()
         )
         self.heads: dict[FileIdentity, dict[str, threads_store.HeadInfo]] = {}
+        self.decoded: OrderedDict[tuple[str | None, bytes], _Decoded] = OrderedDict()
+
+
+@dataclass(frozen=True, slots=True)
+class _Decoded:
+    """What a payload decodes to, with its series numbers (or why it cannot be read)."""
+
+    checkpoint: DecodedCheckpoint | None
+    point: SeriesPoint
 
 
 _CACHES = _Caches()
@@ -87,6 +101,7 @@ def clear_caches() -> None:
         _CACHES.series.clear()
         _CACHES.metadata.clear()
         _CACHES.heads.clear()
+        _CACHES.decoded.clear()
 
 
 def _file_identity(db: ReadOnlyDB) -> FileIdentity:
@@ -412,23 +427,46 @@ class MycelReader:
     def _decode_state(
         self, meta: CheckpointMeta, payload: tuple[str | None, bytes | None]
     ) -> CheckpointState:
-        try:
-            decoded = decode_checkpoint(*payload)
-        except UnreadableBlob as exc:
-            point = SeriesPoint(meta.checkpoint_id, None, None, None, None, readable=False, problem=str(exc))
+        found = self._decode_cached(meta.checkpoint_id, payload)
+        decoded, point = found.checkpoint, replace(found.point, checkpoint_id=meta.checkpoint_id)
+        if decoded is None:
             return CheckpointState(checkpoint=_checkpoint_row(meta, point), messages=())
-        counter = self._counter()
-        point = SeriesPoint(
-            checkpoint_id=meta.checkpoint_id,
-            messages=len(decoded.messages),
-            estimated_tokens=estimate_tokens(decoded.messages),
-            tiktoken_tokens=sum(counter.count(m.text) for m in decoded.messages),
-            input_tokens=_newest_ai_input_tokens(decoded.messages),
-        )
         row = _checkpoint_row(meta, point)
         if decoded.ts is not None:
             row = replace(row, created_at=decoded.ts)
         return CheckpointState(checkpoint=row, messages=decoded.messages, channels=decoded.channels)
+
+    def _decode_cached(self, checkpoint_id: str, payload: tuple[str | None, bytes | None]) -> _Decoded:
+        # Keyed by the bytes themselves (type + digest), so a rewritten or replaced row can never be
+        # answered from what an older payload decoded to. Decoded records are frozen: safe to share.
+        kind, blob = payload
+        key = (kind, hashlib.blake2b(blob or b"", digest_size=20).digest())
+        with self._lock:
+            cached = _CACHES.decoded.get(key)
+            if cached is not None:
+                _CACHES.decoded.move_to_end(key)
+                return cached
+        try:
+            decoded = decode_checkpoint(kind, blob)
+        except UnreadableBlob as exc:
+            point = SeriesPoint(checkpoint_id, None, None, None, None, readable=False, problem=str(exc))
+            return _Decoded(None, point)
+        counter = self._counter()
+        found = _Decoded(
+            decoded,
+            SeriesPoint(
+                checkpoint_id=checkpoint_id,
+                messages=len(decoded.messages),
+                estimated_tokens=estimate_tokens(decoded.messages),
+                tiktoken_tokens=sum(counter.count(m.text) for m in decoded.messages),
+                input_tokens=_newest_ai_input_tokens(decoded.messages),
+            ),
+        )
+        with self._lock:
+            _CACHES.decoded[key] = found
+            while len(_CACHES.decoded) > _DECODED_CACHE_SIZE:
+                _CACHES.decoded.popitem(last=False)
+        return found
 
     # -- the other stores ----------------------------------------------------------------------------
 

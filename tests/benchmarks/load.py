@@ -1,0 +1,516 @@
+"""Load: the production server (gunicorn, as `make serve`) under N logged-in clients for a bounded time.
+
+Run: .venv/bin/python tests/benchmarks/load.py [--clients 16] [--duration 60] [--quick]
+(a script, not collected by pytest; `make load-smoke` runs a short quick one in `make test`).
+
+The data home is the store benchmark's (bench_stores.py: a ~560 MB 200-turn thread and 10,000 small
+threads; `--quick`: 30 turns and 500 threads) plus one 2,000-message thread written by LangGraph's real
+graph and SqliteSaver (eight parallel tool calls a turn, so ~900 checkpoints rather than ~2,000); it is
+built once and cached under var/bench/. The server listens on 127.0.0.1 only and is killed on exit.
+
+Each client (a thread with its own connection and cookies) logs in, then cycles through the thread list
+(pages, sorts, searches), the long thread's page, its timeline partial (htmx) and the Config what-if
+partial with a proposed value. Printed: each endpoint's first (cold) request, then per endpoint requests,
+requests/s, p50/p95/p99/max latency and errors; the server's RSS (master + workers, every 0.5 s) at the
+start, middle and end of the run and its peak. Exit status 1 when any request failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import http.client
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import quantiles
+from urllib.parse import urlencode
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+HERE = Path(__file__).resolve().parent
+
+from tests.benchmarks.bench_stores import home_folder  # noqa: E402
+
+LONG = "long-thread"
+PASSWORD = "load-pass-123"
+PARALLEL = 8  # tool calls per turn: 11 messages and 5 checkpoints a turn
+PROBLEM = re.compile(r'<p class="problem[^"]*"[^>]*>(.*?)</p>', re.S)
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+# -- the data home ----------------------------------------------------------------------------------
+
+
+def long_turns(quick: bool) -> int:
+    # ceil(messages / 11): 2,002 messages for the full run, 407 for the quick one.
+    return 37 if quick else 182
+
+
+def load_home(quick: bool) -> Path:
+    """The store benchmark's home plus the long thread, generated once per parameter set."""
+    base = home_folder(quick)
+    if not (base / "leon.db").exists():
+        print(f"generating the store benchmark's home into {base} …", flush=True)
+        subprocess.check_call(
+            [sys.executable, str(HERE / "bench_stores.py"), "--generate-only"]
+            + (["--quick"] if quick else [])
+        )
+    params = {"base": base.name, "long_turns": long_turns(quick), "parallel": PARALLEL, "tool_chars": 500}
+    key = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:12]
+    folder = ROOT / "var" / "bench" / f"load-{key}"
+    if (folder / "leon.db").exists():
+        return folder
+    print(f"adding a {long_turns(quick) * (PARALLEL + 3)}-message thread into {folder} …", flush=True)
+    started = time.perf_counter()
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    shutil.copyfile(base / "leon.db", tmp / "leon.db")
+    # Imported here: langgraph is slow to import and only needed to write the home.
+    from tests.core.store_builders import build_thread
+
+    build_thread(tmp / "leon.db", LONG, turns=params["long_turns"], parallel=PARALLEL, tool_chars=500)
+    with closing(sqlite3.connect(tmp / "leon.db")) as conn:
+        conn.execute(
+            "INSERT INTO threads VALUES (?, 'm_bench', 'local', 'leon:large', NULL, NULL, NULL, 0, 1, 1796033529.0)",
+            (LONG,),
+        )
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+    print(f"  written in {time.perf_counter() - started:.1f} s", flush=True)
+    return folder
+
+
+def describe_home(folder: Path) -> str:
+    with closing(sqlite3.connect(f"file:{folder / 'leon.db'}?mode=ro", uri=True)) as conn:
+        threads = conn.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+        count, size = conn.execute(
+            "SELECT COUNT(*), SUM(length(checkpoint)) FROM checkpoints WHERE thread_id = ?", (LONG,)
+        ).fetchone()
+    total = (folder / "leon.db").stat().st_size
+    return (
+        f"home {folder} ({total / 1e6:,.0f} MB leon.db, {threads:,} threads); {LONG}: "
+        f"{count:,} checkpoints, {size / 1e6:,.0f} MB of checkpoints"
+    )
+
+
+# -- the server -------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def production_server(home: Path, *, workers: int, threads: int) -> Iterator[tuple[int, psutil.Process]]:
+    """`make serve`'s gunicorn command on a free loopback port over `home`; killed (group) on exit."""
+    base = Path(tempfile.mkdtemp(prefix="load-"))
+    env = {
+        **os.environ,
+        "DASHBOARD_DATA_DIR": str(base / "var"),
+        "SECRET_KEY": "load-script-only-secret-key-0123456789-abcdefghijklmnop",
+        "DEBUG": "false",
+        "HOME": str(base / "os-home"),
+        "LOG_LEVEL": "WARNING",
+        "LEON_DB_PATH": str(home / "leon.db"),
+        "LEON_SANDBOX_DB_PATH": str(home / "sandbox.db"),
+        "LEON_QUEUE_DB_PATH": str(home / "queue.db"),
+        "MYCEL_CONFIG_HOME": str(home),
+    }
+    python = sys.executable
+    for args in (
+        ("migrate", "--noinput"),
+        ("dashboard_user", "load", "--role", "operator", "--password", PASSWORD),
+    ):
+        subprocess.run([python, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
+    port = _free_port()
+    log = base / "server.log"
+    command = [
+        str(Path(python).with_name("gunicorn")),
+        "mycel_dashboard.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+    ]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the server did not start:\n{log.read_text()}") from None
+                time.sleep(0.2)
+        yield port, psutil.Process(process.pid)
+    finally:
+        # The server runs in its own session: stop its whole group (master and workers), nothing else.
+        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+            if process.poll() is not None:
+                break
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                process.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                continue
+        errors = [line for line in log.read_text(errors="replace").splitlines() if "Traceback" in line]
+        if errors:
+            print(f"server log has {len(errors)} traceback(s): {log}", flush=True)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+# -- the clients ------------------------------------------------------------------------------------
+
+
+class RequestFailed(Exception):
+    pass
+
+
+class Client:
+    """One logged-in user: a keep-alive connection and its own cookie jar."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.cookies: dict[str, str] = {}
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+    def request(
+        self, method: str, path: str, *, body: str | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, str]:
+        sent = {"Host": f"127.0.0.1:{self.port}", **(headers or {})}
+        if self.cookies:
+            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if body is not None:
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        for attempt in (1, 2):
+            try:
+                self.connection.request(method, path, body=body, headers=sent)
+                response = self.connection.getresponse()
+                text = response.read().decode("utf-8", errors="replace")
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # A keep-alive connection the server closed while idle: reconnect once, as browsers do.
+                self.connection.close()
+                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+                if attempt == 2:
+                    raise
+        for header in response.headers.get_all("Set-Cookie") or []:
+            name, _, rest = header.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        return response.status, text
+
+    def log_in(self) -> None:
+        status, page = self.request("GET", "/login/")
+        token = CSRF.search(page)
+        if status != 200 or token is None:
+            raise RequestFailed(f"login page: HTTP {status}")
+        form = urlencode({"username": "load", "password": PASSWORD, "csrfmiddlewaretoken": token.group(1)})
+        status, _ = self.request("POST", "/login/", body=form, headers={"Referer": "/login/"})
+        if status != 302 or "sessionid" not in self.cookies:
+            raise RequestFailed(f"login: HTTP {status}")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    path: Callable[[random.Random], str]
+    htmx: bool = False
+
+
+SORTS = ["updated", "messages", "checkpoints", "bytes", "fill", "flags", "thread", "name", "model"]
+ENDPOINTS = (
+    Endpoint(
+        "thread list",
+        lambda rng: (
+            "/threads/?"
+            + urlencode(
+                rng.choice(
+                    [
+                        {},
+                        {"page": rng.randint(1, 20)},
+                        {"sort": rng.choice(SORTS), "order": rng.choice(["asc", "desc"])},
+                        {"q": f"small-{rng.randint(1, 500)}"},
+                    ]
+                )
+            )
+        ),
+    ),
+    Endpoint("thread page", lambda rng: f"/threads/{LONG}/"),
+    Endpoint(
+        "chart/timeline partial",
+        lambda rng: (
+            f"/threads/{LONG}/?"
+            + urlencode({"view": rng.choice(["stored", "sent"]), "page": rng.randint(1, 10)})
+        ),
+        htmx=True,
+    ),
+    Endpoint(
+        "what-if partial",
+        # A slider move: a proposed soft-trim size in Mycel's accepted range.
+        lambda rng: (
+            "/config/?"
+            + urlencode({"thread": LONG, "memory.pruning.soft_trim_chars": 500 + 250 * rng.randint(0, 40)})
+        ),
+        htmx=True,
+    ),
+)
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def fetch(
+    client: Client, endpoint: Endpoint, rng: random.Random, tally: Tally, lock: threading.Lock
+) -> float:
+    path = endpoint.path(rng)
+    headers = {"HX-Request": "true"} if endpoint.htmx else {}
+    started = time.perf_counter()
+    error = problem = None
+    try:
+        status, text = client.request("GET", path, headers=headers)
+        if status != 200:
+            error = f"{path}: HTTP {status}"
+        elif found := PROBLEM.search(text):
+            # The page rendered, but told the operator something could not be read.
+            problem = f"{path}: {found.group(1).strip()[:160]}"
+    except (OSError, http.client.HTTPException) as exc:
+        error = f"{path}: {type(exc).__name__}: {exc}"
+    elapsed = time.perf_counter() - started
+    with lock:
+        tally.latencies.append(elapsed)
+        if error:
+            tally.errors.append(error)
+        if problem:
+            tally.problems.append(problem)
+    return elapsed
+
+
+# -- memory -----------------------------------------------------------------------------------------
+
+
+class RssSampler(threading.Thread):
+    """Sum of RSS over the gunicorn master and its workers, every 0.5 s."""
+
+    def __init__(self, server: psutil.Process) -> None:
+        super().__init__(daemon=True)
+        self.server = server
+        self.samples: list[tuple[float, int]] = []
+        self.halt = threading.Event()
+
+    def rss(self) -> int:
+        total = 0
+        for process in [self.server, *self.server.children(recursive=True)]:
+            with suppress(psutil.NoSuchProcess):
+                total += process.memory_info().rss
+        return total
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            try:
+                self.samples.append((time.monotonic(), self.rss()))
+            except psutil.NoSuchProcess:
+                return
+            self.halt.wait(0.5)
+
+    def between(self, start: float, end: float) -> list[int]:
+        return [rss for at, rss in self.samples if start <= at <= end]
+
+
+# -- the run ----------------------------------------------------------------------------------------
+
+
+def percentile(sorted_values: list[float], q: int) -> float:
+    if len(sorted_values) < 2:
+        return sorted_values[0] if sorted_values else 0.0
+    return quantiles(sorted_values, n=100, method="inclusive")[q - 1]
+
+
+def drive(port: int, *, clients: int, duration: float, seed: int) -> tuple[dict[str, Tally], float]:
+    """`clients` threads, each logged in, cycling through the endpoints until `duration` seconds pass."""
+    tallies = {e.name: Tally() for e in ENDPOINTS}
+    lock = threading.Lock()
+    login_errors: list[str] = []
+    ready = threading.Barrier(clients + 1)
+    stop = threading.Event()
+
+    def user(number: int) -> None:
+        rng = random.Random(seed + number)
+        client = Client(port)
+        try:
+            client.log_in()
+        except (RequestFailed, OSError, http.client.HTTPException) as exc:
+            login_errors.append(f"client {number}: {exc}")
+        ready.wait()
+        if login_errors:
+            return
+        # Clients start at different points of the cycle, as real users do.
+        order = list(ENDPOINTS)
+        shift = number % len(order)
+        order = order[shift:] + order[:shift]
+        while not stop.is_set():
+            for endpoint in order:
+                if stop.is_set():
+                    break
+                fetch(client, endpoint, rng, tallies[endpoint.name], lock)
+        client.connection.close()
+
+    workers = [threading.Thread(target=user, args=(n,), daemon=True) for n in range(clients)]
+    for worker in workers:
+        worker.start()
+    ready.wait()
+    if login_errors:
+        raise RequestFailed("; ".join(login_errors))
+    started = time.monotonic()
+    stop.wait(duration)
+    stop.set()
+    for worker in workers:
+        worker.join(timeout=180)
+    return tallies, time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of load (default 60)")
+    parser.add_argument("--quick", action="store_true", help="the small home (400-message thread), for CI")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (as `make serve`)")
+    parser.add_argument(
+        "--threads", type=int, default=4, help="gunicorn threads per worker (as `make serve`)"
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    if not 1 <= args.clients <= 256 or not 0 < args.duration <= 3600:
+        parser.error("--clients must be 1..256 and --duration 0..3600 s")
+
+    home = load_home(args.quick)
+    print(describe_home(home))
+    print(
+        f"machine: {os.cpu_count()} CPUs, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
+        f"gunicorn {args.workers} workers x {args.threads} threads; {args.clients} clients for {args.duration:.0f} s"
+    )
+    with production_server(home, workers=args.workers, threads=args.threads) as (port, server):
+        sampler = RssSampler(server)
+        sampler.start()
+        idle_rss = sampler.rss()
+        # The first request of each kind, one at a time: what the first operator of the day waits for
+        # (one worker's caches only; the other worker fills its own during the run).
+        first = Client(port)
+        first.log_in()
+        cold_tally = {e.name: Tally() for e in ENDPOINTS}
+        lock = threading.Lock()
+        rng = random.Random(args.seed)
+        colds = {e.name: fetch(first, e, rng, cold_tally[e.name], lock) for e in ENDPOINTS}
+        first.connection.close()
+        load_started = time.monotonic()
+        tallies, elapsed = drive(port, clients=args.clients, duration=args.duration, seed=args.seed)
+        load_ended = time.monotonic()
+        sampler.halt.set()
+        sampler.join()
+        end_rss = sampler.rss()
+
+    for name, tally in cold_tally.items():
+        tallies[name].errors.extend(tally.errors)
+        tallies[name].problems.extend(tally.problems)
+    print(
+        f"\nfirst request of each kind (one client, caches empty): server at {idle_rss / 2**20:.0f} MB idle"
+    )
+    for name, seconds in colds.items():
+        print(f"  {name:24} {seconds * 1000:8.0f} ms")
+    print(f"\n{args.clients} clients for {elapsed:.1f} s (latency measured by the client, loopback):")
+    header = f"  {'endpoint':24}{'requests':>9}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>8}"
+    print(header)
+    total = 0
+    failed = 0
+    for name, tally in tallies.items():
+        values = sorted(tally.latencies)
+        total += len(values)
+        failed += len(tally.errors)
+        print(
+            f"  {name:24}{len(values):9,}{len(values) / elapsed:8.1f}"
+            f"{percentile(values, 50) * 1000:9.0f}{percentile(values, 95) * 1000:9.0f}"
+            f"{percentile(values, 99) * 1000:9.0f}{(values[-1] if values else 0) * 1000:9.0f}{len(tally.errors):8}"
+        )
+    print(f"  {'all':24}{total:9,}{total / elapsed:8.1f}")
+
+    during = sampler.between(load_started, load_ended)
+    third = max(1, len(during) // 3)
+    if during:
+        start_mb, mid_mb, end_mb = (
+            max(during[:third]) / 2**20,
+            max(during[third : 2 * third] or during) / 2**20,
+            max(during[-third:]) / 2**20,
+        )
+        print(
+            f"\nserver RSS (master + {len(server.children()) if server.is_running() else args.workers} workers, "
+            f"{len(during)} samples): idle {idle_rss / 2**20:.0f} MB; peak in the first / middle / last third "
+            f"{start_mb:.0f} / {mid_mb:.0f} / {end_mb:.0f} MB; peak {max(during) / 2**20:.0f} MB; "
+            f"after the run {end_rss / 2**20:.0f} MB"
+        )
+        flat = end_mb <= mid_mb * 1.10 + 20
+        print(f"memory flat over the run (last third within 10 % of the middle): {'yes' if flat else 'NO'}")
+    else:
+        flat = True
+
+    problems = [p for t in tallies.values() for p in t.problems]
+    if problems:
+        print(f"\n{len(problems)} page(s) showed a problem message, e.g. {problems[0]}")
+    errors = [e for t in tallies.values() for e in t.errors]
+    for error in errors[:10]:
+        print(f"ERROR {error}")
+    page = sorted(tallies["thread page"].latencies)
+    p95 = percentile(page, 95)
+    print(
+        f"\ntargets: zero errors: {'met' if not errors else f'MISSED ({len(errors)})'}; "
+        f"thread page p95 <= 500 ms at 16 clients: "
+        + (
+            ("met" if p95 <= 0.5 else "MISSED")
+            if args.clients >= 16 and not args.quick
+            else "(full run with 16 clients only)"
+        )
+        + f" ({p95 * 1000:.0f} ms); memory flat: {'met' if flat else 'MISSED'}"
+    )
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted; the server was stopped", file=sys.stderr)
+        sys.exit(130)
