@@ -45,9 +45,32 @@ def _is_secret_name(key: str) -> bool:
 
 
 def redact(value: Any) -> Any:
-    """A copy of plain data with the value of every secret-looking key, at any depth, replaced."""
+    """A copy of plain data with the value of every secret-looking key, at any depth, replaced.
+
+    Lone surrogates (JSON can spell them as "\\ud800") become U+FFFD too: no page or log can encode them.
+    """
     if isinstance(value, Mapping):
-        return {k: (REDACTED if is_secret_key(k) else redact(v)) for k, v in value.items()}
+        return {encodable(k): (REDACTED if is_secret_key(k) else redact(v)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [redact(v) for v in value]
+    return encodable(value)
+
+
+def encodable(value: Any) -> Any:
+    """A string with every lone surrogate replaced by U+FFFD, so it encodes as UTF-8; other values as given."""
+    if not isinstance(value, str) or value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return value
+
+
+def encodable_data(value: Any) -> Any:
+    """Plain data (parsed JSON) with `encodable` applied to every string, keys included."""
+    if isinstance(value, Mapping):
+        return {encodable(k): encodable_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [encodable_data(v) for v in value]
+    return encodable(value)

@@ -32,6 +32,7 @@ from memory_core.config import (
 )
 from memory_core.context_limits import ContextLimit, resolve_context_limit
 from memory_core.stores.locations import MycelLocations, resolve_locations
+from memory_core.stores.redact import encodable_data
 
 RUNTIME_FILE = "runtime.json"
 HISTORY_DIR = ".history"
@@ -128,7 +129,8 @@ def read_json_file(path: Path, *, layer: ConfigLayerName | None = None) -> JsonF
         )
     digest = sha256_of(data)
     try:
-        document = json.loads(data.decode("utf-8"))
+        # A "\ud800" escape parses to a lone surrogate, which no page or file write could encode.
+        document = encodable_data(json.loads(data.decode("utf-8")))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
         message = (
