@@ -56,7 +56,7 @@ from memory_core.stores.locations import MycelLocations, StoreRole
 from memory_core.stores.schema import CHECKPOINT_COLUMNS, describe_file
 from memory_core.stores.series import Series, SeriesPoint, WriteRow, build_series
 from memory_core.stores.sqlite import ReadOnlyDB, StoreError, file_header, journal_mode_of, open_readonly
-from memory_core.tokens import default_counter, estimate_tokens
+from memory_core.tokens import TokenCounter, default_counter, estimate_tokens
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -159,7 +159,7 @@ class MycelReader:
             problems.extend(db.problems)
             db.conn.close()
 
-    def _counter(self) -> Any:
+    def _counter(self) -> TokenCounter:
         return default_counter()
 
     # -- files ---------------------------------------------------------------------------------------
