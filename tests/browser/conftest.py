@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from memory_core.demo import DemoManifest, write_demo_home
+from tests.browser.server import PASSWORD, ROOT, DashboardServer, running_server
 
-ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["PASSWORD", "ROOT", "BrowserPage", "DashboardServer"]
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-PASSWORD = "browser-pass-123"
 # Closed network here: without these flags Chromium keeps trying Google's hosts at every start.
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -44,37 +41,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(skip)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _write_data_home(folder: Path) -> DemoManifest:
     """Demo data written by LangGraph's real AsyncSqliteSaver driving a real graph (memory_core.demo)."""
     return write_demo_home(folder, seed=7)
-
-
-@dataclass
-class DashboardServer:
-    url: str
-    data_home: Path
-    manifest: DemoManifest
-    env: dict[str, str]
-    process: subprocess.Popen[bytes]
-    log: Path
-    users: dict[str, str] = field(default_factory=dict)
-
-    def manage(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return done.stdout
 
 
 @pytest.fixture(scope="session")
@@ -82,63 +51,8 @@ def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashb
     base = tmp_path_factory.mktemp("live")
     home = base / "mycel-home"
     manifest = _write_data_home(home)
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DASHBOARD_DATA_DIR": str(base / "var"),
-        "SECRET_KEY": "browser-tests-only-secret-key-0123456789-abcdefghijklmnop",
-        "DEBUG": "false",
-        "HOME": str(base / "os-home"),
-        "LEON_DB_PATH": str(home / "leon.db"),
-        "LEON_SANDBOX_DB_PATH": str(home / "sandbox.db"),
-        "LEON_QUEUE_DB_PATH": str(home / "queue.db"),
-        "MYCEL_CONFIG_HOME": str(home),
-    }
-    log = base / "server.log"
-    server = DashboardServer(
-        url=f"http://127.0.0.1:{port}", data_home=home, manifest=manifest, env=env, process=None, log=log
-    )  # type: ignore[arg-type]
-    server.manage("migrate", "--noinput")
-    server.manage("dashboard_user", "viewer", "--role", "viewer", "--password", PASSWORD)
-    server.manage("dashboard_user", "operator", "--role", "operator", "--password", PASSWORD)
-    server.users = {"viewer": PASSWORD, "operator": PASSWORD}
-    with log.open("wb") as sink:
-        server.process = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("gunicorn")),
-                "mycel_dashboard.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "2",
-                "--threads",
-                "4",
-                "--timeout",
-                "60",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError:
-            if server.process.poll() is not None:
-                raise RuntimeError(f"server exited: {log.read_text()}") from None
-            time.sleep(0.2)
-    else:
-        server.process.kill()
-        raise RuntimeError(f"server did not start: {log.read_text()}")
-    yield server
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
+    with running_server(base, home, manifest=manifest) as server:
+        yield server
 
 
 # Module scope: Playwright's sync API keeps an event loop running in this thread while it is open, and

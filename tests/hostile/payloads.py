@@ -68,6 +68,22 @@ CSV_FORMULAS: dict[str, str] = {
 }
 LONE_SURROGATE = "lone \ud800 surrogate"  # JSON writers escape it as "\\ud800"; it is not UTF-8
 LONG_LINE_CHARS = 1_000_000
+# Credentials under the spellings real configs and providers use; each value is unique and greppable.
+SECRETS: dict[str, str] = {
+    "api_key": "sk-leak-api-key-0001",
+    "apiKey": "leak-apiKey-0002",
+    "API-KEY": "leak-API-KEY-0003",
+    "openai_api_key": "sk-leak-openai-0004",
+    "access_token": "leak-access-token-0005",
+    "refresh_token": "leak-refresh-token-0006",
+    "Authorization": "Bearer leak-authorization-0007",
+    "password": "leak-password-0008",
+    "secret": "leak-secret-0009",
+    "client_secret": "leak-client-secret-0010",
+    "private_key": "leak-private-key-0011",
+    "aws_secret_access_key": "leak-aws-secret-0012",
+    "cookie": "sessionid=leak-cookie-0013",
+}
 EVERYTHING = " ".join([*MARKUP.values(), TEMPLATE_SYNTAX, JAVASCRIPT_URL])
 
 

@@ -1,0 +1,158 @@
+"""The app's pages over a hostile home: every GET page and partial, and every POST action, by URL name."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.test import Client
+from django.urls import reverse
+
+from memory_core.stores.locations import resolve_locations
+from memory_core.stores.reader import MycelReader
+from tests.hostile.payloads import MARKUP, HostileHome
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def hx_target(target: str) -> dict[str, str]:
+    return {**HX, "HTTP_HX_TARGET": target}
+
+
+def checkpoint_ids(home: HostileHome, thread_id: str) -> list[str]:
+    with sqlite3.connect(home.folder / "leon.db") as db:
+        rows = db.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id", (thread_id,)
+        ).fetchall()
+    db.close()
+    return [r[0] for r in rows]
+
+
+def message_count(thread_id: str) -> int:
+    state = MycelReader(resolve_locations()).get_state(thread_id).value
+    return len(state.messages) if state else 0
+
+
+@dataclass(frozen=True)
+class Visit:
+    name: str  # the URL name
+    url: str
+    headers: dict[str, str]
+
+
+def get_visits(home: HostileHome) -> Iterator[Visit]:
+    """Every GET page and partial, per URL name, over every thread of the hostile home."""
+    main = home.thread_id
+    yield Visit("home", reverse("home"), {})
+    threads = reverse("threads")
+    for query in ("", f"?{urlencode({'q': MARKUP['script']})}", "?sort=name", "?flag=compacted"):
+        yield Visit("threads", threads + query, {})
+        yield Visit("threads", threads + query, hx_target("thread-rows"))
+    for thread_id in home.thread_ids:
+        base = reverse("thread", args=[thread_id])
+        for view in ("stored", "sent"):
+            yield Visit("thread", f"{base}?view={view}", {})
+            yield Visit("thread", f"{base}?view={view}", hx_target("timeline"))
+        for panel in ("integrity", "sandbox", "queue", "file-operations", "run-events"):
+            url = reverse("panel", args=[thread_id, panel])
+            yield Visit("panel", url, {})
+            yield Visit("panel", url, hx_target(f"panel-{panel}"))
+        for index in range(message_count(thread_id)):
+            for view in ("stored", "sent"):
+                url = f"{reverse('message_text', args=[thread_id, index])}?view={view}"
+                yield Visit("message_text", url, {})
+                yield Visit("message_text", url, HX)
+        checkpoints = checkpoint_ids(home, thread_id)
+        for checkpoint_id in checkpoints[-3:]:
+            url = reverse("checkpoint", args=[thread_id, checkpoint_id])
+            yield Visit("checkpoint", url, {})
+            yield Visit("checkpoint", f"{url}?against={checkpoints[0]}", hx_target("checkpoint-diff"))
+            yield Visit("rollback_preview", reverse("rollback_preview", args=[thread_id, checkpoint_id]), {})
+        yield Visit("undo_preview", reverse("undo_preview", args=[thread_id]), {})
+        dry_run = reverse("dry_run", args=[thread_id])
+        yield Visit("dry_run", dry_run, {})
+        yield Visit(
+            "dry_run", f"{dry_run}?context_limit=2000&keep_recent_tokens=100", hx_target("dry-run-result")
+        )
+        config = f"{reverse('config')}?{urlencode({'thread': thread_id})}"
+        yield Visit("config", config, {})
+        yield Visit("config", f"{config}&memory.pruning.soft_trim_chars=100", hx_target("whatif"))
+    for spill_id in home.spill_ids:
+        yield Visit("spill", reverse("spill", args=[main, spill_id]), {})
+    preview = f"{reverse('config_preview')}?{urlencode({'thread': main, 'layer': 'user'})}"
+    yield Visit("config_preview", f"{preview}&memory.pruning.soft_trim_chars=1500", {})
+    yield Visit("config_preview", f"{preview}&memory.pruning.soft_trim_chars=1500", hx_target("save-panel"))
+    yield Visit("audit", reverse("audit"), {})
+    yield Visit(
+        "audit", f"{reverse('audit')}?{urlencode({'thread': MARKUP['svg_onload']})}", hx_target("audit-rows")
+    )
+
+
+def body_of(response) -> str:
+    if getattr(response, "streaming", False):
+        return b"".join(response.streaming_content).decode("utf-8")
+    return response.content.decode("utf-8")
+
+
+def fingerprint_of(client: Client, url: str) -> str:
+    found = re.search(r'name="fingerprint" value="([0-9a-f]{16})"', client.get(url).content.decode())
+    assert found is not None, url
+    return found.group(1)
+
+
+def act_with_hostile_strings(client: Client, home: HostileHome) -> list[tuple[str, int, str]]:
+    """Every POST endpoint, with data that makes the audit log record hostile strings."""
+    out: list[tuple[str, int, str]] = []
+
+    def post(name: str, url: str, data: dict[str, str], **headers: str) -> None:
+        response = client.post(url, data, **headers)
+        out.append((name, response.status_code, body_of(response)))
+
+    for thread_id in (*home.formula_thread_ids, home.odd_id_thread_id, home.thread_id):
+        target = checkpoint_ids(home, thread_id)[0]
+        preview = reverse("rollback_preview", args=[thread_id, target])
+        fingerprint = fingerprint_of(client, preview)
+        post(
+            "rollback_apply",
+            reverse("rollback_apply", args=[thread_id, target]),
+            {"fingerprint": fingerprint},
+        )
+    undo = reverse("undo_preview", args=[home.thread_id])
+    post(
+        "undo_apply",
+        reverse("undo_apply", args=[home.thread_id]),
+        {"fingerprint": fingerprint_of(client, undo)},
+    )
+    post(
+        "dry_run_generate",
+        reverse("dry_run_generate", args=[home.thread_id]),
+        {"context_limit": "2000"},
+        **hx_target("dry-run-result"),
+    )
+    sha = re.search(
+        r'name="sha256" value="([0-9a-f]*)"',
+        client.get(
+            f"{reverse('config_preview')}?{urlencode({'thread': home.thread_id, 'layer': 'user'})}"
+            "&memory.pruning.soft_trim_chars=1500"
+        ).content.decode(),
+    )
+    assert sha is not None
+    save = {
+        "thread": home.thread_id,
+        "layer": "user",
+        "sha256": sha.group(1),
+        "memory.pruning.soft_trim_chars": "1500",
+    }
+    post("config_save", reverse("config_save"), save, **hx_target("save-panel"))
+    post("config_save", reverse("config_save"), save, **hx_target("save-panel"))  # stale: refused
+    post(
+        "config_restore",
+        reverse("config_restore"),
+        {"layer": "user", "version": MARKUP["svg_onload"], "thread": home.thread_id},
+        **hx_target("save-panel"),
+    )
+    post("logout", reverse("logout"), {})
+    return out
