@@ -71,8 +71,12 @@ def _users_script() -> str:
 def start_server(base: Path, home: Path) -> Iterator[Server]:
     """Migrate, create the users, start gunicorn over `home`; yield once it accepts connections."""
     port = free_port()
+    # Nothing from the outer environment may point the server at real Mycel files or a real database.
+    inherited = {
+        k: v for k, v in os.environ.items() if not k.startswith(("LEON_", "MYCEL_")) and k != "DATABASE_URL"
+    }
     env = {
-        **os.environ,
+        **inherited,
         "DASHBOARD_DATA_DIR": str(base / "var"),
         "SECRET_KEY": "live-agent-tests-only-secret-key-0123456789-abcdefghijklmnop",
         "DEBUG": "false",
