@@ -10,14 +10,17 @@ REDACTED = "••••••"
 
 # Whole-word matches only: "max_tokens" and "keep_recent_tokens" are settings, "auth_token" is a secret.
 _SECRET_KEY = re.compile(
-    r"(^|[_-])(api[_-]?key|apikey|secret|password|passwd|credentials?|private[_-]?key|token|access[_-]?key)$",
+    r"(^|[_-])(api[_-]?key|apikey|secret|secret[_-]?key|password|passwd|passphrase|credentials?"
+    r"|private[_-]?key|token|access[_-]?key|authorization|cookies?|bearer|session[_-]?key|signing[_-]?key)$",
     re.IGNORECASE,
 )
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SECRET_VALUE = re.compile(r"^(sk-|sk_|xox[abp]-|ghp_|gho_|AKIA)[A-Za-z0-9_\-]{4,}")
 
 
 def is_secret_key(key: str) -> bool:
-    return bool(_SECRET_KEY.search(key))
+    """api_key, X-Api-Key, apiKey, accessToken, client_secret, Authorization, cookie… (camelCase humps split)."""
+    return bool(_SECRET_KEY.search(_CAMEL_HUMP.sub("_", key)))
 
 
 def redact_secrets(value: Any) -> Any:

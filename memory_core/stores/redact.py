@@ -26,6 +26,7 @@ _SECRET_PARTS = (
 )
 _SECRET_EXACT = frozenset({"token", "auth", "pwd", "pass", "key", "jwt"})
 _NOT_LETTERS = re.compile(r"[^a-z0-9]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_secret_key(key: object) -> bool:
@@ -60,11 +61,7 @@ def encodable(value: Any) -> Any:
     """A string with every lone surrogate replaced by U+FFFD, so it encodes as UTF-8; other values as given."""
     if not isinstance(value, str) or value.isascii():
         return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return value
+    return _SURROGATE.sub("\ufffd", value)
 
 
 def encodable_data(value: Any) -> Any:

@@ -1,0 +1,181 @@
+"""Credentials planted under many key spellings never reach a page, a partial, an export, a CLI line or a log.
+
+The hostile home plants them in checkpoint metadata (flat, nested dicts, lists), in a message's metadata,
+in runtime.json, models.json (`providers.*.api_key`) and the project layer.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import logging
+import re
+import shutil
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from memory_core.cli import main as cli_main
+from memory_core.demo import FAKE_API_KEY
+from tests.browser.server import PASSWORD, running_server
+from tests.hostile.pages import act_with_hostile_strings, body_of, checkpoint_ids, get_visits
+from tests.hostile.payloads import SECRETS, HostileHome
+
+LEAK = re.compile(r"leak-[A-Za-z-]+-00\d\d|" + re.escape(FAKE_API_KEY))
+
+
+def leaks(text: str) -> list[str]:
+    return sorted(set(LEAK.findall(text)))
+
+
+@pytest.fixture
+def all_logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    """Every log record of the test, at DEBUG, from every logger."""
+    caplog.set_level(logging.DEBUG)
+    return caplog
+
+
+def _logged(caplog: pytest.LogCaptureFixture) -> str:
+    lines = []
+    for record in caplog.records:
+        lines.append(record.getMessage())
+        if record.exc_text:
+            lines.append(record.exc_text)
+        lines.append(repr(record.__dict__))
+    return "\n".join(lines)
+
+
+def test_planted_secrets_are_really_in_the_data(home: HostileHome):
+    """Guards the other tests: every value is on disk, so finding none on a page means it was hidden."""
+    on_disk = b"".join(p.read_bytes() for p in home.folder.rglob("*") if p.is_file())
+    for value in SECRETS.values():
+        assert value.encode() in on_disk, value
+    assert FAKE_API_KEY.encode() in on_disk
+
+
+def test_no_page_partial_action_or_export_shows_a_secret(
+    operator_client: Client, home: HostileHome, all_logs: pytest.LogCaptureFixture
+):
+    seen = 0
+    for visit in get_visits(home):
+        response = operator_client.get(visit.url, **visit.headers)
+        assert leaks(body_of(response)) == [], visit
+        assert leaks(json.dumps(dict(response.items()))) == [], visit  # headers too
+        seen += 1
+    for name, _, body in act_with_hostile_strings(operator_client, home):
+        assert leaks(body) == [], name
+    from django.contrib.auth.models import User
+
+    operator_client.force_login(User.objects.get(username="operator"))
+    assert leaks(body_of(operator_client.get(reverse("audit")))) == []
+    csv_text = body_of(operator_client.get(reverse("audit_csv")))
+    assert "config_save" in csv_text or "config-save" in csv_text.lower()
+    assert leaks(csv_text) == []
+    assert seen > 150
+    assert leaks(_logged(all_logs)) == []
+
+
+def test_the_cli_prints_no_secret(
+    home: HostileHome,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    all_logs: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    main, meta = home.thread_id, home.metadata_thread_id
+    messages = tmp_path / "messages.json"
+    messages.write_text(
+        json.dumps(
+            [
+                {"type": "human", "content": "hi", "additional_kwargs": dict(SECRETS), "metadata": SECRETS},
+                {"type": "ai", "content": "hello", "response_metadata": {"headers": dict(SECRETS)}},
+            ]
+        )
+    )
+    project = ["--project-dir", str(home.workspace)]
+    commands: list[list[str]] = [
+        ["threads"],
+        ["threads", "--json"],
+        ["plan", "--messages", str(messages), "--runtime-config", str(home.folder / "runtime.json")],
+        ["plan", "--messages", str(messages), "--json"],
+        ["config"],
+        ["config", "--json"],
+        ["config", "--json", *project],
+        ["config", "set", "memory.pruning.soft_trim_chars", "1500", "--layer", "user", "--dry-run"],
+        ["config", "set", "memory.pruning.soft_trim_chars", "1500", "--layer", "project", "--json", "--dry-run", *project],
+        ["config", "history", "--layer", "user", "--json"],
+    ]  # fmt: skip
+    for thread_id in (main, meta, home.odd_id_thread_id):
+        first = checkpoint_ids(home, thread_id)[0]
+        commands += [
+            ["thread", thread_id],
+            ["thread", thread_id, "--json"],
+            ["dry-run", thread_id, "--show-text"],
+            ["dry-run", thread_id, "--json", "--show-text"],
+            ["rollback", thread_id, "--to", first, "--dry-run"],
+            ["rollback", thread_id, "--to", first, "--dry-run", "--json"],
+        ]
+    monkeypatch.chdir(home.workspace)
+    outputs = 0
+    for argv in commands:
+        code = cli_main(argv)
+        out, err = capsys.readouterr()
+        assert code in (0, 1, 2), argv
+        assert out or err, argv
+        assert leaks(out + err) == [], argv
+        outputs += 1
+    assert outputs == len(commands)
+    assert leaks(_logged(all_logs)) == []
+
+
+def _login(url: str) -> urllib.request.OpenerDirector:
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    form = opener.open(f"{url}/login/", timeout=30).read().decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form)
+    assert token is not None
+    data = urllib.parse.urlencode(
+        {"csrfmiddlewaretoken": token.group(1), "username": "operator", "password": PASSWORD}
+    ).encode()
+    login = urllib.request.Request(f"{url}/login/", data=data, headers={"Referer": f"{url}/login/"})  # noqa: S310
+    opener.open(login, timeout=30)
+    return opener
+
+
+def test_a_real_server_logs_no_secret_at_debug(pristine: HostileHome, tmp_path: Path):
+    folder = tmp_path / "served"
+    shutil.copytree(pristine.folder, folder, symlinks=True)
+    env = {"LOG_LEVEL": "DEBUG", "GUNICORN_CMD_ARGS": "--log-level debug --access-logfile -"}
+    with running_server(tmp_path, folder, extra_env=env) as server:
+        opener = _login(server.url)
+        main, meta = pristine.thread_id, pristine.metadata_thread_id
+        paths = [
+            "/threads/",
+            f"/threads/{main}/",
+            f"/threads/{main}/?view=sent",
+            f"/threads/{meta}/",
+            f"/threads/{main}/dry-run/",
+            f"/config/?thread={main}",
+            "/threads/no-such-thread/",  # a 404 is logged
+            f"/threads/{main}/spill/..%2f..%2fetc%2fpasswd/",
+        ]
+        paths += [
+            f"/threads/{main}/panels/{p}/" for p in ("queue", "run-events", "sandbox", "file-operations")
+        ]
+        paths += [f"/threads/{meta}/checkpoints/{c}/" for c in checkpoint_ids(pristine, meta)]
+        bodies = {}
+        for path in paths:
+            try:
+                body = opener.open(server.url + urllib.parse.quote(path, safe="/?=%&"), timeout=60).read()
+            except urllib.error.HTTPError as exc:
+                body = exc.read()
+            bodies[path] = body.decode("utf-8", "replace")
+            assert leaks(bodies[path]) == [], path
+        log = server.log_text()
+    assert main in bodies["/threads/"]  # logged in: the pages were the real ones, not the login form
+    assert "GET" in log or "DEBUG" in log or "Not Found" in log  # the server did log
+    assert leaks(log) == []
