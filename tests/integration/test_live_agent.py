@@ -185,8 +185,12 @@ def _pick_targets(home: Path, manifest: DemoManifest) -> dict[str, str]:
 
 def _outcome(session: Session, thread_id: str, action: str, target: str, response: Response) -> Outcome:
     if response.status != 302:
-        refusal = re.search(r'<p class="problem" role="alert">Refused: (.*?)</p>', response.body, re.S)
-        text = refusal.group(1) if refusal else re.sub(r"<[^>]+>", " ", response.body)[:300]
+        refusal = re.search(
+            r'<p class="problem" role="alert">Refused: (.*?)</p>|<h1>Nothing to undo</h1>\s*<p class="notice">(.*?)</p>',
+            response.body,
+            re.S,
+        )
+        text = (refusal.group(1) or refusal.group(2)) if refusal else response.body[:300]
         return Outcome(thread_id, action, target, response.status, refusal=text)
     page = session.get(response.headers["Location"])
     found = APPLIED.search(page.body)
@@ -210,9 +214,10 @@ def _rollback(session: Session, thread_id: str, target: str, fingerprint: str) -
 def _undo(session: Session, thread_id: str) -> Outcome:
     preview = session.get(f"/threads/{thread_id}/undo/")
     assert preview.status == 200, preview.body[:500]
-    response = session.post(
-        f"/threads/{thread_id}/undo/apply/", {"fingerprint": form_field(preview.body, "fingerprint")}
-    )
+    # With nothing to undo the page has no form; a stale tab may still post one.
+    offered = re.search(r'name="fingerprint" value="([0-9a-f]{16})"', preview.body)
+    fingerprint = offered.group(1) if offered else "0" * 16
+    response = session.post(f"/threads/{thread_id}/undo/apply/", {"fingerprint": fingerprint})
     target = re.search(r"copies <span class=\"mono small\">([0-9a-f-]{36})", preview.body)
     return _outcome(session, thread_id, "undo", target.group(1) if target else "", response)
 
@@ -541,6 +546,8 @@ def _scenario(
                 ),
                 f"the agent's resumed turns on {key}",
             )
+        # The agent ran on since the rollback: an undo now has nothing to undo, and writes nothing.
+        outcomes.append(_undo(operator, threads["qa"]))
     if readers.errors:
         raise readers.errors[0]
     audit = _audit(operator)
@@ -643,7 +650,9 @@ def test_busy_and_stale_rollbacks_are_refused_and_a_double_confirm_writes_once(l
     assert "changed since" in next(o for o in chat if o.status == 409).refusal
     stale = live_run.stale_outcome
     assert stale is not None and stale.status == 409
-    assert [o.status for o in by_thread[live_run.thread("qa")]] == [302]
+    qa = by_thread[live_run.thread("qa")]
+    assert [(o.action, o.status) for o in qa] == [("rollback", 302), ("undo", 409)]
+    assert "nothing to undo" in qa[1].refusal.lower()
     assert [(o.action, o.status) for o in by_thread[live_run.thread("compaction")]] == [
         ("rollback", 302),
         ("undo", 302),
@@ -723,6 +732,8 @@ def test_concurrent_config_saves_apply_one_and_refuse_the_other(live_run: LiveRu
     (hand,) = [s for s in live_run.config_saves if s.kind == "hand-edit"]
     assert hand.status == 409 and hand.refused and not hand.saved
     assert hand.file_after_round == hand.hand_edit
+    audited = Counter(row["result"] for row in live_run.audit if row["action"] == "config_save")
+    assert audited == Counter("applied" if s.saved else "refused" for s in live_run.config_saves)
 
 
 def test_the_whole_run_is_bounded(live_run: LiveRun):
