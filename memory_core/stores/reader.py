@@ -9,6 +9,7 @@ exists.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -66,6 +67,9 @@ _HEAD_CACHE_SIZE = 200_000
 # Decoded head states: every thread page, full text and what-if of a thread reads the same head, and
 # decoding a 2,000-message checkpoint costs far more than reading and hashing its bytes.
 _DECODED_CACHE_SIZE = 8
+_LIST_CACHE_SIZE = 4
+# A list read while a file was locked or slow is not kept: the next request should try again.
+_TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
 
 
 FileIdentity = tuple[str, int, int]
@@ -82,6 +86,7 @@ class _Caches:
         )
         self.heads: dict[FileIdentity, dict[str, threads_store.HeadInfo]] = {}
         self.decoded: OrderedDict[tuple[str | None, bytes], _Decoded] = OrderedDict()
+        self.lists: OrderedDict[tuple[Any, ...], Result[list[ThreadRow]]] = OrderedDict()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +107,7 @@ def clear_caches() -> None:
         _CACHES.metadata.clear()
         _CACHES.heads.clear()
         _CACHES.decoded.clear()
+        _CACHES.lists.clear()
 
 
 def _file_identity(db: ReadOnlyDB) -> FileIdentity:
@@ -205,8 +211,44 @@ class MycelReader:
 
         `messages` is the head checkpoint's count; `estimated_tokens` is left None here (get_thread fills it).
         """
+        # The whole list is kept per version of the files (see _files_version): a new commit to any store
+        # gives a new version, so a cached list is never older than the files it was read from.
+        version = self._files_version()
+        with self._lock:
+            cached = _CACHES.lists.get(version)
+            if cached is not None:
+                _CACHES.lists.move_to_end(version)
+                # A new list of the same frozen rows: a caller that sorts its copy changes nothing here.
+                return Result(list(cached.value), cached.problems)
         rows, problems = self._thread_rows(None)
-        return Result(rows, tuple(problems))
+        result = Result(rows, tuple(problems))
+        if not any(p.kind in _TRANSIENT for p in problems):
+            with self._lock:
+                _CACHES.lists[version] = Result(list(rows), result.problems)
+                while len(_CACHES.lists) > _LIST_CACHE_SIZE:
+                    _CACHES.lists.popitem(last=False)
+        return result
+
+    def _files_version(self) -> tuple[Any, ...]:
+        """A cheap fingerprint of what every store file holds now, taken before reading them.
+
+        Per file and its -wal: inode, size, mtime and the first 100 bytes. A commit in rollback-journal
+        mode bumps the database header's change counter; in WAL mode it appends frames (the WAL grows)
+        or, after a checkpoint reset, rewrites the WAL header with new salts. Reading the files after
+        taking this can only give a list as new or newer than the version it is kept under.
+        """
+        parts: list[tuple[Any, ...]] = [(self.query_timeout_s, self.row_cap)]
+        for path in self.locations.databases().values():
+            for candidate in (path, Path(f"{path}-wal")):
+                try:
+                    with candidate.open("rb") as handle:
+                        stat = os.fstat(handle.fileno())
+                        head = handle.read(100)
+                except OSError:
+                    parts.append((str(candidate),))
+                    continue
+                parts.append((str(candidate), stat.st_ino, stat.st_size, stat.st_mtime_ns, head))
+        return tuple(parts)
 
     def get_thread(self, thread_id: str) -> Result[ThreadRow | None]:
         """One thread's list row with Mycel's estimate of its head; None when no store knows the id."""

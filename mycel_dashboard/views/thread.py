@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -12,7 +14,7 @@ from django.urls import reverse
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import prune_decisions
-from memory_core.records import CheckpointState, ThreadRow
+from memory_core.records import CheckpointRow, CheckpointState, ThreadRow
 from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.rollback_actions import rollback_record
@@ -30,6 +32,12 @@ from mycel_dashboard.thread_view import (
     summary_card,
 )
 from mycel_dashboard.views.common import render_screen, wants_partial
+
+# Context-fill figures per (file, thread, head, settings, summary size); a figure is plain data, shared
+# read-only by every request of the process.
+_CHARTS: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+_CHARTS_LOCK = threading.Lock()
+_CHARTS_SIZE = 16
 
 
 def thread_or_404(reader: MycelReader, thread_id: str, problems: list[str]) -> ThreadRow | None:
@@ -119,9 +127,23 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     context["rail"] = guarded(
         "the checkpoint rail", lambda: checkpoint_rail(checkpoints.value, head), problems
     )
-    context.update(chart_context(thread_id, messages, memory, card, problems))
+    context["rail_key"] = rail_cache_key(source.locations.main, thread_id, head, checkpoints.value)
+    head_key = (str(source.locations.main), thread_id, head)
+    context.update(chart_context(thread_id, messages, memory, card, problems, head_key=head_key))
     context["undoable"] = state is not None and rollback_record(state.checkpoint.metadata) is not None
     return render_screen(request, "thread.html", "timeline", context)
+
+
+def rail_cache_key(
+    main: object, thread_id: str, head: str | None, checkpoints: Sequence[CheckpointRow]
+) -> str:
+    """Names one rendering of the rail: checkpoints never change, so the file, the thread, the head and
+    the newest/oldest ids with the count pin it (a partial read gets another key). Rendering a 900-row
+    rail with the template engine costs more than everything else on the page."""
+    if not checkpoints:
+        return ""
+    ends = f"{checkpoints[0].checkpoint_id}:{checkpoints[-1].checkpoint_id}:{len(checkpoints)}"
+    return f"{main}|{thread_id}|{head}|{ends}"
 
 
 def chart_context(
@@ -130,12 +152,41 @@ def chart_context(
     memory: MemoryContext,
     card: SummaryCard | None,
     problems: list[str],
+    *,
+    head_key: tuple[str, str, str | None] | None = None,
 ) -> dict[str, Any]:
-    """The context-fill figure: memory_core's replay of every model call under the effective settings."""
+    """The context-fill figure: memory_core's replay of every model call under the effective settings.
+
+    With `head_key` (file, thread, head checkpoint id) the figure is kept per head and settings: the
+    head's messages never change, so every later request for the page reuses the replay.
+    """
     if not messages:
         return {"figure": None}
     # Mycel's real summaries are the best guess for the size of the ones the replay simulates.
     summary_chars = len(card.active.summary_text) if card is not None else DEFAULT_SUMMARY_CHARS
+    key = (*head_key, memory.settings, summary_chars) if head_key and head_key[2] else None
+    if key is not None:
+        with _CHARTS_LOCK:
+            cached = _CHARTS.get(key)
+            if cached is not None:
+                _CHARTS.move_to_end(key)
+                return cached
+    found = _chart_context(thread_id, messages, memory, summary_chars, problems)
+    if key is not None and found.get("figure") is not None:
+        with _CHARTS_LOCK:
+            _CHARTS[key] = found
+            while len(_CHARTS) > _CHARTS_SIZE:
+                _CHARTS.popitem(last=False)
+    return found
+
+
+def _chart_context(
+    thread_id: str,
+    messages: Sequence[Message],
+    memory: MemoryContext,
+    summary_chars: int,
+    problems: list[str],
+) -> dict[str, Any]:
     calls = guarded(
         "the model-call replay",
         lambda: replay_calls(

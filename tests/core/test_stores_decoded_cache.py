@@ -54,3 +54,47 @@ def test_a_rewritten_payload_under_the_same_id_is_decoded_afresh(tmp_path: Path)
         for m in MycelReader(point_locations(tmp_path)).get_state("other").value.messages  # type: ignore[union-attr]
     ]
     assert len(after.messages) < len(before.messages)
+
+
+def _ids(reader: MycelReader) -> set[str]:
+    return {row.thread_id for row in reader.list_threads().value}
+
+
+def test_the_thread_list_sees_every_commit_in_rollback_journal_mode(tmp_path: Path) -> None:
+    db = tmp_path / "leon.db"
+    build_thread(db, "a", turns=1)
+    clear_caches()
+    reader = MycelReader(point_locations(tmp_path))
+    assert _ids(reader) == {"a"}
+    assert _ids(reader) == {"a"}  # answered from the kept list
+    build_thread(db, "b", turns=1)
+    assert _ids(reader) == {"a", "b"}
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = 'a'")
+        conn.execute("DELETE FROM writes WHERE thread_id = 'a'")
+        conn.commit()
+    assert _ids(reader) == {"b"}
+
+
+def test_the_thread_list_sees_every_commit_in_wal_mode_with_a_writer_open(tmp_path: Path) -> None:
+    db = tmp_path / "leon.db"
+    build_thread(db, "a", turns=1)
+    with closing(sqlite3.connect(db)) as writer:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("PRAGMA wal_autocheckpoint=0")  # the WAL only grows while this writer is open
+        clear_caches()
+        reader = MycelReader(point_locations(tmp_path))
+        assert _ids(reader) == {"a"}
+        for n in range(3):
+            writer.execute(
+                "INSERT INTO checkpoints SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+                "checkpoint, metadata FROM checkpoints WHERE thread_id = 'a'",
+                (f"copy-{n}",),
+            )
+            writer.commit()
+            assert f"copy-{n}" in _ids(reader)
+        # A checkpoint that resets the WAL, then a commit that rewrites it from the start.
+        writer.execute("PRAGMA wal_checkpoint(RESTART)")
+        writer.execute("DELETE FROM checkpoints WHERE thread_id = 'copy-0'")
+        writer.commit()
+        assert _ids(reader) == {"a", "copy-1", "copy-2"}

@@ -1,0 +1,52 @@
+"""The thread page keeps its rail and chart per head checkpoint: anything new in the files shows at once."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+TOOL_HEAVY = "m_npRsndIka9dx-2"
+
+
+def _figure(body: str) -> dict:
+    found = re.search(r'<script id="fill-figure" type="application/json">(.*?)</script>', body, re.S)
+    assert found, "the chart's json_script is missing"
+    return json.loads(found.group(1))
+
+
+def _lines(body: str) -> list[int]:
+    return [shape["y0"] for shape in _figure(body)["layout"]["shapes"]]
+
+
+def test_the_chart_follows_the_context_limit_and_the_config_files(viewer_client, sample_home: Path):
+    url = f"/threads/{TOOL_HEAVY}/"
+    first = _lines(viewer_client.get(url).content.decode())
+    assert _lines(viewer_client.get(url).content.decode()) == first
+    assert _lines(viewer_client.get(f"{url}?limit=10000").content.decode()) == [7000, 10000]
+    (sample_home / "runtime.json").write_text(json.dumps({"runtime": {"context_limit": 20000}}))
+    assert _lines(viewer_client.get(url).content.decode()) == [14000, 20000]
+
+
+def test_a_checkpoint_written_after_the_page_was_shown_appears_on_the_rail(viewer_client, sample_home: Path):
+    url = f"/threads/{TOOL_HEAVY}/"
+    assert "step 4242" not in viewer_client.get(url).content.decode()
+    with closing(sqlite3.connect(sample_home / "leon.db")) as conn:
+        row = conn.execute(
+            "SELECT checkpoint_id, checkpoint_ns, type, checkpoint FROM checkpoints WHERE thread_id = ? "
+            "ORDER BY checkpoint_id DESC LIMIT 1",
+            (TOOL_HEAVY,),
+        ).fetchone()
+        head, namespace, kind, blob = row
+        newer = head[:-4] + "ffff"  # uuid6 ids sort by time: this one is the newest
+        assert newer > head
+        conn.execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+            "checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (TOOL_HEAVY, namespace, newer, head, kind, blob, json.dumps({"step": 4242, "source": "loop"})),
+        )
+        conn.commit()
+    body = viewer_client.get(url).content.decode()
+    assert "step 4242 · loop" in body
