@@ -7,6 +7,7 @@ same source with the same effective config.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -95,18 +96,25 @@ def guarded(what: str, compute: Callable[[], T], problems: list[str]) -> T | Non
 
 
 class BoundedCache(OrderedDict[tuple[object, ...], T]):
-    """A small LRU for per-process derived values keyed by immutable facts (e.g. a head checkpoint id)."""
+    """A small LRU for per-process derived values keyed by immutable facts (e.g. a head checkpoint id).
+
+    Safe under gunicorn's threads: lookups and evictions hold a lock; two threads missing the same key
+    may both compute it (the values are equal), never a KeyError from an eviction in between.
+    """
 
     def __init__(self, size: int) -> None:
         super().__init__()
         self.size = size
+        self.lock = threading.Lock()
 
     def get_or_compute(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
-        if key in self:
-            self.move_to_end(key)
-            return self[key]
+        with self.lock:
+            if key in self:
+                self.move_to_end(key)
+                return self[key]
         value = compute()
-        self[key] = value
-        if len(self) > self.size:
-            self.popitem(last=False)
+        with self.lock:
+            self[key] = value
+            while len(self) > self.size:
+                self.popitem(last=False)
         return value

@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.html import json_script
+from django.utils.safestring import mark_safe
 
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary, model_view
-from memory_core.pruning import prune_decisions
-from memory_core.records import CheckpointRow, CheckpointState, ThreadRow
+from memory_core.pruning import PruningResult, prune_decisions
+from memory_core.records import CheckpointState, ProblemKind, ThreadRow
 from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.rollback_actions import rollback_record
 from memory_core.tokens import default_counter, estimate_tokens
 from mycel_dashboard.charts import CallPoint, context_fill_figure
-from mycel_dashboard.data import MemoryContext, guarded, open_source, problem_text, thread_memory
+from mycel_dashboard.data import (
+    BoundedCache,
+    MemoryContext,
+    guarded,
+    open_source,
+    problem_text,
+    thread_memory,
+)
 from mycel_dashboard.forms import TimelineForm
 from mycel_dashboard.panels import PANELS
 from mycel_dashboard.thread_view import (
@@ -33,11 +41,23 @@ from mycel_dashboard.thread_view import (
 )
 from mycel_dashboard.views.common import render_screen, wants_partial
 
-# Context-fill figures per (file, thread, head, settings, summary size); a figure is plain data, shared
-# read-only by every request of the process.
-_CHARTS: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
-_CHARTS_LOCK = threading.Lock()
-_CHARTS_SIZE = 16
+# What the page derives from a head checkpoint never changes for that head (checkpoints are immutable),
+# so each worker keeps the last few: keyed by (file, thread, head checkpoint id, ...), shared read-only.
+# Pruning and the chart also depend on the effective settings, which are part of their keys.
+_PRUNING: BoundedCache[PruningResult] = BoundedCache(16)
+_CHARTS: BoundedCache[dict[str, Any]] = BoundedCache(16)
+_RAILS: BoundedCache[RenderedRail] = BoundedCache(16)
+# A read that met a lock or a time limit is not kept: the next request tries again.
+_TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedRail:
+    """The checkpoint rail as HTML (a 900-checkpoint rail costs the template engine ~250 ms) and the
+    problems met reading it."""
+
+    html: str
+    problems: tuple[str, ...]
 
 
 def thread_or_404(reader: MycelReader, thread_id: str, problems: list[str]) -> ThreadRow | None:
@@ -96,9 +116,17 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             card = replace(card, applied=sent.summary_applied)
             if sent.summary_note:
                 timeline_problems.append(f"The active summary is not applied: {sent.summary_note}.")
-    pruning = guarded(
-        "Mycel's pruning", lambda: prune_decisions(messages, settings=memory.settings), timeline_problems
-    )
+    head = state.checkpoint.checkpoint_id if state is not None else thread.head_checkpoint_id
+    head_key = (str(source.locations.main), thread_id, head)
+
+    def prune() -> PruningResult:
+        if head is None:
+            return prune_decisions(messages, settings=memory.settings)
+        return _PRUNING.get_or_compute(
+            (*head_key, memory.settings), lambda: prune_decisions(messages, settings=memory.settings)
+        )
+
+    pruning = guarded("Mycel's pruning", prune, timeline_problems)
 
     def spill_url(tool_call_id: str) -> str:
         return reverse("spill", args=[thread_id, tool_call_id])
@@ -121,29 +149,30 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     if wants_partial(request):
         return render_screen(request, "thread.html", "timeline", context)
 
-    checkpoints = reader.list_checkpoints(thread_id)
-    problems.extend(problem_text(p) for p in checkpoints.problems)
-    head = state.checkpoint.checkpoint_id if state is not None else thread.head_checkpoint_id
-    context["rail"] = guarded(
-        "the checkpoint rail", lambda: checkpoint_rail(checkpoints.value, head), problems
-    )
-    context["rail_key"] = rail_cache_key(source.locations.main, thread_id, head, checkpoints.value)
-    head_key = (str(source.locations.main), thread_id, head)
+    rail = rendered_rail(reader, thread, head, head_key)
+    problems.extend(rail.problems)
+    context["rail_html"] = mark_safe(rail.html)  # noqa: S308 - rendered (and escaped) by the rail partial
     context.update(chart_context(thread_id, messages, memory, card, problems, head_key=head_key))
     context["undoable"] = state is not None and rollback_record(state.checkpoint.metadata) is not None
     return render_screen(request, "thread.html", "timeline", context)
 
 
-def rail_cache_key(
-    main: object, thread_id: str, head: str | None, checkpoints: Sequence[CheckpointRow]
-) -> str:
-    """Names one rendering of the rail: checkpoints never change, so the file, the thread, the head and
-    the newest/oldest ids with the count pin it (a partial read gets another key). Rendering a 900-row
-    rail with the template engine costs more than everything else on the page."""
-    if not checkpoints:
-        return ""
-    ends = f"{checkpoints[0].checkpoint_id}:{checkpoints[-1].checkpoint_id}:{len(checkpoints)}"
-    return f"{main}|{thread_id}|{head}|{ends}"
+def rendered_rail(
+    reader: MycelReader, thread: ThreadRow, head: str | None, head_key: tuple[str, str, str | None]
+) -> RenderedRail:
+    """The rail for this head, read and rendered once per worker (the count pins a partial read)."""
+    key = (*head_key, thread.checkpoints)
+    found = _RAILS.get(key)
+    if found is not None:
+        return found
+    checkpoints = reader.list_checkpoints(thread.thread_id)
+    problems = [problem_text(p) for p in checkpoints.problems]
+    items = guarded("the checkpoint rail", lambda: checkpoint_rail(checkpoints.value, head), problems)
+    html = render_to_string("thread.html#rail", {"rail": items, "thread_id": thread.thread_id})
+    found = RenderedRail(html=html, problems=tuple(problems))
+    if head is not None and not any(p.kind in _TRANSIENT for p in checkpoints.problems):
+        _RAILS.get_or_compute(key, lambda: found)
+    return found
 
 
 def chart_context(
@@ -165,18 +194,15 @@ def chart_context(
     # Mycel's real summaries are the best guess for the size of the ones the replay simulates.
     summary_chars = len(card.active.summary_text) if card is not None else DEFAULT_SUMMARY_CHARS
     key = (*head_key, memory.settings, summary_chars) if head_key and head_key[2] else None
-    if key is not None:
-        with _CHARTS_LOCK:
-            cached = _CHARTS.get(key)
-            if cached is not None:
-                _CHARTS.move_to_end(key)
-                return cached
+    found = _CHARTS.get(key) if key is not None else None
+    if found is not None:
+        return found
     found = _chart_context(thread_id, messages, memory, summary_chars, problems)
-    if key is not None and found.get("figure") is not None:
-        with _CHARTS_LOCK:
-            _CHARTS[key] = found
-            while len(_CHARTS) > _CHARTS_SIZE:
-                _CHARTS.popitem(last=False)
+    if found.get("figure") is not None:
+        # The JSON for charts.js, escaped once (json_script) rather than on every request.
+        found["figure_script"] = json_script(found["figure"], "fill-figure")
+        if key is not None:
+            _CHARTS.get_or_compute(key, lambda: found)
     return found
 
 
