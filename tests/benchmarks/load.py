@@ -288,6 +288,21 @@ ENDPOINTS = (
 )
 
 
+# The first requests, one at a time on a fresh server: every cold path once (sorting by context fill
+# decodes the newest checkpoint of every thread).
+COLD = (
+    Endpoint("thread list", lambda rng: "/threads/"),
+    Endpoint("thread list by fill", lambda rng: "/threads/?sort=fill"),
+    Endpoint("thread page", lambda rng: f"/threads/{LONG}/"),
+    Endpoint("chart/timeline partial", lambda rng: f"/threads/{LONG}/?view=sent&page=3", htmx=True),
+    Endpoint(
+        "what-if partial",
+        lambda rng: f"/config/?thread={LONG}&memory.pruning.soft_trim_chars=2000",
+        htmx=True,
+    ),
+)
+
+
 @dataclass
 class Tally:
     latencies: list[float] = field(default_factory=list)
@@ -361,12 +376,17 @@ def percentile(sorted_values: list[float], q: int) -> float:
     return quantiles(sorted_values, n=100, method="inclusive")[q - 1]
 
 
-def drive(port: int, *, clients: int, duration: float, seed: int) -> tuple[dict[str, Tally], float]:
-    """`clients` threads, each logged in, cycling through the endpoints until `duration` seconds pass."""
+def drive(
+    port: int, *, clients: int, duration: float, warmup: float, think: float, seed: int
+) -> tuple[dict[str, Tally], float, float]:
+    """`clients` threads, each logged in, cycling through the endpoints for `warmup` seconds (not
+    counted) then `duration` seconds; after each response a client waits uniform(0, 2 * think) s."""
     tallies = {e.name: Tally() for e in ENDPOINTS}
+    unused = {e.name: Tally() for e in ENDPOINTS}
     lock = threading.Lock()
     login_errors: list[str] = []
     ready = threading.Barrier(clients + 1)
+    measuring = threading.Event()
     stop = threading.Event()
 
     def user(number: int) -> None:
@@ -387,7 +407,16 @@ def drive(port: int, *, clients: int, duration: float, seed: int) -> tuple[dict[
             for endpoint in order:
                 if stop.is_set():
                     break
-                fetch(client, endpoint, rng, tallies[endpoint.name], lock)
+                counted = measuring.is_set()
+                tally = (tallies if counted else unused)[endpoint.name]
+                fetch(client, endpoint, rng, tally, lock)
+                if not counted:
+                    # Warm-up requests are not timed, but an error is an error.
+                    with lock:
+                        tallies[endpoint.name].errors.extend(tally.errors)
+                        tally.errors.clear()
+                if think > 0:
+                    stop.wait(rng.uniform(0, 2 * think))
         client.connection.close()
 
     workers = [threading.Thread(target=user, args=(n,), daemon=True) for n in range(clients)]
@@ -396,12 +425,14 @@ def drive(port: int, *, clients: int, duration: float, seed: int) -> tuple[dict[
     ready.wait()
     if login_errors:
         raise RequestFailed("; ".join(login_errors))
+    stop.wait(warmup)
+    measuring.set()
     started = time.monotonic()
     stop.wait(duration)
     stop.set()
     for worker in workers:
         worker.join(timeout=180)
-    return tallies, time.monotonic() - started
+    return tallies, time.monotonic() - started, started
 
 
 def main() -> int:
@@ -413,16 +444,32 @@ def main() -> int:
     parser.add_argument(
         "--threads", type=int, default=4, help="gunicorn threads per worker (as `make serve`)"
     )
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=10.0,
+        help="seconds of the same load before timing starts (default 10)",
+    )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean pause of a client between requests, uniform in [0, 2*THINK] s (default 0: back to back)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    if not 1 <= args.clients <= 256 or not 0 < args.duration <= 3600:
-        parser.error("--clients must be 1..256 and --duration 0..3600 s")
+    if not 1 <= args.clients <= 256 or not 0 < args.duration <= 3600 or not 0 <= args.warmup <= 600:
+        parser.error("--clients must be 1..256, --duration 0..3600 s and --warmup 0..600 s")
+    if not 0 <= args.think <= 60:
+        parser.error("--think must be 0..60 s")
 
     home = load_home(args.quick)
     print(describe_home(home))
     print(
         f"machine: {os.cpu_count()} CPUs, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
-        f"gunicorn {args.workers} workers x {args.threads} threads; {args.clients} clients for {args.duration:.0f} s"
+        f"gunicorn {args.workers} workers x {args.threads} threads; {args.clients} clients, "
+        f"{args.warmup:.0f} s warm-up + {args.duration:.0f} s timed, think time "
+        + (f"uniform(0, {2 * args.think:g}) s" if args.think else "none (back to back)")
     )
     with production_server(home, workers=args.workers, threads=args.threads) as (port, server):
         sampler = RssSampler(server)
@@ -432,27 +479,35 @@ def main() -> int:
         # (one worker's caches only; the other worker fills its own during the run).
         first = Client(port)
         first.log_in()
-        cold_tally = {e.name: Tally() for e in ENDPOINTS}
+        cold_tally = Tally()
         lock = threading.Lock()
         rng = random.Random(args.seed)
-        colds = {e.name: fetch(first, e, rng, cold_tally[e.name], lock) for e in ENDPOINTS}
+        colds = {e.name: fetch(first, e, rng, cold_tally, lock) for e in COLD}
         first.connection.close()
-        load_started = time.monotonic()
-        tallies, elapsed = drive(port, clients=args.clients, duration=args.duration, seed=args.seed)
+        tallies, elapsed, measured_from = drive(
+            port,
+            clients=args.clients,
+            duration=args.duration,
+            warmup=args.warmup,
+            think=args.think,
+            seed=args.seed,
+        )
         load_ended = time.monotonic()
         sampler.halt.set()
         sampler.join()
         end_rss = sampler.rss()
 
-    for name, tally in cold_tally.items():
-        tallies[name].errors.extend(tally.errors)
-        tallies[name].problems.extend(tally.problems)
+    tallies["thread list"].errors.extend(cold_tally.errors)
+    tallies["thread list"].problems.extend(cold_tally.problems)
     print(
         f"\nfirst request of each kind (one client, caches empty): server at {idle_rss / 2**20:.0f} MB idle"
     )
     for name, seconds in colds.items():
         print(f"  {name:24} {seconds * 1000:8.0f} ms")
-    print(f"\n{args.clients} clients for {elapsed:.1f} s (latency measured by the client, loopback):")
+    print(
+        f"\n{args.clients} clients, timed for {elapsed:.1f} s after the warm-up "
+        "(latency measured by the client over loopback; requests in flight at the end are counted):"
+    )
     header = f"  {'endpoint':24}{'requests':>9}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>8}"
     print(header)
     total = 0
@@ -468,28 +523,31 @@ def main() -> int:
         )
     print(f"  {'all':24}{total:9,}{total / elapsed:8.1f}")
 
-    during = sampler.between(load_started, load_ended)
-    third = max(1, len(during) // 3)
+    during = sampler.between(measured_from, load_ended)
+    flat = True
     if during:
+        third = max(1, len(during) // 3)
         start_mb, mid_mb, end_mb = (
             max(during[:third]) / 2**20,
             max(during[third : 2 * third] or during) / 2**20,
             max(during[-third:]) / 2**20,
         )
         print(
-            f"\nserver RSS (master + {len(server.children()) if server.is_running() else args.workers} workers, "
-            f"{len(during)} samples): idle {idle_rss / 2**20:.0f} MB; peak in the first / middle / last third "
-            f"{start_mb:.0f} / {mid_mb:.0f} / {end_mb:.0f} MB; peak {max(during) / 2**20:.0f} MB; "
+            f"\nserver RSS, master + {args.workers} workers (sampled every 0.5 s): idle {idle_rss / 2**20:.0f} MB; "
+            f"timed run ({len(during)} samples) peak in its first / middle / last third "
+            f"{start_mb:.0f} / {mid_mb:.0f} / {end_mb:.0f} MB, peak {max(during) / 2**20:.0f} MB; "
             f"after the run {end_rss / 2**20:.0f} MB"
         )
         flat = end_mb <= mid_mb * 1.10 + 20
-        print(f"memory flat over the run (last third within 10 % of the middle): {'yes' if flat else 'NO'}")
-    else:
-        flat = True
+        print(
+            f"memory flat over the timed run (last third within 10 % of the middle): {'yes' if flat else 'NO'}"
+        )
 
     problems = [p for t in tallies.values() for p in t.problems]
     if problems:
-        print(f"\n{len(problems)} page(s) showed a problem message, e.g. {problems[0]}")
+        # "queue.db does not exist" and the like: the page said so plainly, as it should.
+        kinds = sorted({p.split(": ", 1)[-1] for p in problems})
+        print(f"\n{len(problems)} page(s) carried a store message; distinct: {'; '.join(kinds[:5])}")
     errors = [e for t in tallies.values() for e in t.errors]
     for error in errors[:10]:
         print(f"ERROR {error}")
