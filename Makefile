@@ -39,6 +39,10 @@ test: $(STAMP) ## Set up, lint, type-check memory_core and run every test
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q
+	$(MAKE) --no-print-directory load-smoke
+
+load-smoke: $(STAMP) ## Short load run on a small home: gunicorn + 4 clients for 10 s, prints the figures
+	$(BIN)/python tests/benchmarks/load.py --quick --duration 10 --warmup 2 --clients 4
 
 bench: $(STAMP) ## Run the benchmarks (prints ratios against the naive way)
 	$(BIN)/python tests/benchmarks/run_all.py
