@@ -7,6 +7,7 @@ can run code. Here every msgpack extension becomes a plain dict or value, and pi
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from typing import Any
 
@@ -23,6 +24,13 @@ EXT_NUMPY_ARRAY = 6
 
 _OPTIONS = ormsgpack.OPT_NON_STR_KEYS
 
+# Deeper data is refused: everything downstream (redaction, message building, templates, json.dumps)
+# recurses, and a blob nested hundreds of levels deep raised RecursionError past the reader (found by
+# tests/core/test_decoder_fuzz.py). Real checkpoints nest about a dozen levels.
+MAX_NESTING = 100
+_ext_depth = threading.local()
+_CONTAINERS = (dict, list)  # exactly what ormsgpack and json build
+
 
 class UnreadableBlob(ValueError):
     """A blob we cannot or will not decode; the message says why in plain words."""
@@ -33,10 +41,17 @@ def _unpack(data: bytes) -> Any:
 
 
 def _plain_ext(code: int, data: bytes) -> Any:
+    # Each ext payload is unpacked by a fresh call, which restarts ormsgpack's own depth limit.
+    depth = getattr(_ext_depth, "value", 0)
+    if depth >= MAX_NESTING:
+        return {"__ext__": code, "bytes": len(data)}
+    _ext_depth.value = depth + 1
     try:
         payload = _unpack(data)
     except Exception:
         return {"__ext__": code, "bytes": len(data)}
+    finally:
+        _ext_depth.value = depth
     if not isinstance(payload, list) or len(payload) < 2:
         return {"__ext__": code, "payload": payload}
     module, name = payload[0], payload[1]
@@ -58,6 +73,25 @@ def _plain_ext(code: int, data: bytes) -> Any:
 
 def _skip_ext(code: int, data: bytes) -> None:
     return None
+
+
+def _nested_too_deep(value: Any) -> bool:
+    """Whether lists/maps nest deeper than MAX_NESTING; level by level, so it never recurses itself."""
+    level = [value] if type(value) in _CONTAINERS else []
+    for _ in range(MAX_NESTING):
+        deeper: list[Any] = []
+        for node in level:
+            deeper += [v for v in (node.values() if type(node) is dict else node) if type(v) in _CONTAINERS]
+        if not deeper:
+            return False
+        level = deeper
+    return True
+
+
+def _shallow(value: Any, what: str) -> Any:
+    if _nested_too_deep(value):
+        raise UnreadableBlob(f"{what} is nested deeper than {MAX_NESTING} levels")
+    return value
 
 
 def _from_lc_json(value: Any) -> Any:
@@ -90,14 +124,22 @@ def decode_typed(type_: str | None, blob: bytes | None) -> Any:
         raise UnreadableBlob("pickle payloads are refused: unpickling untrusted data can run arbitrary code")
     if type_ == "msgpack":
         try:
-            return _unpack(data)
+            value = _unpack(data)
         except Exception as exc:
+            if "recursion" in str(exc).lower():
+                raise UnreadableBlob(
+                    f"the msgpack value is nested deeper than {MAX_NESTING} levels"
+                ) from None
             raise UnreadableBlob(f"damaged msgpack ({type(exc).__name__}: {exc})") from None
+        return _shallow(value, "the msgpack value")
     if type_ == "json":
         try:
-            return _from_lc_json(json.loads(data))
+            parsed = json.loads(data)
+        except RecursionError:
+            raise UnreadableBlob(f"the JSON value is nested deeper than {MAX_NESTING} levels") from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise UnreadableBlob(f"damaged JSON ({exc})") from None
+        return _from_lc_json(_shallow(parsed, "the JSON value"))
     raise UnreadableBlob(f"unknown serializer type {type_!r}")
 
 
@@ -129,6 +171,8 @@ def decode_metadata(blob: bytes | str | None) -> dict[str, Any]:
     data = blob.encode() if isinstance(blob, str) else bytes(blob)
     try:
         value = json.loads(data)
+    except RecursionError:
+        raise UnreadableBlob(f"checkpoint metadata is nested deeper than {MAX_NESTING} levels") from None
     except (ValueError, UnicodeDecodeError):
         try:
             value = _unpack(data)
@@ -136,4 +180,5 @@ def decode_metadata(blob: bytes | str | None) -> dict[str, Any]:
             raise UnreadableBlob("checkpoint metadata is neither JSON nor msgpack") from None
     if not isinstance(value, dict):
         raise UnreadableBlob("checkpoint metadata is not a map")
+    _shallow(value, "checkpoint metadata")
     return {str(k): v for k, v in value.items()}
