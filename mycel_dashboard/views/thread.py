@@ -60,6 +60,13 @@ class RenderedRail:
     problems: tuple[str, ...]
 
 
+def clear_caches() -> None:
+    """Forget every per-head result (benchmarks measure cold pages with it)."""
+    for cache in (_PRUNING, _CHARTS, _RAILS):
+        with cache.lock:
+            cache.clear()
+
+
 def thread_or_404(reader: MycelReader, thread_id: str, problems: list[str]) -> ThreadRow | None:
     """The thread's row; 404 when no store knows it, None (with problems) when the stores cannot be read."""
     result = reader.get_thread(thread_id)

@@ -52,8 +52,8 @@ def forget_everything(db: Path) -> None:
     clear_caches()
     default_counter().clear()
     config_view.clear_caches()
-    for cache in (thread._PRUNING, thread._CHARTS, thread._RAILS, threads._HEADS):
-        cache.clear()
+    thread.clear_caches()
+    threads._HEADS.clear()
 
 
 def main() -> int:
