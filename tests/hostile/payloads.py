@@ -305,6 +305,9 @@ def write_hostile_home(folder: Path, *, secrets: Mapping[str, str] | None = None
     thread_id = f"{agent_id}-1"
 
     built = build_thread(leon_db, thread_id, _script(workspace, secrets), seed=11, workspace=workspace)
+    for spill in built.spill_files:  # a tool may write any bytes: invalid UTF-8 and a surrogate's encoding
+        with spill.open("ab") as handle:
+            handle.write(b"\ninvalid utf-8: \xff\xfe \xed\xa0\x80 \xc3(")
     metadata_thread = f"{agent_id}-2"
     nested = {"headers": {"Authorization": "x"}, "list": [{"note": m["svg_onload"]}]}
     plant_thread(

@@ -89,6 +89,7 @@ def test_hostile_strings_show_escaped_where_they_belong(viewer_client: Client, h
 
     spill = page(reverse("spill", args=[home.thread_id, home.spill_ids[0]]))
     assert len(spill) > 1_000_000 and escaped(MARKUP["img_onerror"]) in spill
+    assert "invalid utf-8: \ufffd" in spill
 
     checkpoint = page(
         reverse(
