@@ -30,3 +30,10 @@ class SecurityHeadersMiddleware:
         response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         response.setdefault("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
         return response
+
+
+def add_static_headers(headers: dict[str, str], path: str, url: str) -> None:
+    """WhiteNoise answers static files before any middleware runs: give them the same policy."""
+    headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    headers["X-Frame-Options"] = "DENY"
+    headers["Referrer-Policy"] = "same-origin"

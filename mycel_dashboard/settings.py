@@ -5,6 +5,8 @@ from pathlib import Path
 
 import dj_database_url
 import plotly
+
+from mycel_dashboard.middleware import add_static_headers
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -138,6 +140,7 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every star
 # WHITENOISE_USE_FINDERS it needs no collectstatic step on a fresh checkout.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+WHITENOISE_ADD_HEADERS_FUNCTION = add_static_headers
 
 # Security: local by default, strict headers always.
 SECURE_CONTENT_TYPE_NOSNIFF = True

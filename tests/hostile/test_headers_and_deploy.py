@@ -173,3 +173,10 @@ def test_deploy_check_flags_debug_on(tmp_path: Path):
     )
     assert done.returncode != 0
     assert "DEBUG" in done.stdout + done.stderr
+
+
+def test_static_files_carry_the_same_policy(client):
+    response = client.get("/static/dashboard/app.css")
+    assert response.status_code == 200
+    assert "script-src 'self'" in response["Content-Security-Policy"]
+    assert response["X-Frame-Options"] == "DENY"
