@@ -5,9 +5,9 @@ from pathlib import Path
 
 import dj_database_url
 import plotly
+from django.core.exceptions import ImproperlyConfigured
 
 from mycel_dashboard.middleware import add_static_headers
-from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
