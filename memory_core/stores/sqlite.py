@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -30,9 +32,49 @@ class StoreError(Exception):
         self.problem = problem
 
 
+# SQLite's locks are POSIX advisory locks, owned by the process: closing ANY descriptor of a database file
+# drops every lock this process's connections hold on it (sqlite.org/howtocorrupt.html §2.2). Mycel's next
+# last-connection close would then checkpoint and delete -wal/-shm under a read still open on another
+# thread ("disk I/O error" on both sides). So headers are read through one descriptor per file that stays
+# open; only descriptors of deleted files, or the least recently used beyond the cap, are ever closed.
+_HEADER_FDS: OrderedDict[tuple[int, int], int] = OrderedDict()
+_SPARE_FDS: list[int] = []
+_HEADER_FDS_LOCK = threading.Lock()
+_HEADER_FDS_CAP = 64
+
+
+def _header_fd(path: Path) -> int:
+    stat = os.stat(path)
+    key = (stat.st_dev, stat.st_ino)
+    fd = _HEADER_FDS.get(key)
+    if fd is not None:
+        _HEADER_FDS.move_to_end(key)
+        return fd
+    fd = os.open(path, os.O_RDONLY)
+    opened = os.fstat(fd)
+    key = (opened.st_dev, opened.st_ino)  # the file may have been replaced since the stat
+    if key in _HEADER_FDS:
+        _SPARE_FDS.append(fd)  # swapped under us for a file we already hold: closing it would drop locks
+        return _HEADER_FDS[key]
+    _HEADER_FDS[key] = fd
+    for old_key, old_fd in list(_HEADER_FDS.items()):
+        if os.fstat(old_fd).st_nlink == 0:  # deleted (e.g. a regenerated demo home): free its space
+            os.close(_HEADER_FDS.pop(old_key))
+    while len(_HEADER_FDS) > _HEADER_FDS_CAP:
+        os.close(_HEADER_FDS.popitem(last=False)[1])
+    return fd
+
+
 def file_header(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        return handle.read(100)
+    """The first 100 bytes of a database file, read without closing a descriptor our connections rely on."""
+    if os.name != "posix":
+        # No POSIX locks to lose, and an open descriptor would stop Mycel from replacing the file.
+        with path.open("rb") as handle:
+            return handle.read(100)
+    with _HEADER_FDS_LOCK:
+        fd = _header_fd(path)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return os.read(fd, 100)
 
 
 def journal_mode_of(header: bytes) -> str | None:

@@ -492,3 +492,36 @@ def test_a_snapshot_does_not_see_a_commit_made_during_the_read(home: Path) -> No
         after = list_checkpoint_meta(db, "t")
     assert [m.checkpoint_id for m in during] == [m.checkpoint_id for m in before]
     assert len(after) > len(before)
+
+
+_MYCEL_WRITES_ONCE = (
+    "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('INSERT INTO t VALUES (1)'); "
+    "c.commit(); c.close()"
+)
+
+
+def test_our_open_reads_keep_their_lock_so_mycel_cannot_drop_the_wal_under_them(home: Path) -> None:
+    # Regression: file_header() opened and closed the database file itself. Closing ANY descriptor of a
+    # file drops every POSIX lock this process holds on it (sqlite.org/howtocorrupt.html §2.2), so when
+    # Mycel's last connection closed it checkpointed and deleted -wal/-shm under a read still open on
+    # another thread: "disk I/O error" for the dashboard and for Mycel's own next write.
+    import subprocess
+    import sys
+
+    db = home / "leon.db"
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("CREATE TABLE t (x)")
+    mycel = [sys.executable, "-c", _MYCEL_WRITES_ONCE, str(db)]
+    subprocess.run(mycel, check=True)
+    with opened(db, store="main", timeout_s=5, row_cap=10) as ours, ours.snapshot():
+        assert ours.one("SELECT count(*) FROM t") == (1,)
+        # Other requests of the same process look at the file meanwhile.
+        reader = reader_for(home)
+        assert [s.journal_mode for s in reader.file_status() if s.role == "main"] == ["wal"]
+        assert reader.list_checkpoints("t").value == []
+        subprocess.run(mycel, check=True)  # Mycel's only connection closes
+        assert Path(f"{db}-wal").exists(), "Mycel removed the WAL under an open read"
+        assert ours.one("SELECT count(*) FROM t") == (1,)
+    with opened(db, store="main", timeout_s=5, row_cap=10) as fresh:
+        assert fresh.one("SELECT count(*) FROM t") == (2,)
