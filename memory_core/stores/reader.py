@@ -241,9 +241,13 @@ class MycelReader:
         for path in self.locations.databases().values():
             for candidate in (path, Path(f"{path}-wal")):
                 try:
-                    with candidate.open("rb") as handle:
-                        stat = os.fstat(handle.fileno())
-                        head = handle.read(100)
+                    if candidate == path:
+                        # Never open+close the database file itself: that drops our SQLite locks (file_header).
+                        stat, head = candidate.stat(), file_header(candidate)
+                    else:
+                        with candidate.open("rb") as handle:
+                            stat = os.fstat(handle.fileno())
+                            head = handle.read(100)
                 except OSError:
                     parts.append((str(candidate),))
                     continue

@@ -520,6 +520,7 @@ def test_our_open_reads_keep_their_lock_so_mycel_cannot_drop_the_wal_under_them(
         reader = reader_for(home)
         assert [s.journal_mode for s in reader.file_status() if s.role == "main"] == ["wal"]
         assert reader.list_checkpoints("t").value == []
+        assert reader.list_threads().value == []
         subprocess.run(mycel, check=True)  # Mycel's only connection closes
         assert Path(f"{db}-wal").exists(), "Mycel removed the WAL under an open read"
         assert ours.one("SELECT count(*) FROM t") == (1,)
