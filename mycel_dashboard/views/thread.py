@@ -9,6 +9,7 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.html import json_script
 from django.utils.safestring import mark_safe
 
@@ -47,6 +48,7 @@ from mycel_dashboard.views.common import render_screen, wants_partial
 _PRUNING: BoundedCache[PruningResult] = BoundedCache(16)
 _CHARTS: BoundedCache[dict[str, Any]] = BoundedCache(16)
 _RAILS: BoundedCache[RenderedRail] = BoundedCache(16)
+_TIMELINES: BoundedCache[str] = BoundedCache(32)
 # A read that met a lock or a time limit is not kept: the next request tries again.
 _TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
 
@@ -62,7 +64,7 @@ class RenderedRail:
 
 def clear_caches() -> None:
     """Forget every per-head result (benchmarks measure cold pages with it)."""
-    for cache in (_PRUNING, _CHARTS, _RAILS):
+    for cache in (_PRUNING, _CHARTS, _RAILS, _TIMELINES):
         with cache.lock:
             cache.clear()
 
@@ -133,28 +135,43 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             (*head_key, memory.settings), lambda: prune_decisions(messages, settings=memory.settings)
         )
 
-    pruning = guarded("Mycel's pruning", prune, timeline_problems)
-
-    def spill_url(tool_call_id: str) -> str:
-        return reverse("spill", args=[thread_id, tool_call_id])
-
-    timeline = guarded(
-        "the timeline",
-        lambda: build_timeline(
-            messages, pruning=pruning, card=card, view=view, page=values["page"], spill_url=spill_url
-        ),
-        timeline_problems,
-    )
     context.update(
         memory=memory,
         message_count=len(messages),
         estimate_now=estimate_tokens(messages),
-        timeline=timeline,
         timeline_problems=timeline_problems,
         half_trim=memory.settings.soft_trim_chars // 2,
     )
+    # The rendered timeline is a function of the head, the settings, the summaries (card), the messages
+    # met reading them and the URL's parameters (its links keep them); not kept after a lock or timeout.
+    transient = any(p.kind in _TRANSIENT for p in summaries.problems)
+    timeline_key = (
+        (*head_key, memory.settings, card, tuple(timeline_problems), request.GET.urlencode())
+        if head is not None and state is not None and not transient
+        else None
+    )
+    html = _TIMELINES.get(timeline_key) if timeline_key else None
+    if html is None:
+        pruning = guarded("Mycel's pruning", prune, timeline_problems)
+
+        def spill_url(tool_call_id: str) -> str:
+            return reverse("spill", args=[thread_id, tool_call_id])
+
+        context["timeline"] = guarded(
+            "the timeline",
+            lambda: build_timeline(
+                messages, pruning=pruning, card=card, view=view, page=values["page"], spill_url=spill_url
+            ),
+            timeline_problems,
+        )
+        html = render_to_string("thread.html#timeline", context, request)
+        if timeline_key is not None and tuple(timeline_problems) == timeline_key[-2]:
+            _TIMELINES.get_or_compute(timeline_key, lambda: html)
+    context["timeline_html"] = mark_safe(html)  # noqa: S308 - rendered (and escaped) by the timeline partial
     if wants_partial(request):
-        return render_screen(request, "thread.html", "timeline", context)
+        response = HttpResponse(html)
+        patch_vary_headers(response, ("HX-Request",))
+        return response
 
     rail = rendered_rail(reader, thread, head, head_key)
     problems.extend(rail.problems)

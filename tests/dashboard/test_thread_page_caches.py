@@ -50,3 +50,21 @@ def test_a_checkpoint_written_after_the_page_was_shown_appears_on_the_rail(viewe
         conn.commit()
     body = viewer_client.get(url).content.decode()
     assert "step 4242 · loop" in body
+
+
+def test_the_timeline_follows_a_config_change_made_after_it_was_shown(viewer_client, sample_home: Path):
+    url = f"/threads/{TOOL_HEAVY}/"
+    for get in (lambda: viewer_client.get(url), lambda: viewer_client.get(url, HTTP_HX_REQUEST="true")):
+        assert "hard-cleared (was 12,731 chars)" not in get().content.decode()
+    (sample_home / "runtime.json").write_text(json.dumps({"memory": {"pruning": {"protect_recent": 1}}}))
+    for get in (lambda: viewer_client.get(url), lambda: viewer_client.get(url, HTTP_HX_REQUEST="true")):
+        assert "hard-cleared (was 12,731 chars)" in get().content.decode()
+
+
+def test_the_timeline_partial_keeps_the_urls_parameters_in_its_links(viewer_client, sample_home: Path):
+    url = f"/threads/{TOOL_HEAVY}/"
+    plain = viewer_client.get(url, HTTP_HX_REQUEST="true")
+    with_limit = viewer_client.get(f"{url}?limit=9000", HTTP_HX_REQUEST="true")
+    assert plain.status_code == with_limit.status_code == 200
+    assert "HX-Request" in with_limit["Vary"]
+    assert "limit=9000" in with_limit.content.decode() and "limit=9000" not in plain.content.decode()
