@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
+from django.conf import settings as django_settings
+
 from memory_core.config.model import Severity
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.settings import MemorySettings
@@ -38,7 +40,9 @@ class MemoryContext:
 
 def open_source() -> tuple[DataSource, MycelReader]:
     source = current_source()
-    return source, MycelReader(source.locations)
+    return source, MycelReader(
+        source.locations, query_timeout_s=django_settings.DASHBOARD_STORE_TIMEOUT_MS / 1000
+    )
 
 
 def memory_context(

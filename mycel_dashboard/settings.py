@@ -167,6 +167,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 
+# How long one read of Mycel's files may wait for a lock or run (SQLite busy timeout and per-query
+# limit); past it the page says the file is locked or slow instead of hanging.
+DASHBOARD_STORE_TIMEOUT_MS = env_int("DASHBOARD_STORE_TIMEOUT_MS", 5000)
+
 # Where demo data is written when no Mycel data home exists (`make run` on a fresh machine).
 DASHBOARD_DEMO_HOME = Path(os.environ.get("DASHBOARD_DEMO_HOME", DASHBOARD_DATA_DIR / "demo-home"))
 # Roles: viewers read; operators may act (rollback, config saves). Superusers are operators.

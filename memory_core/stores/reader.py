@@ -54,7 +54,7 @@ from memory_core.stores.checkpoints import (
 )
 from memory_core.stores.decode import UnreadableBlob
 from memory_core.stores.locations import MycelLocations, StoreRole
-from memory_core.stores.schema import CHECKPOINT_COLUMNS, describe_file
+from memory_core.stores.schema import checkpoint_layout_problem, describe_file
 from memory_core.stores.series import Series, SeriesPoint, WriteRow, build_series
 from memory_core.stores.sqlite import ReadOnlyDB, StoreError, file_header, journal_mode_of, open_readonly
 from memory_core.tokens import TokenCounter, default_counter, estimate_tokens
@@ -344,16 +344,10 @@ class MycelReader:
             return found
 
     def _check_checkpoint_schema(self, db: ReadOnlyDB) -> None:
-        columns = set(db.columns("checkpoints"))
-        if db.has_table("checkpoint_blobs") or (columns and not columns >= CHECKPOINT_COLUMNS):
+        why = checkpoint_layout_problem(db.tables())
+        if why is not None:
             raise StoreError(
-                StoreProblem(
-                    ProblemKind.UNKNOWN_SCHEMA,
-                    db.store,
-                    f"{db.path.name} has LangGraph's Postgres-style layout (checkpoint_blobs/checkpoint_writes), "
-                    "not the SQLite saver's; its checkpoints are not read",
-                    db.path,
-                )
+                StoreProblem(ProblemKind.UNKNOWN_SCHEMA, db.store, f"{db.path.name} {why}", db.path)
             )
 
     # -- checkpoints ---------------------------------------------------------------------------------

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_core.records import SummaryRow
+from memory_core.records import ProblemKind, StoreProblem, SummaryRow
 from memory_core.rollback import ROLLBACK_METADATA_KEY, RollbackImpact, plan_rollback
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
@@ -20,6 +21,17 @@ class UnknownThread(LookupError):
 
 class UnknownCheckpoint(LookupError):
     pass
+
+
+class CheckpointsUnreadable(UnknownThread):
+    """The thread's checkpoints could not be read (leon.db missing, damaged, locked…): not an unknown id."""
+
+
+def _unreadable(problems: tuple[StoreProblem, ...], what: str) -> CheckpointsUnreadable | None:
+    reasons = [p.message for p in problems if p.kind is not ProblemKind.TRUNCATED]
+    if not reasons:
+        return None
+    return CheckpointsUnreadable(f"{what} cannot be read: {'; '.join(dict.fromkeys(reasons))}")
 
 
 def _sandbox_note(reader: MycelReader, thread_id: str) -> str | None:
@@ -42,26 +54,58 @@ def preview_rollback(
     action: str = "rollback",
 ) -> RollbackImpact:
     """The impact report for rolling `thread_id` back to a checkpoint (nothing is written)."""
-    checkpoints = reader.list_checkpoints(thread_id).value
+    listed = reader.list_checkpoints(thread_id)
+    checkpoints = listed.value
     if not checkpoints:
-        raise UnknownThread(f"no checkpoints for thread {thread_id!r}")
+        raise _unreadable(listed.problems, f"the checkpoints of thread {thread_id!r}") or UnknownThread(
+            f"no checkpoints for thread {thread_id!r}"
+        )
     if not any(row.checkpoint_id == target_checkpoint_id for row in checkpoints):
         raise UnknownCheckpoint(f"checkpoint {target_checkpoint_id!r} is not on thread {thread_id!r}")
-    target = reader.get_state(thread_id, target_checkpoint_id).value
+    found = reader.get_state(thread_id, target_checkpoint_id)
+    if found.value is None:
+        # Listed a moment ago, so the file went away or got locked in between: never preview from nothing.
+        raise _unreadable(found.problems, f"checkpoint {target_checkpoint_id!r}") or UnknownCheckpoint(
+            f"checkpoint {target_checkpoint_id!r} is not on thread {thread_id!r}"
+        )
+    target = found.value
     head = reader.get_state(thread_id).value
-    return plan_rollback(
+    summaries = reader.list_summaries(thread_id)
+    queue = reader.list_queue(thread_id)
+    run_events = reader.list_run_events(thread_id)
+    impact = plan_rollback(
         thread_id=thread_id,
         checkpoints=checkpoints,
         target_checkpoint_id=target_checkpoint_id,
-        target_messages=target.messages if target else (),
+        target_messages=target.messages,
         head_messages=head.messages if head else (),
-        summaries=reader.list_summaries(thread_id).value,
-        queue=reader.list_queue(thread_id).value,
+        summaries=summaries.value,
+        queue=queue.value,
         file_operations=reader.list_file_operations(thread_id).value,
-        run_events=reader.list_run_events(thread_id).value,
+        run_events=run_events.value,
         sandbox_note=_sandbox_note(reader, thread_id),
         now=now or datetime.now(UTC),
         action=action,
+    )
+    blind = _blind_spots((*summaries.problems, *queue.problems, *run_events.problems))
+    return replace(impact, refusals=(*impact.refusals, *blind)) if blind else impact
+
+
+# A missing file or table is normal for Mycel (nothing recorded yet); these mean "could not look".
+_BLINDING = frozenset(
+    {ProblemKind.CORRUPT, ProblemKind.LOCKED, ProblemKind.TIMEOUT, ProblemKind.UNKNOWN_SCHEMA}
+)
+
+
+def _blind_spots(problems: tuple[StoreProblem, ...]) -> tuple[str, ...]:
+    """Refusals for the stores a safe rollback must read: the summaries it deactivates, and the queue and
+    run events that say whether the agent is running. Without them the preview would be guessing."""
+    return tuple(
+        dict.fromkeys(
+            f"cannot check the {p.store} store, so this preview would be guessing: {p.message}"
+            for p in problems
+            if p.kind in _BLINDING
+        )
     )
 
 
@@ -73,9 +117,12 @@ def rollback_record(metadata: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 def preview_undo(reader: MycelReader, thread_id: str, *, now: datetime | None = None) -> RollbackImpact:
     """Undo = roll forward to the head the last rollback replaced; only while that rollback is the head."""
-    head = reader.get_state(thread_id).value
+    found = reader.get_state(thread_id)
+    head = found.value
     if head is None:
-        raise UnknownThread(f"no checkpoints for thread {thread_id!r}")
+        raise _unreadable(found.problems, f"the checkpoints of thread {thread_id!r}") or UnknownThread(
+            f"no checkpoints for thread {thread_id!r}"
+        )
     note = rollback_record(head.checkpoint.metadata)
     if note is None:
         raise RollbackRefused(

@@ -14,6 +14,26 @@ CHECKPOINT_COLUMNS = frozenset(
 POSTGRES_TABLES = frozenset({"checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"})
 
 
+def checkpoint_layout_problem(tables: Mapping[str, tuple[str, ...]]) -> str | None:
+    """Why the checkpoints in these tables cannot be read (a phrase after the file name), or None."""
+    postgres = sorted(POSTGRES_TABLES & set(tables))
+    if postgres:
+        return (
+            f"has LangGraph's Postgres-style layout ({', '.join(postgres)}), not the SQLite saver's; "
+            "its checkpoints are not read"
+        )
+    columns = set(tables.get("checkpoints", ()))
+    if not columns or columns >= CHECKPOINT_COLUMNS:
+        return None
+    missing = sorted(CHECKPOINT_COLUMNS - columns)
+    older = " (thread_ts instead of checkpoint_id)" if "thread_ts" in columns else ""
+    return (
+        f"has an older LangGraph checkpoints layout{older}: no {', '.join(missing)} "
+        f"column{'s' if len(missing) > 1 else ''}; only the SQLite saver's current layout (what Mycel "
+        "writes) is read, so its checkpoints are not read"
+    )
+
+
 def describe_file(
     role: StoreRole, path: Path, tables: Mapping[str, tuple[str, ...]]
 ) -> tuple[tuple[str, ...], StoreProblem | None]:
@@ -21,20 +41,9 @@ def describe_file(
     notes: list[str] = []
     problem: StoreProblem | None = None
     if role is StoreRole.MAIN:
-        if POSTGRES_TABLES & set(tables):
-            problem = StoreProblem(
-                ProblemKind.UNKNOWN_SCHEMA,
-                role.value,
-                f"{path.name} has LangGraph's Postgres-style tables ({', '.join(sorted(POSTGRES_TABLES & set(tables)))})",
-                path,
-            )
-        elif "checkpoints" in tables and not set(tables["checkpoints"]) >= CHECKPOINT_COLUMNS:
-            problem = StoreProblem(
-                ProblemKind.UNKNOWN_SCHEMA,
-                role.value,
-                f"{path.name}: checkpoints has unexpected columns",
-                path,
-            )
+        why = checkpoint_layout_problem(tables)
+        if why is not None:
+            problem = StoreProblem(ProblemKind.UNKNOWN_SCHEMA, role.value, f"{path.name} {why}", path)
         if "writes" in tables:
             if "task_path" in tables["writes"]:
                 notes.append("writes has task_path (newer langgraph-checkpoint-sqlite layout)")

@@ -12,7 +12,7 @@ from mycel_dashboard.data import guarded, open_source, problem_text
 from mycel_dashboard.forms import CheckpointDiffForm
 from mycel_dashboard.panels import cell
 from mycel_dashboard.thread_view import call_numbers
-from mycel_dashboard.views.common import render_screen
+from mycel_dashboard.views.common import render_screen, wants_partial
 from mycel_dashboard.views.thread import thread_or_404
 
 
@@ -37,10 +37,14 @@ def checkpoint_detail(request: HttpRequest, thread_id: str, checkpoint_id: str) 
     parent_id = row.parent_checkpoint_id if row is not None else None
     against_id = values["against"] or parent_id
     diff_problems: list[str] = []
+    if state is None and wants_partial(request):
+        # The diff partial is swapped in alone: it must say itself why there is nothing to compare.
+        diff_problems.extend(problems)
     if values["against"] and values["against"] not in by_id:
-        diff_problems.append(
-            f"No checkpoint {values['against']!r} in this thread; compared with the parent instead."
-        )
+        if by_id or not listing.problems:
+            diff_problems.append(
+                f"No checkpoint {values['against']!r} in this thread; compared with the parent instead."
+            )
         against_id = parent_id
     diff = None
     against_row = by_id.get(against_id) if against_id else None

@@ -2,15 +2,13 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from memory_core.stores.locations import StoreRole
-from mycel_dashboard.sources import current_source
+from mycel_dashboard.data import open_source
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    source = current_source()
-    files = [
-        {"role": role.value, "path": path, "exists": path.exists()}
-        for role, path in source.locations.databases().items()
-    ]
+    source, reader = open_source()
+    # Each file is opened read-only: a damaged, locked or foreign-layout file says so here, by name.
+    files = reader.file_status()
     return TemplateResponse(
         request,
         "home.html",

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from memory_core.rollback import RollbackImpact
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.rollback_actions import (
+    CheckpointsUnreadable,
     UnknownCheckpoint,
     UnknownThread,
     apply_rollback,
@@ -34,6 +35,8 @@ def _impact_or_404(reader: MycelReader, thread_id: str, checkpoint_id: str | Non
         if checkpoint_id is None:
             return preview_undo(reader, thread_id)
         return preview_rollback(reader, thread_id, checkpoint_id)
+    except CheckpointsUnreadable:
+        raise  # not an unknown id: the page says which file cannot be read
     except (UnknownThread, UnknownCheckpoint) as exc:
         raise Http404(str(exc)) from exc
 
@@ -47,7 +50,10 @@ def _screen(request: HttpRequest, impact: RollbackImpact | None, **extra: Any) -
 @require_GET
 def rollback_preview(request: HttpRequest, thread_id: str, checkpoint_id: str) -> HttpResponse:
     _, reader = open_source()
-    impact = _impact_or_404(reader, thread_id, checkpoint_id)
+    try:
+        impact = _impact_or_404(reader, thread_id, checkpoint_id)
+    except CheckpointsUnreadable as exc:
+        return _screen(request, None, thread_id=thread_id, unreadable=str(exc))
     return _screen(request, impact, thread_id=thread_id)
 
 
@@ -56,6 +62,8 @@ def undo_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
     _, reader = open_source()
     try:
         impact = _impact_or_404(reader, thread_id, None)
+    except CheckpointsUnreadable as exc:
+        return _screen(request, None, thread_id=thread_id, unreadable=str(exc))
     except RollbackRefused as exc:
         return _screen(request, None, thread_id=thread_id, nothing_to_undo=str(exc))
     return _screen(request, impact, thread_id=thread_id)
@@ -78,6 +86,9 @@ def _apply(request: HttpRequest, thread_id: str, checkpoint_id: str | None) -> H
     action = AuditEntry.Action.UNDO if checkpoint_id is None else AuditEntry.Action.ROLLBACK
     try:
         impact = _impact_or_404(reader, thread_id, checkpoint_id)
+    except CheckpointsUnreadable as exc:
+        audit.record(request.user, action, AuditEntry.Result.REFUSED, thread_id=thread_id, message=str(exc))
+        return _screen(request, None, thread_id=thread_id, unreadable=str(exc), status=409)
     except RollbackRefused as exc:
         audit.record(request.user, action, AuditEntry.Result.REFUSED, thread_id=thread_id, message=str(exc))
         return _screen(request, None, thread_id=thread_id, nothing_to_undo=str(exc), status=409)
