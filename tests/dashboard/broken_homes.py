@@ -51,9 +51,14 @@ class Screen:
         return f"{self.name} {self.url}{partial}"
 
 
-def every_screen(thread_id: str = THREAD) -> Iterator[Screen]:
-    """Every GET page, partial and panel a viewer or operator can open about one thread."""
-    ids = sample_checkpoints(thread_id)
+def every_screen(
+    thread_id: str = THREAD, checkpoint_ids: list[str] | None = None, spill_id: str | None = None
+) -> Iterator[Screen]:
+    """Every GET page, partial and panel a viewer or operator can open about one thread.
+
+    Checkpoint ids (oldest first) and the spill file default to the sample home's.
+    """
+    ids = checkpoint_ids if checkpoint_ids is not None else sample_checkpoints(thread_id)
     head, older = ids[-1], ids[len(ids) // 2]
     yield Screen("home", reverse("home"), {})
     yield Screen("threads", reverse("threads"), {})
@@ -69,7 +74,7 @@ def every_screen(thread_id: str = THREAD) -> Iterator[Screen]:
         yield Screen("panel", url, {})
         yield Screen("panel", url, HX)
     yield Screen("message_text", reverse("message_text", args=[thread_id, 1]), {})
-    yield Screen("spill", reverse("spill", args=[thread_id, sample_spill_id()]), {})
+    yield Screen("spill", reverse("spill", args=[thread_id, spill_id or sample_spill_id()]), {})
     for checkpoint_id in (head, older):
         url = reverse("checkpoint", args=[thread_id, checkpoint_id])
         yield Screen("checkpoint", url, {})
