@@ -94,6 +94,16 @@ def _shallow(value: Any, what: str) -> Any:
     return value
 
 
+def _as_bytes(blob: object, what: str) -> bytes:
+    """The bytes of a column value. SQLite columns take any type: an INTEGER there would make bytes(n)
+    allocate n zero bytes, and a REAL would raise TypeError past the reader."""
+    if isinstance(blob, bytes | bytearray | memoryview):
+        return bytes(blob)
+    if isinstance(blob, str):
+        return blob.encode("utf-8", "replace")
+    raise UnreadableBlob(f"{what} is stored as {type(blob).__name__}, not as bytes")
+
+
 def _from_lc_json(value: Any) -> Any:
     # Legacy "json" blobs spell objects as {"lc": 1, "type": "constructor", "id": [...], "kwargs": {...}}.
     if isinstance(value, list):
@@ -117,7 +127,7 @@ def decode_typed(type_: str | None, blob: bytes | None) -> Any:
         return None
     if blob is None:
         raise UnreadableBlob(f"a {type_!r} value without data")
-    data = bytes(blob)
+    data = _as_bytes(blob, f"the {type_!r} value")
     if type_ in ("bytes", "bytearray"):
         return data
     if type_ == "pickle":
@@ -152,7 +162,7 @@ def count_checkpoint_messages(type_: str | None, blob: bytes | None) -> int | No
             return None
     else:
         try:
-            value = ormsgpack.unpackb(bytes(blob), ext_hook=_skip_ext, option=_OPTIONS)
+            value = ormsgpack.unpackb(_as_bytes(blob, "the checkpoint"), ext_hook=_skip_ext, option=_OPTIONS)
         except Exception:
             return None
     if not isinstance(value, dict):
@@ -168,7 +178,7 @@ def decode_metadata(blob: bytes | str | None) -> dict[str, Any]:
     """Checkpoint metadata: UTF-8 JSON text in a BLOB (reference §2.1); older savers used msgpack."""
     if blob is None:
         return {}
-    data = blob.encode() if isinstance(blob, str) else bytes(blob)
+    data = _as_bytes(blob, "checkpoint metadata")
     try:
         value = json.loads(data)
     except RecursionError:

@@ -480,7 +480,9 @@ class MycelReader:
         # Keyed by the bytes themselves (type + digest), so a rewritten or replaced row can never be
         # answered from what an older payload decoded to. Decoded records are frozen: safe to share.
         kind, blob = payload
-        key = (kind, hashlib.blake2b(blob or b"", digest_size=20).digest())
+        # SQLite columns take any type; a TEXT or INTEGER payload is keyed by its text (decoding refuses it).
+        data = blob if isinstance(blob, bytes) else repr(blob).encode()
+        key = (kind, hashlib.blake2b(data, digest_size=20).digest())
         with self._lock:
             cached = _CACHES.decoded.get(key)
             if cached is not None:

@@ -53,6 +53,8 @@ THROUGH_READER = hypothesis_settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# Values of other SQLite storage classes where a BLOB belongs (an INTEGER made bytes(n) allocate n bytes).
+COLUMN_VALUES = st.one_of(st.text(max_size=64), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False))
 PLAIN_TYPES = (dict, list, str, int, float, bool, bytes, type(None))
 SERIALIZER_TYPES = ("msgpack", "json", "pickle", "bytes", "null", None, "no-such-serializer")
 
@@ -111,6 +113,13 @@ def assert_plain(value: Any) -> None:
 # -- real blobs -------------------------------------------------------------------------------------
 
 
+class RealBlobs(list[tuple[str | None, bytes]]):
+    """The real blobs, with a short repr: hypothesis prints fixtures in a falsifying example."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} real blobs>"
+
+
 def _blobs_of(db: Path) -> list[tuple[str | None, bytes]]:
     with closing(sqlite3.connect(db)) as conn:
         rows = conn.execute("SELECT type, checkpoint FROM checkpoints ORDER BY length(checkpoint)").fetchall()
@@ -136,7 +145,7 @@ def real_blobs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str | Non
     small = [b for b in blobs if len(b[1]) <= 20_000]
     large = sorted((b for b in blobs if len(b[1]) > 20_000), key=lambda b: len(b[1]))[::4]
     assert len(small) > 100 and large, "the real homes should give many blobs"
-    return small + large
+    return RealBlobs(small + large)
 
 
 # -- mutations --------------------------------------------------------------------------------------
@@ -223,7 +232,7 @@ def damaged_blobs(draw: st.DrawFn, real: list[tuple[str | None, bytes]]) -> tupl
 # -- the decoder on its own -------------------------------------------------------------------------
 
 
-def check_every_decoder(kind: str | None, blob: bytes) -> None:
+def check_every_decoder(kind: str | None, blob: Any) -> None:
     value = only_unreadable(lambda: decode_typed(kind, blob), "decode_typed")
     if value is not None:
         assert_plain(value)
@@ -239,7 +248,7 @@ def check_every_decoder(kind: str | None, blob: bytes) -> None:
     metadata = only_unreadable(lambda: decode_metadata(blob), "decode_metadata")
     if metadata is not None:
         assert_plain(metadata)
-    row = watched(lambda: meta_from_row(("c", None, kind, len(blob), blob)), "meta_from_row")
+    row = watched(lambda: meta_from_row(("c", None, kind, 1, blob)), "meta_from_row")
     assert row.metadata_problem is not None or isinstance(row.metadata, dict)
 
 
@@ -251,8 +260,10 @@ def test_damaged_real_blobs_only_ever_raise_unreadable_blob(data: st.DataObject,
 
 
 @hypothesis_settings(max_examples=200, deadline=2000, database=None)
-@given(kind=st.sampled_from(SERIALIZER_TYPES), blob=st.binary(max_size=4096))
-def test_random_bytes_only_ever_raise_unreadable_blob(kind: str | None, blob: bytes) -> None:
+@given(kind=st.sampled_from(SERIALIZER_TYPES), blob=st.one_of(st.binary(max_size=4096), COLUMN_VALUES))
+def test_random_bytes_and_other_column_types_only_ever_raise_unreadable_blob(
+    kind: str | None, blob: Any
+) -> None:
     check_every_decoder(kind, blob)
 
 
@@ -281,6 +292,23 @@ REGRESSIONS = {
     ),
     "ext inside array inside ext, 1100 deep": ("msgpack", wrap_in_checkpoint(ext_nesting(1100))),
 }
+
+
+@pytest.mark.parametrize("value", [10**12, 2.5, "text where a blob belongs"], ids=["integer", "real", "text"])
+def test_other_column_types_are_refused_without_allocating(value: object) -> None:
+    """Regression: bytes(10**12) tried to allocate a terabyte; a REAL raised TypeError past the reader."""
+    for kind in ("msgpack", "json"):
+        if isinstance(value, str):
+            only_unreadable(lambda kind=kind: decode_typed(kind, value), "decode_typed")
+        else:
+            with pytest.raises(UnreadableBlob, match="stored as"):
+                watched(lambda kind=kind: decode_typed(kind, value), "decode_typed")
+    if not isinstance(value, str):
+        with pytest.raises(UnreadableBlob, match="stored as"):
+            decode_metadata(value)  # type: ignore[arg-type]
+    assert watched(lambda: count_checkpoint_messages("msgpack", value), "count") is None or isinstance(
+        value, str
+    )
 
 
 @pytest.mark.parametrize("case", REGRESSIONS, ids=list(REGRESSIONS))
@@ -343,7 +371,9 @@ def test_reader_reports_damaged_rows_and_still_shows_the_rest(
     folder, thread_id, ids = damaged_home
     target = data.draw(st.sampled_from(ids))
     kind, blob = data.draw(damaged_blobs(real_blobs))
-    metadata = data.draw(st.one_of(st.none(), damaged_blobs(real_blobs).map(lambda b: b[1])))
+    # SQLite columns take any type: a payload stored as TEXT, INTEGER or REAL instead of a BLOB.
+    stored: object = data.draw(st.one_of(st.just(blob), COLUMN_VALUES)) if data.draw(st.booleans()) else blob
+    metadata = data.draw(st.one_of(st.none(), damaged_blobs(real_blobs).map(lambda b: b[1]), COLUMN_VALUES))
     db = folder / "leon.db"
     with closing(sqlite3.connect(db)) as conn:
         original = conn.execute(
@@ -353,7 +383,7 @@ def test_reader_reports_damaged_rows_and_still_shows_the_rest(
         conn.execute(
             "UPDATE checkpoints SET type = ?, checkpoint = ?, metadata = coalesce(?, metadata) "
             "WHERE thread_id = ? AND checkpoint_id = ?",
-            (kind, blob, metadata, thread_id, target),
+            (kind, stored, metadata, thread_id, target),
         )
         conn.commit()
     try:
