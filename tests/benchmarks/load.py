@@ -340,31 +340,51 @@ def fetch(
 
 
 class RssSampler(threading.Thread):
-    """Sum of RSS over the gunicorn master and its workers, every 0.5 s."""
+    """Every 0.5 s: the RSS summed over the gunicorn master and its workers, their CPU seconds so far
+    and this script's (the load generator shares the machine's two cores with the server)."""
 
     def __init__(self, server: psutil.Process) -> None:
         super().__init__(daemon=True)
         self.server = server
-        self.samples: list[tuple[float, int]] = []
+        self.samples: list[tuple[float, int, float, float]] = []
         self.halt = threading.Event()
+
+    def _processes(self) -> list[psutil.Process]:
+        return [self.server, *self.server.children(recursive=True)]
 
     def rss(self) -> int:
         total = 0
-        for process in [self.server, *self.server.children(recursive=True)]:
+        for process in self._processes():
             with suppress(psutil.NoSuchProcess):
                 total += process.memory_info().rss
+        return total
+
+    def cpu(self) -> float:
+        total = 0.0
+        for process in self._processes():
+            with suppress(psutil.NoSuchProcess):
+                times = process.cpu_times()
+                total += times.user + times.system
         return total
 
     def run(self) -> None:
         while not self.halt.is_set():
             try:
-                self.samples.append((time.monotonic(), self.rss()))
+                self.samples.append((time.monotonic(), self.rss(), self.cpu(), time.process_time()))
             except psutil.NoSuchProcess:
                 return
             self.halt.wait(0.5)
 
     def between(self, start: float, end: float) -> list[int]:
-        return [rss for at, rss in self.samples if start <= at <= end]
+        return [rss for at, rss, _, _ in self.samples if start <= at <= end]
+
+    def cpu_between(self, start: float, end: float) -> tuple[float, float, float]:
+        """(seconds, server CPU seconds, load-generator CPU seconds) between the samples nearest both ends."""
+        inside = [sample for sample in self.samples if start <= sample[0] <= end]
+        if len(inside) < 2:
+            return 0.0, 0.0, 0.0
+        first, last = inside[0], inside[-1]
+        return last[0] - first[0], last[2] - first[2], last[3] - first[3]
 
 
 # -- the run ----------------------------------------------------------------------------------------
@@ -464,6 +484,7 @@ def main() -> int:
         parser.error("--think must be 0..60 s")
 
     home = load_home(args.quick)
+    load_before = os.getloadavg()[0]
     print(describe_home(home))
     print(
         f"machine: {os.cpu_count()} CPUs, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
@@ -541,6 +562,14 @@ def main() -> int:
         flat = end_mb <= mid_mb * 1.10 + 20
         print(
             f"memory flat over the timed run (last third within 10 % of the middle): {'yes' if flat else 'NO'}"
+        )
+
+    seconds, server_cpu, own_cpu = sampler.cpu_between(measured_from, load_ended)
+    if seconds:
+        print(
+            f"CPU over the timed run: server {server_cpu / seconds:.2f} cores, this load generator "
+            f"{own_cpu / seconds:.2f} cores (of {os.cpu_count()}); load average "
+            f"{load_before:.1f} before the run, {os.getloadavg()[0]:.1f} after (other work on the machine counts)"
         )
 
     problems = [p for t in tallies.values() for p in t.problems]
