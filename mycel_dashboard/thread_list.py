@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from memory_core.records import ThreadRow
 
@@ -130,29 +130,32 @@ def _static_flags(row: ThreadRow) -> list[Flag]:
     return flags
 
 
-_SORT_VALUES: dict[SortKey, Callable[[ThreadListItem], Any]] = {
-    SortKey.THREAD: lambda item: item.row.thread_id,
-    SortKey.NAME: lambda item: (item.row.name or "").lower() or None,
-    SortKey.MODEL: lambda item: (item.row.model or "").lower() or None,
-    SortKey.MESSAGES: lambda item: item.row.messages,
-    SortKey.CHECKPOINTS: lambda item: item.row.checkpoints,
-    SortKey.UPDATED: lambda item: (
-        item.row.updated_at.timestamp() if isinstance(item.row.updated_at, datetime) else None
-    ),
-    SortKey.BYTES: lambda item: item.row.bytes_on_disk,
+# Sort keys that need only the row: the list sorts rows and builds items for the visible page alone.
+_ROW_SORT_VALUES: dict[SortKey, Callable[[ThreadRow], Any]] = {
+    SortKey.THREAD: lambda row: row.thread_id,
+    SortKey.NAME: lambda row: (row.name or "").lower() or None,
+    SortKey.MODEL: lambda row: (row.model or "").lower() or None,
+    SortKey.MESSAGES: lambda row: row.messages,
+    SortKey.CHECKPOINTS: lambda row: row.checkpoints,
+    SortKey.UPDATED: lambda row: row.updated_at.timestamp() if isinstance(row.updated_at, datetime) else None,
+    SortKey.BYTES: lambda row: row.bytes_on_disk,
+}
+_ITEM_SORT_VALUES: dict[SortKey, Callable[[ThreadListItem], Any]] = {
     SortKey.FILL: lambda item: item.fill,
     SortKey.FLAGS: lambda item: len(item.flags),
 }
+E = TypeVar("E")
 
 
-def _sorted(items: list[ThreadListItem], key: SortKey, descending: bool) -> list[ThreadListItem]:
+def _sorted(
+    entries: list[E], value_of: Callable[[E], Any], thread_id_of: Callable[[E], str], descending: bool
+) -> list[E]:
     # Unknown values (no name, no estimate) always sink to the bottom, whichever the direction.
-    value_of = _SORT_VALUES[key]
-    keyed = [(value_of(item), item) for item in items]
-    known = [(value, item.row.thread_id, item) for value, item in keyed if value is not None]
-    unknown = sorted((item for value, item in keyed if value is None), key=lambda item: item.row.thread_id)
-    known.sort(key=lambda entry: (entry[0], entry[1]), reverse=descending)
-    return [entry[2] for entry in known] + unknown
+    keyed = [(value_of(entry), entry) for entry in entries]
+    known = [(value, thread_id_of(entry), entry) for value, entry in keyed if value is not None]
+    unknown = sorted((entry for value, entry in keyed if value is None), key=thread_id_of)
+    known.sort(key=lambda triple: (triple[0], triple[1]), reverse=descending)
+    return [triple[2] for triple in known] + unknown
 
 
 def thread_page(
@@ -183,22 +186,39 @@ def thread_page(
             flags.insert(1 if Flag.COMPACTED in flags else 0, Flag.PRUNED)
         return ThreadListItem(row=row, limit=limit, fill=fill, flags=tuple(flags), head=head)
 
-    needs_heads = query.flag is Flag.PRUNED or query.sort in (SortKey.FLAGS, SortKey.FILL)
-    items = [item(row, head_facts(row) if needs_heads else None) for row in candidates]
-    if query.flag is not None:
-        items = [entry for entry in items if query.flag in entry.flags]
-    items = _sorted(items, query.sort, query.descending)
-
     per_page = max(1, query.per_page)
-    pages = max(1, math.ceil(len(items) / per_page))
-    page = min(max(1, query.page), pages)
-    visible = items[(page - 1) * per_page : page * per_page]
-    visible = [
-        entry if entry.head is not None else item(entry.row, head_facts(entry.row)) for entry in visible
-    ]
+    if query.flag is None and query.sort in _ROW_SORT_VALUES:
+        # Order and page the rows; only the visible page becomes items (and reads its heads).
+        rows_in_order = _sorted(
+            candidates, _ROW_SORT_VALUES[query.sort], lambda row: row.thread_id, query.descending
+        )
+        total = len(rows_in_order)
+        pages = max(1, math.ceil(total / per_page))
+        page = min(max(1, query.page), pages)
+        visible = [
+            item(row, head_facts(row)) for row in rows_in_order[(page - 1) * per_page : page * per_page]
+        ]
+    else:
+        needs_heads = query.flag is Flag.PRUNED or query.sort in _ITEM_SORT_VALUES
+        items = [item(row, head_facts(row) if needs_heads else None) for row in candidates]
+        if query.flag is not None:
+            items = [entry for entry in items if query.flag in entry.flags]
+        by_row = _ROW_SORT_VALUES.get(query.sort)
+
+        def value_of(entry: ThreadListItem) -> Any:
+            return by_row(entry.row) if by_row is not None else _ITEM_SORT_VALUES[query.sort](entry)
+
+        items = _sorted(items, value_of, lambda entry: entry.row.thread_id, query.descending)
+        total = len(items)
+        pages = max(1, math.ceil(total / per_page))
+        page = min(max(1, query.page), pages)
+        visible = [
+            entry if entry.head is not None else item(entry.row, head_facts(entry.row))
+            for entry in items[(page - 1) * per_page : page * per_page]
+        ]
     return ThreadPage(
         items=tuple(visible),
-        total=len(items),
+        total=total,
         all_threads=len(rows),
         page=page,
         pages=pages,
