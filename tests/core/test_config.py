@@ -283,5 +283,7 @@ def test_changes_from_an_empty_file_list_only_real_keys():
     from memory_core.config import document_changes
 
     changes = document_changes({}, {"memory": {"pruning": {"soft_trim_chars": 2500}}})
-    assert [(c.key_path, c.after, c.added) for c in changes] == [("memory.pruning.soft_trim_chars", 2500, True)]
+    assert [(c.key_path, c.after, c.added) for c in changes] == [
+        ("memory.pruning.soft_trim_chars", 2500, True)
+    ]
     assert document_changes({}, {}) == ()
