@@ -4,45 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
-REDACTED = "[redacted]"
+from memory_core.secrets import REDACTED, is_secret_key
+from memory_core.secrets import redact as redact_with
 
-_SECRET_PARTS = (
-    "apikey",
-    "secret",
-    "password",
-    "passwd",
-    "passphrase",
-    "privatekey",
-    "credential",
-    "authorization",
-    "cookie",
-    "accesskey",
-    "sessionkey",
-    "signingkey",
-    "bearer",
-)
-_SECRET_EXACT = frozenset({"token", "auth", "pwd", "pass", "key", "jwt"})
-_NOT_LETTERS = re.compile(r"[^a-z0-9]")
+__all__ = ["REDACTED", "encodable", "encodable_data", "is_secret_key", "redact"]
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def is_secret_key(key: object) -> bool:
-    """True for keys such as api_key, X-Api-Key, accessToken, client_secret, password, cookie."""
-    return isinstance(key, str) and _is_secret_name(key)
-
-
-@lru_cache(maxsize=8192)
-def _is_secret_name(key: str) -> bool:
-    compact = _NOT_LETTERS.sub("", key.lower())
-    if compact in _SECRET_EXACT:
-        return True
-    # access_token, refresh_token, id_token… but not input_tokens / max_tokens (token counts).
-    if compact.endswith("token"):
-        return True
-    return any(part in compact for part in _SECRET_PARTS)
 
 
 def redact(value: Any) -> Any:
@@ -50,11 +19,7 @@ def redact(value: Any) -> Any:
 
     Lone surrogates (JSON can spell them as "\\ud800") become U+FFFD too: no page or log can encode them.
     """
-    if isinstance(value, Mapping):
-        return {encodable(k): (REDACTED if is_secret_key(k) else redact(v)) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
-    return encodable(value)
+    return redact_with(value, clean=encodable)
 
 
 def encodable(value: Any) -> Any:
