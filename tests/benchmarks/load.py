@@ -1,6 +1,6 @@
 """Load: the production server (gunicorn, as `make serve`) under N logged-in clients for a bounded time.
 
-Run: .venv/bin/python tests/benchmarks/load.py [--clients 16] [--duration 60] [--quick]
+Run: .venv/bin/python tests/benchmarks/load.py [--clients 16] [--duration 60] [--think 0] [--quick]
 (a script, not collected by pytest; `make load-smoke` runs a short quick one in `make test`).
 
 The data home is the store benchmark's (bench_stores.py: a ~560 MB 200-turn thread and 10,000 small
@@ -10,9 +10,12 @@ built once and cached under var/bench/. The server listens on 127.0.0.1 only and
 
 Each client (a thread with its own connection and cookies) logs in, then cycles through the thread list
 (pages, sorts, searches), the long thread's page, its timeline partial (htmx) and the Config what-if
-partial with a proposed value. Printed: each endpoint's first (cold) request, then per endpoint requests,
-requests/s, p50/p95/p99/max latency and errors; the server's RSS (master + workers, every 0.5 s) at the
-start, middle and end of the run and its peak. Exit status 1 when any request failed.
+partial with a proposed value: back to back by default, or pausing uniform(0, 2 * --think) seconds
+between requests. After a first request of each kind on the fresh server (cold, one at a time) and a
+--warmup period that is not timed, it prints per endpoint requests, requests/s, p50/p95/p99/max latency
+and errors; the server's RSS (master + workers, every 0.5 s) in the first, middle and last third of the
+timed run and its peak; the CPU the server and this script used; the load average. Exit status 1 when
+any request failed (an HTTP status other than 200, a reset, a timeout).
 """
 
 from __future__ import annotations
