@@ -599,6 +599,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    # A plain `kill` unwinds like Ctrl-C, so the server's process group is stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         sys.exit(main())
     except KeyboardInterrupt:
