@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memory_core.demo import DemoManifest, write_demo_home
-from tests.browser.server import PASSWORD, ROOT, DashboardServer, running_server
+from tests.support.server import PASSWORD, ROOT, DashboardServer, running_server
 
 __all__ = ["PASSWORD", "ROOT", "BrowserPage", "DashboardServer"]
 

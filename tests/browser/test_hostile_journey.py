@@ -14,8 +14,8 @@ from urllib.parse import quote
 import pytest
 
 from tests.browser.conftest import BrowserPage, _open_page
-from tests.browser.server import DashboardServer, running_server
 from tests.hostile.payloads import MARKUP, SECRETS, HostileHome, write_hostile_home
+from tests.support.server import DashboardServer, running_server
 
 INJECTED = """() => {
   const selector = 'img[src="x"], svg[onload], iframe, object, embed, base, meta[http-equiv],'

@@ -21,9 +21,9 @@ from django.urls import reverse
 
 from memory_core.cli import main as cli_main
 from memory_core.demo import FAKE_API_KEY
-from tests.browser.server import PASSWORD, running_server
 from tests.hostile.pages import act_with_hostile_strings, body_of, checkpoint_ids, get_visits
 from tests.hostile.payloads import SECRETS, HostileHome
+from tests.support.server import PASSWORD, running_server
 
 LEAK = re.compile(r"leak-[A-Za-z-]+-00\d\d|" + re.escape(FAKE_API_KEY))
 

@@ -1,4 +1,4 @@
-"""A real dashboard server process (gunicorn, as in production) and plain-HTTP sessions of logged-in users.
+"""Plain-HTTP sessions of logged-in users of a real dashboard server (tests/support/server.py).
 
 Loopback only; every process started here is stopped when the fixture ends, also after a failure.
 """
@@ -6,12 +6,7 @@ Loopback only; every process started here is stopped when the fixture ends, also
 from __future__ import annotations
 
 import http.cookiejar
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -20,108 +15,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PASSWORD = "live-agent-pass-123"
-USERS = {"viewer": "viewer", "operator": "operator", "operator2": "operator"}
+from tests.support.server import PASSWORD, ROOT, DashboardServer, running_server, stop_process
 
+__all__ = ["HTMX_SAVE_PANEL", "ROOT", "Response", "Session", "field", "start_server", "stop_process"]
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def stop_process(process: subprocess.Popen[bytes], *, grace_s: float = 10.0) -> None:
-    """Terminate one process we started, and kill it if it does not go in time."""
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=grace_s)
-
-
-@dataclass
-class Server:
-    url: str
-    env: dict[str, str]
-    log: Path
-    process: subprocess.Popen[bytes]
-
-    def log_text(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-
-def _manage(env: Mapping[str, str], *args: str) -> None:
-    subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=dict(env), capture_output=True, check=True
-    )
-
-
-def _users_script() -> str:
-    lines = ["from django.core.management import call_command"]
-    for name, role in USERS.items():
-        lines.append(f"call_command('dashboard_user', {name!r}, role={role!r}, password={PASSWORD!r})")
-    return "; ".join(lines)
+USERS = {"viewer": "viewer", "operator": "operator", "operator2": "operator"}  # user name -> role
 
 
 @contextmanager
-def start_server(base: Path, home: Path) -> Iterator[Server]:
+def start_server(base: Path, home: Path) -> Iterator[DashboardServer]:
     """Migrate, create the users, start gunicorn over `home`; yield once it accepts connections."""
-    port = free_port()
-    # Nothing from the outer environment may point the server at real Mycel files or a real database.
-    inherited = {
-        k: v for k, v in os.environ.items() if not k.startswith(("LEON_", "MYCEL_")) and k != "DATABASE_URL"
-    }
-    env = {
-        **inherited,
-        "DASHBOARD_DATA_DIR": str(base / "var"),
-        "SECRET_KEY": "live-agent-tests-only-secret-key-0123456789-abcdefghijklmnop",
-        "DEBUG": "false",
-        "HOME": str(base / "os-home"),
-        "LEON_DB_PATH": str(home / "leon.db"),
-        "LEON_SANDBOX_DB_PATH": str(home / "sandbox.db"),
-        "LEON_QUEUE_DB_PATH": str(home / "queue.db"),
-        "MYCEL_CONFIG_HOME": str(home),
-    }
-    _manage(env, "migrate", "--noinput")
-    _manage(env, "shell", "-c", _users_script())
-    log = base / "server.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("gunicorn")),
-                "mycel_dashboard.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "2",
-                "--threads",
-                "4",
-                "--timeout",
-                "60",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    server = Server(url=f"http://127.0.0.1:{port}", env=env, log=log, process=process)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the server did not start: {server.log_text()}") from None
-                time.sleep(0.1)
+    with running_server(base, home, roles=USERS) as server:
         yield server
-    finally:
-        stop_process(process)
 
 
 @dataclass(frozen=True)

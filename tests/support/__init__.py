@@ -1,0 +1,1 @@
+"""Helpers shared by the browser, hostile, integration tests and the benchmarks."""

@@ -1,0 +1,156 @@
+"""A real dashboard server process (gunicorn, as in production) over a Mycel data home, for any test.
+
+The browser fixtures run one over the demo home, the hostile-content tests one over theirs, the live-agent
+test one beside a writing Mycel. Loopback only; the process is stopped when the block ends, also after a
+failure.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "browser-pass-123"
+ROLES = {"viewer": "viewer", "operator": "operator"}  # user name -> role
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stop_process(process: subprocess.Popen[bytes], *, grace_s: float = 10.0) -> None:
+    """Terminate one process we started, and kill it if it does not go in time."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=grace_s)
+
+
+@dataclass
+class DashboardServer:
+    url: str
+    data_home: Path
+    manifest: Any  # the DemoManifest of the demo home; None for other homes
+    env: dict[str, str]
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+    users: dict[str, str] = field(default_factory=dict)  # user name -> password
+
+    def manage(self, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    def log_text(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+def server_env(base: Path, data_home: Path, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a server over `data_home`, with its own database and HOME under `base`."""
+    # Nothing from the outer environment may point the server at real Mycel files or a real database.
+    inherited = {
+        k: v for k, v in os.environ.items() if not k.startswith(("LEON_", "MYCEL_")) and k != "DATABASE_URL"
+    }
+    return {
+        **inherited,
+        "DASHBOARD_DATA_DIR": str(base / "var"),
+        "SECRET_KEY": "server-tests-only-secret-key-0123456789-abcdefghijklmnop",
+        "DEBUG": "false",
+        "HOME": str(base / "os-home"),
+        "LEON_DB_PATH": str(data_home / "leon.db"),
+        "LEON_SANDBOX_DB_PATH": str(data_home / "sandbox.db"),
+        "LEON_QUEUE_DB_PATH": str(data_home / "queue.db"),
+        "MYCEL_CONFIG_HOME": str(data_home),
+        **(extra_env or {}),
+    }
+
+
+def _users_script(roles: Mapping[str, str], password: str) -> str:
+    lines = ["from django.core.management import call_command"]
+    for name, role in roles.items():
+        lines.append(f"call_command('dashboard_user', {name!r}, role={role!r}, password={password!r})")
+    return "; ".join(lines)
+
+
+@contextmanager
+def running_server(
+    base: Path,
+    data_home: Path,
+    *,
+    manifest: Any = None,
+    extra_env: Mapping[str, str] | None = None,
+    roles: Mapping[str, str] = ROLES,
+) -> Iterator[DashboardServer]:
+    """Migrate, create the users (`roles`, all with PASSWORD), start gunicorn on a free loopback port."""
+    port = free_port()
+    env = server_env(base, data_home, extra_env)
+    server = DashboardServer(
+        url=f"http://127.0.0.1:{port}",
+        data_home=data_home,
+        manifest=manifest,
+        env=env,
+        log=base / "server.log",
+    )
+    server.manage("migrate", "--noinput")
+    server.manage("shell", "-c", _users_script(roles, PASSWORD))
+    server.users = dict.fromkeys(roles, PASSWORD)
+    with server.log.open("wb") as sink:
+        process = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("gunicorn")),
+                "mycel_dashboard.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+                "--threads",
+                "4",
+                "--timeout",
+                "60",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    server.process = process
+    try:
+        _wait_until_listening(process, port, server)
+        yield server
+    finally:
+        stop_process(process)
+
+
+def _wait_until_listening(process: subprocess.Popen[bytes], port: int, server: DashboardServer) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited: {server.log_text()}") from None
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start: {server.log_text()}") from None
+            time.sleep(0.1)
