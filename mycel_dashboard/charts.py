@@ -7,9 +7,11 @@ came from Mycel's data is HTML-escaped here, because Plotly renders a subset of 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from memory_core.whatif import ThreadSide, ThreadWhatIf
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +127,90 @@ def context_fill_figure(
     return {"data": data, "layout": layout, "config": {"displaylogo": False, "responsive": True}}
 
 
-def _hline(y: int, role: str) -> dict[str, Any]:
+def whatif_figure(whatif: ThreadWhatIf, url: Callable[[int], str]) -> dict[str, Any] | None:
+    """The thread's context-fill chart under the current config, with the proposal's traces overlaid."""
+    current, proposed = whatif.current, whatif.proposed
+    if not current.calls:
+        return None
+    figure = context_fill_figure(
+        _side_points(current, url),
+        trigger_tokens=current.settings.trigger_tokens,
+        context_limit=current.settings.context_limit,
+    )
+    if proposed.settings == current.settings:
+        return figure
+    x = list(range(1, len(proposed.calls) + 1))
+    hover = "call %{x}<br>%{fullData.name}: %{y:,} tokens<extra></extra>"
+    figure["data"].extend(
+        [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "proposed: after pruning",
+                "x": x,
+                "y": [c.pruned_tokens for c in proposed.calls],
+                "line": {"width": 1.5, "dash": "dashdot"},
+                "hovertemplate": hover,
+                "meta": "proposed",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "proposed: sent to the model",
+                "x": x,
+                "y": [c.sent_tokens for c in proposed.calls],
+                "line": {"width": 3, "dash": "dash"},
+                "hovertemplate": hover,
+                "meta": "proposed",
+            },
+        ]
+    )
+    compacted = [(n, c) for n, c in enumerate(proposed.calls, start=1) if c.compacted]
+    if compacted:
+        figure["data"].append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "proposed: compaction ran",
+                "x": [n for n, _ in compacted],
+                "y": [c.sent_tokens for _, c in compacted],
+                "marker": {"symbol": "star-open", "size": 12},
+                "hovertemplate": "call %{x}: compaction would run<extra></extra>",
+                "meta": "proposed",
+            }
+        )
+    layout = figure["layout"]
+    for role, before, after in (
+        ("trigger", current.settings.trigger_tokens, proposed.settings.trigger_tokens),
+        ("limit", current.settings.context_limit, proposed.settings.context_limit),
+    ):
+        if after != before:
+            layout["shapes"].append(_hline(after, role, dash="dot"))
+            layout["annotations"].append(
+                _label(len(x), after, f"proposed {role} ({after:,})", xanchor="left", yanchor="top")
+            )
+    return figure
+
+
+def _side_points(side: ThreadSide, url: Callable[[int], str]) -> list[CallPoint]:
+    return [
+        CallPoint(
+            call=number,
+            message_index=call.index,
+            stored=call.stored_tokens,
+            after_pruning=call.pruned_tokens,
+            sent=call.sent_tokens,
+            tiktoken=None,
+            input_tokens=call.provider_input_tokens,
+            compacted=call.compacted,
+            pruned=bool(call.soft_trimmed or call.hard_cleared),
+            url=url(call.index),
+        )
+        for number, call in enumerate(side.calls, start=1)
+    ]
+
+
+def _hline(y: int, role: str, *, dash: str | None = None) -> dict[str, Any]:
     return {
         "type": "line",
         "xref": "paper",
@@ -133,10 +218,10 @@ def _hline(y: int, role: str) -> dict[str, Any]:
         "x1": 1,
         "y0": y,
         "y1": y,
-        "line": {"dash": "dash" if role == "trigger" else "solid", "width": 1},
+        "line": {"dash": dash or ("dash" if role == "trigger" else "solid"), "width": 1},
         "name": role,
     }
 
 
-def _label(x: int, y: int, text: str) -> dict[str, Any]:
-    return {"x": x, "y": y, "text": text, "showarrow": False, "xanchor": "right", "yanchor": "bottom"}
+def _label(x: int, y: int, text: str, *, xanchor: str = "right", yanchor: str = "bottom") -> dict[str, Any]:
+    return {"x": x, "y": y, "text": text, "showarrow": False, "xanchor": xanchor, "yanchor": yanchor}

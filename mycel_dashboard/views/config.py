@@ -23,21 +23,16 @@ from memory_core.stores.runtime_config import (
     save_layer,
 )
 from mycel_dashboard import audit
-from mycel_dashboard.config_view import (
-    DOC_VS_CODE,
-    Proposal,
+from mycel_dashboard.config_editor import DOC_VS_CODE, Proposal, editor_keys, editor_sections
+from mycel_dashboard.config_resolver import SettingsResolver, model_limits
+from mycel_dashboard.config_save import (
     SavePreview,
-    SettingsResolver,
-    compute_whatif,
-    default_thread,
-    editor_keys,
-    editor_sections,
     layer_file,
     layer_histories,
-    model_limits,
     override_document,
     save_preview,
 )
+from mycel_dashboard.config_whatif import compute_whatif, default_thread
 from mycel_dashboard.data import open_source, problem_text
 from mycel_dashboard.forms_config import ConfigForm, RestoreForm
 from mycel_dashboard.models import AuditEntry

@@ -44,14 +44,14 @@ def forget_everything(db: Path) -> None:
     """Cold: the file's pages dropped from the OS cache and every derived cache of the process emptied."""
     from memory_core.stores.reader import clear_caches
     from memory_core.tokens import default_counter
-    from mycel_dashboard import config_view
+    from mycel_dashboard import config_whatif
     from mycel_dashboard.views import thread, threads
     from tests.benchmarks.bench_stores import drop_page_cache
 
     drop_page_cache(db)
     clear_caches()
     default_counter().clear()
-    config_view.clear_caches()
+    config_whatif.clear_caches()
     thread.clear_caches()
     threads._HEADS.clear()
 

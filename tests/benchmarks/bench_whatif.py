@@ -28,7 +28,7 @@ from memory_core.settings import MemorySettings  # noqa: E402
 from memory_core.stores.locations import resolve_locations  # noqa: E402
 from memory_core.stores.reader import MycelReader  # noqa: E402
 from memory_core.whatif import compare_sides, thread_side, thread_whatif  # noqa: E402
-from mycel_dashboard import config_view  # noqa: E402
+from mycel_dashboard import config_whatif  # noqa: E402
 
 LONG_TURNS = 500  # four messages each
 
@@ -82,15 +82,15 @@ def main() -> int:
 
     naive_ms = _timed(naive, args.repeat)
 
-    config_view.clear_caches()
-    messages = config_view.cached_messages(reader, row)  # the first request decodes once
-    config_view.cached_side(reader, row, messages, current, 4000)
+    config_whatif.clear_caches()
+    messages = config_whatif.cached_messages(reader, row)  # the first request decodes once
+    config_whatif.cached_side(reader, row, messages, current, 4000)
     proposals = [replace(current, soft_trim_chars=2000 - 50 * (n + 1)) for n in range(args.repeat)]
 
     def cached() -> object:
         proposed = proposals.pop(0) if proposals else replace(current, soft_trim_chars=1234)
-        msgs = config_view.cached_messages(reader, row)
-        now = config_view.cached_side(reader, row, msgs, current, 4000)
+        msgs = config_whatif.cached_messages(reader, row)
+        now = config_whatif.cached_side(reader, row, msgs, current, 4000)
         return compare_sides(msgs, now, thread_side(msgs, settings=proposed))
 
     cached_ms = _timed(cached, args.repeat)
