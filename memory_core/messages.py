@@ -71,17 +71,7 @@ class Message:
     @property
     def text(self) -> str:
         """The readable text: the string content, or the text of every block joined."""
-        if isinstance(self.content, str):
-            return self.content
-        parts: list[str] = []
-        for block in self.content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, Mapping):
-                text = block.get("text")
-                if isinstance(text, str):
-                    parts.append(text)
-        return "".join(parts)
+        return text_of(self.content)
 
     @property
     def input_tokens(self) -> int | None:
@@ -105,6 +95,24 @@ class Message:
             status=self.status,
             raw_type=self.raw_type,
         )
+
+
+def text_of(content: Any) -> str:
+    """The readable text of message content: a string as is, or the text of every block joined.
+
+    Bare string blocks count; a block whose "text" is not a string (or is missing) adds nothing.
+    """
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content if isinstance(content, list | tuple) else ():
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, Mapping):
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+    return "".join(parts)
 
 
 def message_type_of(raw: Mapping[str, Any]) -> MessageType:

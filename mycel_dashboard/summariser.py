@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_core.compaction import DEFAULT_SUMMARY_PROMPT
+from memory_core.messages import text_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,7 @@ def _summary_of(body: Any) -> str | None:
     except (KeyError, IndexError, TypeError):
         return None
     if isinstance(content, list):  # some servers answer with content blocks
-        content = "".join(block.get("text", "") for block in content if isinstance(block, dict))
+        content = text_of(content)
     return content if isinstance(content, str) else None
 
 
