@@ -19,6 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import Send
 
+from memory_core.demo.tables import SummaryEntry, write_summaries
 from memory_core.stores.locations import MycelLocations, resolve_locations
 
 PLANTED_SECRETS: dict[str, str] = {
@@ -160,20 +161,8 @@ def file_hashes(folder: Path) -> dict[str, str]:
     }
 
 
-SUMMARIES_DDL = """
-CREATE TABLE IF NOT EXISTS summaries (
-    summary_id TEXT PRIMARY KEY,
-    thread_id TEXT NOT NULL,
-    summary_text TEXT NOT NULL,
-    compact_up_to_index INTEGER NOT NULL,
-    compacted_at INTEGER NOT NULL,
-    is_split_turn BOOLEAN DEFAULT FALSE,
-    split_turn_prefix TEXT,
-    is_active BOOLEAN DEFAULT TRUE,
-    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
-);
-"""
-
+# A leonai-era queue.db after Mycel's migration: both sender_entity_id and sender_id (reference §2; the
+# demo's QUEUE_DDL is a fresh Mycel's, with sender_id only).
 QUEUE_BOTH_SENDERS_DDL = """
 CREATE TABLE IF NOT EXISTS message_queue (
   id                INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -190,10 +179,16 @@ CREATE TABLE IF NOT EXISTS message_queue (
 
 
 def add_summary(db: Path, thread_id: str, summary_id: str, *, up_to: int, active: bool, at: str) -> None:
-    with closing(sqlite3.connect(db)) as conn:
-        conn.executescript(SUMMARIES_DDL)
-        conn.execute(
-            "INSERT INTO summaries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (summary_id, thread_id, f"summary {summary_id}", up_to, up_to + 3, 0, None, int(active), at),
-        )
-        conn.commit()
+    """One `summaries` row in Mycel's layout (the demo's writer), compacted up to message `up_to`."""
+    entry = SummaryEntry(
+        summary_id=summary_id,
+        thread_id=thread_id,
+        summary_text=f"summary {summary_id}",
+        compact_up_to_index=up_to,
+        compacted_at=up_to + 3,
+        is_split_turn=False,
+        split_turn_prefix=None,
+        is_active=active,
+        created_at=at,
+    )
+    write_summaries(db, [entry])
