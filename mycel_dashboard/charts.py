@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.whatif import ThreadSide, ThreadWhatIf
+from memory_core.replay import ModelCall
+from memory_core.whatif import ThreadWhatIf
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +134,7 @@ def whatif_figure(whatif: ThreadWhatIf, url: Callable[[int], str]) -> dict[str, 
     if not current.calls:
         return None
     figure = context_fill_figure(
-        _side_points(current, url),
+        call_points(current.calls, url),
         trigger_tokens=current.settings.trigger_tokens,
         context_limit=current.settings.context_limit,
     )
@@ -192,7 +193,8 @@ def whatif_figure(whatif: ThreadWhatIf, url: Callable[[int], str]) -> dict[str, 
     return figure
 
 
-def _side_points(side: ThreadSide, url: Callable[[int], str]) -> list[CallPoint]:
+def call_points(calls: Sequence[ModelCall], url: Callable[[int], str]) -> list[CallPoint]:
+    """Replayed model calls as chart points; `url(message_index)` links each to the timeline."""
     return [
         CallPoint(
             call=number,
@@ -200,13 +202,13 @@ def _side_points(side: ThreadSide, url: Callable[[int], str]) -> list[CallPoint]
             stored=call.stored_tokens,
             after_pruning=call.pruned_tokens,
             sent=call.sent_tokens,
-            tiktoken=None,
+            tiktoken=call.tiktoken_sent,
             input_tokens=call.provider_input_tokens,
             compacted=call.compacted,
             pruned=bool(call.soft_trimmed or call.hard_cleared),
             url=url(call.index),
         )
-        for number, call in enumerate(side.calls, start=1)
+        for number, call in enumerate(calls, start=1)
     ]
 
 

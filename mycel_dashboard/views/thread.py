@@ -21,7 +21,7 @@ from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.rollback_actions import rollback_record
 from memory_core.tokens import default_counter, estimate_tokens
-from mycel_dashboard.charts import CallPoint, context_fill_figure
+from mycel_dashboard.charts import call_points, context_fill_figure
 from mycel_dashboard.data import (
     BoundedCache,
     MemoryContext,
@@ -246,21 +246,7 @@ def _chart_context(
     )
     if calls is None:
         return {"figure": None, "chart_missing": "the model calls could not be replayed (see above)."}
-    points = [
-        CallPoint(
-            call=number,
-            message_index=call.index,
-            stored=call.stored_tokens,
-            after_pruning=call.pruned_tokens,
-            sent=call.sent_tokens,
-            tiktoken=call.tiktoken_sent,
-            input_tokens=call.provider_input_tokens,
-            compacted=call.compacted,
-            pruned=bool(call.soft_trimmed or call.hard_cleared),
-            url=timeline_url(thread_id, View.STORED, call.index),
-        )
-        for number, call in enumerate(calls, start=1)
-    ]
+    points = call_points(calls, lambda index: timeline_url(thread_id, View.STORED, index))
     figure = context_fill_figure(
         points, trigger_tokens=memory.settings.trigger_tokens, context_limit=memory.settings.context_limit
     )
