@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -241,12 +241,6 @@ def _compile(run: _Run, saver: AsyncSqliteSaver) -> Any:
         run.event("status", _status(run, [*state["messages"], reply]))
         return {"messages": [reply]}
 
-    def route(state: AgentState) -> Any:
-        last = state["messages"][-1]
-        if isinstance(last, AIMessage) and last.tool_calls:
-            return [Send("tools", {"tool_call": call}) for call in last.tool_calls]
-        return END
-
     async def run_tool(payload: dict[str, Any]) -> dict[str, Any]:
         call = payload["tool_call"]
         run.clock.advance(0.4)
@@ -277,6 +271,25 @@ def _compile(run: _Run, saver: AsyncSqliteSaver) -> Any:
                 ToolMessage(content=output, tool_call_id=call["id"], name=call["name"], status=status)
             ]
         }
+
+    return mycel_graph(saver, before_model=before_model, call_model=call_model, run_tool=run_tool)
+
+
+def mycel_graph(
+    saver: AsyncSqliteSaver,
+    *,
+    before_model: Callable[[AgentState], Awaitable[dict[str, Any]]],
+    call_model: Callable[[AgentState], Awaitable[dict[str, Any]]],
+    run_tool: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
+) -> Any:
+    """Mycel's graph shape, compiled with `saver`: steering hook → model → one `tools` task per call (Send)
+    with a `{"tool_call": call}` payload → back to the steering hook; no tool call ends the run."""
+
+    def route(state: AgentState) -> Any:
+        last = state["messages"][-1]
+        if isinstance(last, AIMessage) and last.tool_calls:
+            return [Send("tools", {"tool_call": call}) for call in last.tool_calls]
+        return END
 
     graph = StateGraph(AgentState)
     graph.add_node(STEERING_NODE, before_model)

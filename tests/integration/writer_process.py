@@ -24,19 +24,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.checkpoint.base import WRITES_IDX_MAP
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import add_messages
-from langgraph.types import Send
-from typing_extensions import TypedDict
 
 from memory_core.demo import FAKE_API_KEY, Reply, ScriptedChatModel, bash, owner
+from memory_core.demo.graph import AgentState, mycel_graph
 
-STEERING_NODE = "SteeringMiddleware.before_model"
 # Mycel retries a summary save three times, sleeping 0.1 × (attempt + 1) s (summary_store.py).
 _SUMMARY_ATTEMPTS = 3
 
@@ -63,10 +59,6 @@ class WriterPlan:
         data = json.loads(text)
         data["hot"], data["resume"] = tuple(data["hot"]), tuple(data["resume"])
         return cls(**data)
-
-
-class AgentState(TypedDict):
-    messages: Annotated[list[BaseMessage], add_messages]
 
 
 class _Ids:
@@ -124,19 +116,13 @@ class LoggingSaver(AsyncSqliteSaver):
 
 
 def _compile(saver: AsyncSqliteSaver, model: ScriptedChatModel) -> Any:
-    """Mycel's graph shape: steering hook → model → one `tools` task per call (Send) → back."""
+    """Mycel's graph shape (the demo's) over a model that answers from a script."""
 
     async def before_model(state: AgentState) -> dict[str, Any]:
         return {"messages": []}
 
     async def call_model(state: AgentState) -> dict[str, Any]:
         return {"messages": [await model.ainvoke(state["messages"])]}
-
-    def route(state: AgentState) -> Any:
-        last = state["messages"][-1]
-        if isinstance(last, AIMessage) and last.tool_calls:
-            return [Send("tools", {"tool_call": call}) for call in last.tool_calls]
-        return END
 
     async def run_tool(payload: dict[str, Any]) -> dict[str, Any]:
         call = payload["tool_call"]
@@ -147,15 +133,7 @@ def _compile(saver: AsyncSqliteSaver, model: ScriptedChatModel) -> Any:
             ]
         }
 
-    graph = StateGraph(AgentState)
-    graph.add_node(STEERING_NODE, before_model)
-    graph.add_node("model", call_model)
-    graph.add_node("tools", run_tool)
-    graph.add_edge(START, STEERING_NODE)
-    graph.add_edge(STEERING_NODE, "model")
-    graph.add_conditional_edges("model", route, ["tools", END])
-    graph.add_edge("tools", STEERING_NODE)
-    return graph.compile(checkpointer=saver)
+    return mycel_graph(saver, before_model=before_model, call_model=call_model, run_tool=run_tool)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
