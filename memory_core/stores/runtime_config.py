@@ -120,13 +120,7 @@ def read_json_file(path: Path, *, layer: ConfigLayerName | None = None) -> JsonF
         return JsonFile(path=path, exists=False, document={}, sha256=None)
     except OSError as exc:
         message = f"{path} could not be read ({exc.strerror or exc}); it is treated as empty."
-        return JsonFile(
-            path=path,
-            exists=True,
-            document={},
-            sha256=None,
-            problems=(_problem(Severity.ERROR, "", message, layer),),
-        )
+        return _unreadable(path, None, message, layer)
     digest = sha256_of(data)
     try:
         # A "\ud800" escape parses to a lone surrogate, which no page or file write could encode.
@@ -136,23 +130,21 @@ def read_json_file(path: Path, *, layer: ConfigLayerName | None = None) -> JsonF
         message = (
             f"{path} is not valid JSON{where}; Mycel would fail to load it. It is treated as empty here."
         )
-        return JsonFile(
-            path=path,
-            exists=True,
-            document={},
-            sha256=digest,
-            problems=(_problem(Severity.ERROR, "", message, layer),),
-        )
+        return _unreadable(path, digest, message, layer)
     if not isinstance(document, dict):
         message = f"{path} holds a JSON {type(document).__name__}, not an object; it is treated as empty."
-        return JsonFile(
-            path=path,
-            exists=True,
-            document={},
-            sha256=digest,
-            problems=(_problem(Severity.ERROR, "", message, layer),),
-        )
+        return _unreadable(path, digest, message, layer)
     return JsonFile(path=path, exists=True, document=document, sha256=digest)
+
+
+def _unreadable(path: Path, digest: str | None, message: str, layer: ConfigLayerName | None) -> JsonFile:
+    return JsonFile(
+        path=path,
+        exists=True,
+        document={},
+        sha256=digest,
+        problems=(_problem(Severity.ERROR, "", message, layer),),
+    )
 
 
 def layer_paths(
