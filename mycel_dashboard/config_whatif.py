@@ -26,14 +26,15 @@ from memory_core.whatif import (
     fleet_whatif,
     thread_side,
 )
+from mycel_dashboard.caches import BoundedCache, derived_from
 from mycel_dashboard.charts import whatif_figure
 from mycel_dashboard.config_resolver import SettingsResolver
-from mycel_dashboard.data import BoundedCache
 
 # Threads the fleet what-if covers (most recently active first); their decoded messages stay cached.
 FLEET_LIMIT = 50
 _MESSAGES: BoundedCache[tuple[Message, ...]] = BoundedCache(FLEET_LIMIT + 14)
-_SIDES: BoundedCache[ThreadSide] = BoundedCache(4 * FLEET_LIMIT)
+# A slider revisits values: keep the fleet's replays for the last few dozen proposals, not just four.
+_SIDES: BoundedCache[ThreadSide] = BoundedCache(32 * FLEET_LIMIT)
 
 BADGE_LABELS: Mapping[PruneAction, str] = {
     PruneAction.UNCHANGED: "unchanged",
@@ -124,8 +125,8 @@ def compute_whatif(
     problems: list[str] = []
     chosen: ChosenThread | None = None
     thread_ms = 0.0
-    covered = fleet_rows(threads)
-    by_id = {t.thread_id: t for t in threads}
+    covered = derived_from(threads, ("fleet",), lambda: fleet_rows(threads))
+    by_id = derived_from(threads, ("by_id",), lambda: {t.thread_id: t for t in threads})
     targets = list(covered)
     if chosen_id in by_id and by_id[chosen_id] not in covered:
         targets.append(by_id[chosen_id])

@@ -7,8 +7,6 @@ same source with the same effective config.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -97,28 +95,3 @@ def guarded(what: str, compute: Callable[[], T], problems: list[str]) -> T | Non
         log.exception("could not compute %s", what)
         problems.append(f"Could not compute {what}: {type(exc).__name__}: {exc}")
         return None
-
-
-class BoundedCache(OrderedDict[tuple[object, ...], T]):
-    """A small LRU for per-process derived values keyed by immutable facts (e.g. a head checkpoint id).
-
-    Safe under gunicorn's threads: lookups and evictions hold a lock; two threads missing the same key
-    may both compute it (the values are equal), never a KeyError from an eviction in between.
-    """
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
-        self.lock = threading.Lock()
-
-    def get_or_compute(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
-        with self.lock:
-            if key in self:
-                self.move_to_end(key)
-                return self[key]
-        value = compute()
-        with self.lock:
-            self[key] = value
-            while len(self) > self.size:
-                self.popitem(last=False)
-        return value

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from memory_core.records import ThreadRow
+from mycel_dashboard.caches import derived_from
 
 
 class Flag(StrEnum):
@@ -171,7 +172,9 @@ def thread_page(
     every candidate when the list is filtered or sorted by what it tells.
     """
     needle = query.q.strip().lower()
-    candidates = [row for row in rows if _matches(row, needle)]
+    candidates = derived_from(
+        rows, ("search", needle), lambda: [row for row in rows if _matches(row, needle)]
+    )
 
     def item(row: ThreadRow, head: HeadFacts | None) -> ThreadListItem:
         limit = (
@@ -189,8 +192,12 @@ def thread_page(
     per_page = max(1, query.per_page)
     if query.flag is None and query.sort in _ROW_SORT_VALUES:
         # Order and page the rows; only the visible page becomes items (and reads its heads).
-        rows_in_order = _sorted(
-            candidates, _ROW_SORT_VALUES[query.sort], lambda row: row.thread_id, query.descending
+        rows_in_order = derived_from(
+            rows,
+            ("order", needle, query.sort, query.descending),
+            lambda: _sorted(
+                candidates, _ROW_SORT_VALUES[query.sort], lambda row: row.thread_id, query.descending
+            ),
         )
         total = len(rows_in_order)
         pages = max(1, math.ceil(total / per_page))

@@ -86,7 +86,7 @@ class _Caches:
         )
         self.heads: dict[FileIdentity, dict[str, threads_store.HeadInfo]] = {}
         self.decoded: OrderedDict[tuple[str | None, bytes], _Decoded] = OrderedDict()
-        self.lists: OrderedDict[tuple[Any, ...], Result[list[ThreadRow]]] = OrderedDict()
+        self.lists: OrderedDict[tuple[Any, ...], Result[tuple[ThreadRow, ...]]] = OrderedDict()
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +206,7 @@ class MycelReader:
 
     # -- threads -------------------------------------------------------------------------------------
 
-    def list_threads(self) -> Result[list[ThreadRow]]:
+    def list_threads(self) -> Result[tuple[ThreadRow, ...]]:
         """Every thread known to the checkpoints, the threads table, the queue or the summaries.
 
         `messages` is the head checkpoint's count; `estimated_tokens` is left None here (get_thread fills it).
@@ -218,13 +218,14 @@ class MycelReader:
             cached = _CACHES.lists.get(version)
             if cached is not None:
                 _CACHES.lists.move_to_end(version)
-                # A new list of the same frozen rows: a caller that sorts its copy changes nothing here.
-                return Result(list(cached.value), cached.problems)
+                # The very same immutable tuple while the files are unchanged: callers may key derived
+                # values (orderings, selections) on its identity.
+                return cached
         rows, problems = self._thread_rows(None)
-        result = Result(rows, tuple(problems))
+        result = Result(tuple(rows), tuple(problems))
         if not any(p.kind in _TRANSIENT for p in problems):
             with self._lock:
-                _CACHES.lists[version] = Result(list(rows), result.problems)
+                _CACHES.lists[version] = result
                 while len(_CACHES.lists) > _LIST_CACHE_SIZE:
                     _CACHES.lists.popitem(last=False)
         return result

@@ -21,9 +21,9 @@ from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.rollback_actions import rollback_record
 from memory_core.tokens import default_counter, estimate_tokens
+from mycel_dashboard.caches import BoundedCache
 from mycel_dashboard.charts import call_points, context_fill_figure
 from mycel_dashboard.data import (
-    BoundedCache,
     MemoryContext,
     guarded,
     open_source,

@@ -10,7 +10,8 @@ from memory_core.pruning import prune_decisions
 from memory_core.records import ThreadRow
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import estimate_tokens
-from mycel_dashboard.data import BoundedCache, MemoryContext, open_source, problem_text, thread_memory
+from mycel_dashboard.caches import BoundedCache
+from mycel_dashboard.data import MemoryContext, open_source, problem_text, thread_memory
 from mycel_dashboard.forms import ThreadListForm
 from mycel_dashboard.thread_list import (
     FLAG_LABELS,

@@ -343,7 +343,7 @@ def test_locked_database_becomes_a_problem_within_the_time_limit(home: Path) -> 
         holder.execute("BEGIN EXCLUSIVE")
         reader = reader_for(home, query_timeout_s=0.2)
         result = reader.list_threads()
-        assert result.value == []
+        assert result.value == ()
         assert any(p.kind is ProblemKind.LOCKED for p in result.problems)
         assert reader.list_checkpoints("t").problems[0].kind is ProblemKind.LOCKED
         assert reader.get_state("t").value is None
@@ -520,7 +520,7 @@ def test_our_open_reads_keep_their_lock_so_mycel_cannot_drop_the_wal_under_them(
         reader = reader_for(home)
         assert [s.journal_mode for s in reader.file_status() if s.role == "main"] == ["wal"]
         assert reader.list_checkpoints("t").value == []
-        assert reader.list_threads().value == []
+        assert reader.list_threads().value == ()
         subprocess.run(mycel, check=True)  # Mycel's only connection closes
         assert Path(f"{db}-wal").exists(), "Mycel removed the WAL under an open read"
         assert ours.one("SELECT count(*) FROM t") == (1,)
