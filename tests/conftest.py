@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# Locally, property and fuzz tests explore new examples on every run; in CI (CI=true) they replay a fixed
+# seed, so a landing never depends on luck. A failure found locally becomes an explicit regression test.
+hypothesis_settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SAMPLE_HOME = SHARED / "samples" / "mycel-home"

@@ -30,6 +30,7 @@ _OPTIONS = ormsgpack.OPT_NON_STR_KEYS
 MAX_NESTING = 100
 _ext_depth = threading.local()
 _CONTAINERS = (dict, list)  # exactly what ormsgpack and json build
+_PLAIN_KEYS = (str, int, float, bool, bytes, type(None))
 
 
 class UnreadableBlob(ValueError):
@@ -88,9 +89,22 @@ def _nested_too_deep(value: Any) -> bool:
     return True
 
 
+def _plain_keys(value: Any) -> None:
+    """With OPT_NON_STR_KEYS a map keyed by an array decodes with a tuple key: make every key plain text."""
+    stack = [value] if type(value) in _CONTAINERS else []
+    while stack:
+        node = stack.pop()
+        children = node.values() if type(node) is dict else node
+        if type(node) is dict:
+            for key in [k for k in node if type(k) not in _PLAIN_KEYS]:
+                node[repr(key)] = node.pop(key)
+        stack.extend(child for child in children if type(child) in _CONTAINERS)
+
+
 def _shallow(value: Any, what: str) -> Any:
     if _nested_too_deep(value):
         raise UnreadableBlob(f"{what} is nested deeper than {MAX_NESTING} levels")
+    _plain_keys(value)
     return value
 
 

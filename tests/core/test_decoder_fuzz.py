@@ -408,3 +408,11 @@ def test_reader_reports_damaged_rows_and_still_shows_the_rest(
                 (*original, thread_id, target),
             )
             conn.commit()
+
+
+def test_a_map_keyed_by_an_array_decodes_with_plain_keys() -> None:
+    # Found by the fuzzer in CI: OPT_NON_STR_KEYS turns an array key into a tuple.
+    blob = b"\x81\x92\x01\xa1a\xa1v"  # {[1, "a"]: "v"}
+    value = decode_typed("msgpack", blob)
+    assert_plain(value)
+    assert value == {"(1, 'a')": "v"}
