@@ -183,11 +183,13 @@ def test_unknown_ext_type_is_tolerated_as_plain_data(home: Path) -> None:
 def test_pickle_payload_is_refused_not_unpickled(home: Path) -> None:
     build_thread(home / "leon.db", "t", turns=1)
     ids = _checkpoint_ids(home / "leon.db", "t")
-    _set_blob(home / "leon.db", ids[-1], "pickle", b"cos\nsystem\n(S'touch /tmp/pwned'\ntR.")
+    marker = home / "pwned"
+    payload = b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR."
+    _set_blob(home / "leon.db", ids[-1], "pickle", payload)
     state = reader_for(home).get_state("t").value
     assert state is not None and not state.checkpoint.readable
     assert "pickle" in (state.checkpoint.problem or "")
-    assert not Path("/tmp/pwned").exists()
+    assert not marker.exists()
 
 
 def test_not_sqlite_truncated_and_empty_files_are_problems(home: Path) -> None:

@@ -401,7 +401,7 @@ def write_hostile_home(folder: Path, *, secrets: Mapping[str, str] | None = None
     )
 
 
-def main() -> None:  # pragma: no cover - a manual look: python -m tests.hostile.payloads /tmp/hostile
+def main() -> None:  # pragma: no cover - a manual look: python -m tests.hostile.payloads FOLDER
     import sys
 
     home = write_hostile_home(Path(sys.argv[1]))
