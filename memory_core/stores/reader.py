@@ -68,6 +68,7 @@ _HEAD_CACHE_SIZE = 200_000
 # decoding a 2,000-message checkpoint costs far more than reading and hashing its bytes.
 _DECODED_CACHE_SIZE = 8
 _LIST_CACHE_SIZE = 4
+_THREAD_CACHE_SIZE = 256
 # A list read while a file was locked or slow is not kept: the next request should try again.
 _TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
 
@@ -87,6 +88,7 @@ class _Caches:
         self.heads: dict[FileIdentity, dict[str, threads_store.HeadInfo]] = {}
         self.decoded: OrderedDict[tuple[str | None, bytes], _Decoded] = OrderedDict()
         self.lists: OrderedDict[tuple[Any, ...], Result[tuple[ThreadRow, ...]]] = OrderedDict()
+        self.threads: OrderedDict[tuple[Any, ...], Result[ThreadRow | None]] = OrderedDict()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +110,7 @@ def clear_caches() -> None:
         _CACHES.heads.clear()
         _CACHES.decoded.clear()
         _CACHES.lists.clear()
+        _CACHES.threads.clear()
 
 
 def _file_identity(db: ReadOnlyDB) -> FileIdentity:
@@ -256,7 +259,25 @@ class MycelReader:
         return tuple(parts)
 
     def get_thread(self, thread_id: str) -> Result[ThreadRow | None]:
-        """One thread's list row with Mycel's estimate of its head; None when no store knows the id."""
+        """One thread's list row with Mycel's estimate of its head; None when no store knows the id.
+
+        Kept per version of the files, like the list: every page of a thread asks for its row first.
+        """
+        key = (self._files_version(), thread_id)
+        with self._lock:
+            cached = _CACHES.threads.get(key)
+            if cached is not None:
+                _CACHES.threads.move_to_end(key)
+                return cached
+        result = self._read_thread(thread_id)
+        if not any(p.kind in _TRANSIENT for p in result.problems):
+            with self._lock:
+                _CACHES.threads[key] = result
+                while len(_CACHES.threads) > _THREAD_CACHE_SIZE:
+                    _CACHES.threads.popitem(last=False)
+        return result
+
+    def _read_thread(self, thread_id: str) -> Result[ThreadRow | None]:
         rows, problems = self._thread_rows(thread_id)
         if not rows:
             return Result(None, tuple(problems))

@@ -98,3 +98,25 @@ def test_the_thread_list_sees_every_commit_in_wal_mode_with_a_writer_open(tmp_pa
         writer.execute("DELETE FROM checkpoints WHERE thread_id = 'copy-0'")
         writer.commit()
         assert _ids(reader) == {"a", "copy-1", "copy-2"}
+
+
+def test_a_threads_row_is_kept_per_files_version_and_sees_new_turns(tmp_path: Path) -> None:
+    db = tmp_path / "leon.db"
+    build_thread(db, "t", turns=1)
+    clear_caches()
+    reader = MycelReader(point_locations(tmp_path))
+    reader.get_thread("t")  # the first read of a WAL file makes SQLite create its -wal: a new version
+    first = reader.get_thread("t").value
+    assert first is not None
+    assert reader.get_thread("t").value is first  # answered from the kept row
+    with closing(sqlite3.connect(db)) as writer:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute(
+            "INSERT INTO checkpoints SELECT thread_id, checkpoint_ns, checkpoint_id || '-copy', checkpoint_id,"
+            " type, checkpoint, metadata FROM checkpoints WHERE thread_id = 't' ORDER BY checkpoint_id DESC LIMIT 1"
+        )
+        writer.commit()
+        again = reader.get_thread("t").value
+        assert again is not None and again is not first
+        assert again.checkpoints == first.checkpoints + 1
+    assert reader.get_thread("unknown").value is None
