@@ -227,8 +227,7 @@ def run_set(args: argparse.Namespace) -> int:
         document = apply_change(layer.file.document, args.key, value)
     except ValueError as exc:
         raise CliError(f"refused, nothing written: {exc}") from exc
-    # An empty file compares as one leaf with an empty path: not a change.
-    changes = tuple(c for c in document_changes(layer.file.document, document) if c.key_path)
+    changes = document_changes(layer.file.document, document)
     written = False
     backup: str | None = None
     if changes and not args.dry_run:
