@@ -78,30 +78,24 @@ def context_fill_figure(
     compacted = [p for p in points if p.compacted]
     if compacted:
         data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "compaction ran",
-                "x": [p.call for p in compacted],
-                "y": [p.sent for p in compacted],
-                "marker": {"symbol": "star", "size": 12},
-                "customdata": [[f"msg-{p.message_index}", p.url] for p in compacted],
-                "hovertemplate": "call %{x}: compaction ran<extra></extra>",
-            }
+            _markers(
+                compacted,
+                "compaction ran",
+                [p.sent for p in compacted],
+                {"symbol": "star", "size": 12},
+                "call %{x}: compaction ran<extra></extra>",
+            )
         )
     pruned = [p for p in points if p.pruned and not p.compacted]
     if pruned:
         data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "results trimmed / cleared",
-                "x": [p.call for p in pruned],
-                "y": [p.after_pruning for p in pruned],
-                "marker": {"symbol": "triangle-down", "size": 8},
-                "customdata": [[f"msg-{p.message_index}", p.url] for p in pruned],
-                "hovertemplate": "call %{x}: results pruned, %{y:,} tokens after<extra></extra>",
-            }
+            _markers(
+                pruned,
+                "results trimmed / cleared",
+                [p.after_pruning for p in pruned],
+                {"symbol": "triangle-down", "size": 8},
+                "call %{x}: results pruned, %{y:,} tokens after<extra></extra>",
+            )
         )
     last = max(x) if x else 1
     shapes = [
@@ -227,3 +221,19 @@ def _hline(y: int, role: str, *, dash: str | None = None) -> dict[str, Any]:
 
 def _label(x: int, y: int, text: str, *, xanchor: str = "right", yanchor: str = "bottom") -> dict[str, Any]:
     return {"x": x, "y": y, "text": text, "showarrow": False, "xanchor": xanchor, "yanchor": yanchor}
+
+
+def _markers(
+    points: Sequence[CallPoint], name: str, y: list[int], marker: dict[str, Any], hover: str
+) -> dict[str, Any]:
+    """A marker trace whose points carry the timeline anchor and URL the click handler scrolls to."""
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": name,
+        "x": [p.call for p in points],
+        "y": y,
+        "marker": marker,
+        "customdata": [[f"msg-{p.message_index}", p.url] for p in points],
+        "hovertemplate": hover,
+    }
