@@ -29,7 +29,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -50,9 +49,10 @@ sys.path.insert(0, str(ROOT))
 HERE = Path(__file__).resolve().parent
 
 from tests.benchmarks.bench_stores import home_folder  # noqa: E402
+from tests.support.server import PASSWORD, running_server  # noqa: E402
 
 LONG = "long-thread"
-PASSWORD = "load-pass-123"
+USER = "load"
 PARALLEL = 8  # tool calls per turn: 11 messages and 5 checkpoints a turn
 PROBLEM = re.compile(r'<p class="problem[^"]*"[^>]*>(.*?)</p>', re.S)
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -119,74 +119,23 @@ def describe_home(folder: Path) -> str:
 # -- the server -------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def production_server(home: Path, *, workers: int, threads: int) -> Iterator[tuple[int, psutil.Process]]:
-    """`make serve`'s gunicorn command on a free loopback port over `home`; killed (group) on exit."""
+    """`make serve`'s gunicorn command on a free loopback port over `home`; stopped (whole group) on exit."""
     base = Path(tempfile.mkdtemp(prefix="load-"))
-    env = {
-        **os.environ,
-        "DASHBOARD_DATA_DIR": str(base / "var"),
-        "SECRET_KEY": "load-script-only-secret-key-0123456789-abcdefghijklmnop",
-        "DEBUG": "false",
-        "HOME": str(base / "os-home"),
-        "LOG_LEVEL": "WARNING",
-        "LEON_DB_PATH": str(home / "leon.db"),
-        "LEON_SANDBOX_DB_PATH": str(home / "sandbox.db"),
-        "LEON_QUEUE_DB_PATH": str(home / "queue.db"),
-        "MYCEL_CONFIG_HOME": str(home),
-    }
-    python = sys.executable
-    for args in (
-        ("migrate", "--noinput"),
-        ("dashboard_user", "load", "--role", "operator", "--password", PASSWORD),
-    ):
-        subprocess.run([python, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
-    port = _free_port()
     log = base / "server.log"
-    command = [
-        str(Path(python).with_name("gunicorn")),
-        "mycel_dashboard.wsgi",
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--workers",
-        str(workers),
-        "--threads",
-        str(threads),
-    ]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
-        )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the server did not start:\n{log.read_text()}") from None
-                time.sleep(0.2)
-        yield port, psutil.Process(process.pid)
+        with running_server(
+            base,
+            home,
+            extra_env={"LOG_LEVEL": "WARNING"},
+            roles={USER: "operator"},
+            workers=workers,
+            threads=threads,
+        ) as server:
+            assert server.process is not None
+            yield int(server.url.rsplit(":", 1)[1]), psutil.Process(server.process.pid)
     finally:
-        # The server runs in its own session: stop its whole group (master and workers), nothing else.
-        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-            if process.poll() is not None:
-                break
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                process.wait(timeout=wait)
-            except subprocess.TimeoutExpired:
-                continue
         errors = [line for line in log.read_text(errors="replace").splitlines() if "Traceback" in line]
         if errors:
             print(f"server log has {len(errors)} traceback(s): {log}", flush=True)
@@ -239,7 +188,7 @@ class Client:
         token = CSRF.search(page)
         if status != 200 or token is None:
             raise RequestFailed(f"login page: HTTP {status}")
-        form = urlencode({"username": "load", "password": PASSWORD, "csrfmiddlewaretoken": token.group(1)})
+        form = urlencode({"username": USER, "password": PASSWORD, "csrfmiddlewaretoken": token.group(1)})
         status, _ = self.request("POST", "/login/", body=form, headers={"Referer": "/login/"})
         if status != 302 or "sessionid" not in self.cookies:
             raise RequestFailed(f"login: HTTP {status}")

@@ -8,6 +8,7 @@ failure.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -30,15 +31,26 @@ def free_port() -> int:
 
 
 def stop_process(process: subprocess.Popen[bytes], *, grace_s: float = 10.0) -> None:
-    """Terminate one process we started, and kill it if it does not go in time."""
-    if process.poll() is not None:
-        return
-    process.terminate()
+    """Stop a process we started: its whole group when it leads one (gunicorn's master and workers)."""
     try:
-        process.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=grace_s)
+        own_group = os.getpgid(process.pid) == process.pid
+    except ProcessLookupError:
+        own_group = False
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if process.poll() is not None:
+            return
+        try:
+            if own_group:
+                os.killpg(process.pid, sig)
+            else:
+                process.send_signal(sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=grace_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 @dataclass
@@ -101,8 +113,13 @@ def running_server(
     manifest: Any = None,
     extra_env: Mapping[str, str] | None = None,
     roles: Mapping[str, str] = ROLES,
+    workers: int = 2,
+    threads: int = 4,
 ) -> Iterator[DashboardServer]:
-    """Migrate, create the users (`roles`, all with PASSWORD), start gunicorn on a free loopback port."""
+    """Migrate, create the users (`roles`, all with PASSWORD), start gunicorn on a free loopback port.
+
+    The command is `make serve`'s; the server leads its own process group, stopped whole on exit.
+    """
     port = free_port()
     env = server_env(base, data_home, extra_env)
     server = DashboardServer(
@@ -123,9 +140,9 @@ def running_server(
                 "--bind",
                 f"127.0.0.1:{port}",
                 "--workers",
-                "2",
+                str(workers),
                 "--threads",
-                "4",
+                str(threads),
                 "--timeout",
                 "60",
             ],
@@ -133,6 +150,7 @@ def running_server(
             env=env,
             stdout=sink,
             stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     server.process = process
     try:
