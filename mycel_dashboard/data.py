@@ -39,7 +39,9 @@ class MemoryContext:
 def open_source() -> tuple[DataSource, MycelReader]:
     source = current_source()
     return source, MycelReader(
-        source.locations, query_timeout_s=django_settings.DASHBOARD_STORE_TIMEOUT_MS / 1000
+        source.locations,
+        query_timeout_s=django_settings.DASHBOARD_STORE_TIMEOUT_MS / 1000,
+        facts_folder=django_settings.DASHBOARD_FACTS_DIR,
     )
 
 

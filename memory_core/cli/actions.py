@@ -7,6 +7,7 @@ thread looks busy unless --force. dry-run never writes.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -15,6 +16,7 @@ from memory_core.cli.plan import add_settings_flags, settings_from_flags
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.rollback import RollbackImpact
 from memory_core.settings import MemorySettings
+from memory_core.stores.derived import default_folder
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.rollback_actions import (
@@ -82,7 +84,7 @@ def _action_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _reader() -> MycelReader:
-    return MycelReader(resolve_locations())
+    return MycelReader(resolve_locations(), facts_folder=default_folder(os.environ))
 
 
 def _actor(args: argparse.Namespace) -> str:

@@ -29,6 +29,7 @@ from memory_core.config import (
     redact_secrets,
 )
 from memory_core.context_limits import ContextLimit
+from memory_core.stores.derived import default_folder
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import (
@@ -133,7 +134,7 @@ def _limit_json(limit: ContextLimit, threads: int) -> dict[str, Any]:
 
 def _models_in_use(locations: MycelLocations) -> dict[str | None, int]:
     counts: dict[str | None, int] = {}
-    for row in MycelReader(locations).list_threads().value:
+    for row in MycelReader(locations, facts_folder=default_folder(os.environ)).list_threads().value:
         model = row.configured_model or row.model
         counts[model] = counts.get(model, 0) + 1
     return counts

@@ -7,6 +7,7 @@ Problems met while reading (a missing file, a damaged checkpoint) go to stderr; 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -16,6 +17,7 @@ from typing import Any
 from memory_core.cli.common import CliError, print_json
 from memory_core.messages import Message
 from memory_core.records import ProblemKind, StoreProblem, ThreadRow
+from memory_core.stores.derived import default_folder
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
@@ -44,7 +46,7 @@ def register(subparsers: Any) -> None:
 
 
 def _reader() -> MycelReader:
-    return MycelReader(resolve_locations())
+    return MycelReader(resolve_locations(), facts_folder=default_folder(os.environ))
 
 
 def _warn(problems: Iterable[StoreProblem]) -> None:

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -34,6 +34,7 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
+from memory_core.stores import derived
 from memory_core.stores import events as events_store
 from memory_core.stores import file_ops as file_ops_store
 from memory_core.stores import queue as queue_store
@@ -53,6 +54,8 @@ from memory_core.stores.checkpoints import (
     time_of_checkpoint_id,
 )
 from memory_core.stores.decode import UnreadableBlob
+from memory_core.stores.derived import Facts
+from memory_core.stores.gc_pause import cyclic_gc_paused
 from memory_core.stores.locations import MycelLocations, StoreRole
 from memory_core.stores.schema import checkpoint_layout_problem, describe_file
 from memory_core.stores.series import Series, SeriesPoint, WriteRow, build_series
@@ -85,7 +88,6 @@ class _Caches:
         self.metadata: OrderedDict[tuple[FileIdentity, str], dict[str, tuple[Any, str | None]]] = (
             OrderedDict()
         )
-        self.heads: dict[FileIdentity, dict[str, threads_store.HeadInfo]] = {}
         self.decoded: OrderedDict[tuple[str | None, bytes], _Decoded] = OrderedDict()
         self.lists: OrderedDict[tuple[Any, ...], Result[tuple[ThreadRow, ...]]] = OrderedDict()
         self.threads: OrderedDict[tuple[Any, ...], Result[ThreadRow | None]] = OrderedDict()
@@ -107,7 +109,7 @@ def clear_caches() -> None:
     with _CACHES.lock:
         _CACHES.series.clear()
         _CACHES.metadata.clear()
-        _CACHES.heads.clear()
+        derived.forget_all()
         _CACHES.decoded.clear()
         _CACHES.lists.clear()
         _CACHES.threads.clear()
@@ -134,15 +136,21 @@ class MycelReader:
     """Read-only access to one Mycel data home (see MycelLocations for where each file is)."""
 
     def __init__(
-        self, locations: MycelLocations, *, query_timeout_s: float = 5.0, row_cap: int = 100_000
+        self,
+        locations: MycelLocations,
+        *,
+        query_timeout_s: float = 5.0,
+        row_cap: int = 100_000,
+        facts_folder: Path | None = None,
     ) -> None:
         self.locations = locations
+        # Where the thread list keeps what it derives, so a new process starts warm (see derived.py).
+        self.facts_folder = facts_folder
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
         # Process-wide: the dashboard makes a reader per request, and what is cached never goes stale
         # (checkpoints are immutable, and keys carry the file's identity).
         self._series_cache = _CACHES.series
-        self._head_cache = _CACHES.heads
         self._metadata_cache = _CACHES.metadata
         self._lock = _CACHES.lock
 
@@ -294,76 +302,63 @@ class MycelReader:
         return Result(row, tuple(problems))
 
     def _thread_rows(self, thread_id: str | None) -> tuple[list[ThreadRow], list[StoreProblem]]:
-        # Three independent reads run side by side (SQLite releases the GIL while it works). Each file is
-        # read in its own snapshot; the list is a view of "now", so a commit landing between two of them
-        # can only make a count one step older or newer, never inconsistent within a thread's row.
-        def checkpoints_part(problems: list[StoreProblem]) -> dict[str, threads_store.CheckpointAggregate]:
+        # Three reads run side by side: this thread reads the head checkpoints (decoding moved heads is
+        # Python work); helpers read the sizes, and the threads table with the side stores. Their big
+        # aggregates come back as one JSON text each, so they never wait for the GIL row by row. Each read has
+        # its own snapshot; the list is a view of "now", so a commit landing between two of them can only
+        # make a count one step older or newer.
+        def heads_part(problems: list[StoreProblem]) -> dict[str, Facts]:
             with self._open(StoreRole.MAIN, problems) as db:
                 if db is not None:
                     with db.snapshot():
                         self._check_checkpoint_schema(db)
-                        return threads_store.checkpoint_aggregates(db, thread_id, heads=self._heads(db))
+                        return threads_store.checkpoint_heads(db, thread_id, known=self._facts(db))
             return {}
 
-        def main_part(problems: list[StoreProblem]) -> tuple[Any, Any, Any, bool]:
+        def sizes_part(problems: list[StoreProblem]) -> dict[str, int]:
             with self._open(StoreRole.MAIN, problems) as db:
                 if db is not None:
                     with db.snapshot():
-                        written = threads_store.writes_bytes(db, thread_id)
-                        infos = threads_store.thread_infos(db, thread_id)
-                        has = db.has_table("summaries")
-                        summaries = summaries_store.summary_counts(db, thread_id) if has else {}
-                        return written, infos, summaries, has
-            return {}, {}, {}, False
+                        return threads_store.stored_bytes(db, thread_id, known=self._facts(db))
+            return {}
 
-        def other_part(
-            problems: list[StoreProblem],
-        ) -> tuple[
-            dict[str, tuple[int, bool]],
-            dict[str, int],
-            dict[str, str | None],
-            tuple[bool, list[StoreProblem]],
-        ]:
-            summaries: dict[str, tuple[int, bool]] = {}
+        def tables_part(problems: list[StoreProblem]) -> _ThreadTables:
+            tables = _ThreadTables()
+            with self._open(StoreRole.MAIN, problems) as db:
+                if db is not None:
+                    with db.snapshot():
+                        tables.infos = threads_store.thread_infos(db, thread_id)
+                        if db.has_table("summaries"):
+                            tables.summaries_found = True
+                            tables.summaries = summaries_store.summary_counts(db, thread_id)
             summary_problems: list[StoreProblem] = []
-            found = False
             with self._open(StoreRole.SUMMARY, summary_problems) as db:
                 if db is not None and db.has_table("summaries"):
-                    found = True
-                    summaries = summaries_store.summary_counts(db, thread_id)
-            queued: dict[str, int] = {}
+                    tables.summaries_found = True
+                    for key, (count, active) in summaries_store.summary_counts(db, thread_id).items():
+                        before = tables.summaries.get(key, (0, False))
+                        tables.summaries[key] = (before[0] + count, before[1] or active)
+            # Summaries live in leon.db or summary.db (§1.4): a missing one is news only if neither has them.
+            problems.extend(_unless_found(summary_problems, tables.summaries_found))
             with self._open(StoreRole.QUEUE, problems) as db:
                 if db is not None:
-                    queued = queue_store.queue_counts(db, thread_id)
-            sandboxes: dict[str, str | None] = {}
+                    tables.queued = queue_store.queue_counts(db, thread_id)
             with self._open(StoreRole.SANDBOX, problems) as db:
                 if db is not None:
-                    sandboxes = sandbox_store.sandbox_states(db, thread_id)
-            return summaries, queued, sandboxes, (found, summary_problems)
+                    tables.sandboxes = sandbox_store.sandbox_states(db, thread_id)
+            return tables
 
-        problem_lists: list[list[StoreProblem]] = [[], [], []]
-        with ThreadPoolExecutor(max_workers=3, thread_name_prefix="mycel-list") as pool:
-            f_checkpoints = pool.submit(checkpoints_part, problem_lists[0])
-            f_main = pool.submit(main_part, problem_lists[1])
-            f_other = pool.submit(other_part, problem_lists[2])
-            aggregates = f_checkpoints.result()
-            written, infos, main_summaries, main_has_summaries = f_main.result()
-            summaries, queued, sandboxes, (summary_found, summary_problems) = f_other.result()
-        problems = [p for plist in problem_lists for p in plist]
-        problems = list(dict.fromkeys(problems))
-        problems.extend(_unless_found(summary_problems, summary_found or main_has_summaries))
-        for key, (count, active) in main_summaries.items():
-            before = summaries.get(key, (0, False))
-            summaries[key] = (before[0] + count, before[1] or active)
-        rows = threads_store.combine(aggregates, infos, summaries, queued, sandboxes, written=written)
-        return rows, problems
+        problems: tuple[list[StoreProblem], ...] = ([], [], [])
+        with cyclic_gc_paused(), ThreadPoolExecutor(max_workers=2, thread_name_prefix="mycel-list") as pool:
+            sizes = pool.submit(sizes_part, problems[1])
+            tables = pool.submit(tables_part, problems[2])
+            heads = heads_part(problems[0])
+            t = tables.result()
+            rows = threads_store.combine(heads, t.infos, t.summaries, t.queued, t.sandboxes, sizes.result())
+        return rows, list(dict.fromkeys(p for part in problems for p in part))
 
-    def _heads(self, db: ReadOnlyDB) -> dict[str, threads_store.HeadInfo]:
-        with self._lock:
-            found = self._head_cache.setdefault(_file_identity(db), {})
-            if len(found) > _HEAD_CACHE_SIZE:
-                found.clear()
-            return found
+    def _facts(self, db: ReadOnlyDB) -> derived.DerivedFacts:
+        return derived.facts_for(_file_identity(db), self.facts_folder)
 
     def _check_checkpoint_schema(self, db: ReadOnlyDB) -> None:
         why = checkpoint_layout_problem(db.tables())
@@ -644,6 +639,17 @@ class MycelReader:
                 workspace = spill_store.workspace_from_text(message.text)
                 if workspace is not None:
                     yield workspace
+
+
+@dataclass
+class _ThreadTables:
+    """What the thread list reads besides the head checkpoints, per thread id."""
+
+    infos: dict[str, threads_store.ThreadInfo] = field(default_factory=dict)
+    summaries: dict[str, tuple[int, bool]] = field(default_factory=dict)
+    summaries_found: bool = False
+    queued: dict[str, int] = field(default_factory=dict)
+    sandboxes: dict[str, str | None] = field(default_factory=dict)
 
 
 def _unless_found(problems: list[StoreProblem], found: bool) -> list[StoreProblem]:

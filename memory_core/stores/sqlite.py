@@ -6,6 +6,7 @@ Nothing here can write: every connection is `mode=ro` (or `immutable=1`, see `_u
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -21,7 +22,9 @@ from memory_core.records import ProblemKind, StoreProblem
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SCHEMA_CAP = 100_000  # schema reads are not data: the row cap does not apply
-_PROGRESS_EVERY = 2_000  # VM instructions between two deadline checks
+# VM instructions between two deadline checks (a few ms of work). Each check takes the GIL, so checking
+# often stalls a query running beside Python work in another thread.
+_PROGRESS_EVERY = 1_000_000
 
 
 class StoreError(Exception):
@@ -164,14 +167,37 @@ class ReadOnlyDB:
         finally:
             self._deadline = 0.0
         if len(found) > limit:
-            self.problems.append(
-                StoreProblem(
-                    ProblemKind.TRUNCATED,
-                    self.store,
-                    f"{self.path.name}: only the first {limit:,} rows were read",
-                    self.path,
-                )
+            self._truncated(limit)
+            del found[limit:]
+        return found
+
+    def _truncated(self, limit: int) -> None:
+        self.problems.append(
+            StoreProblem(
+                ProblemKind.TRUNCATED,
+                self.store,
+                f"{self.path.name}: only the first {limit:,} rows were read",
+                self.path,
             )
+        )
+
+    def rows_as_json(
+        self, sql: str, params: Sequence[Any] = (), *, columns: Sequence[str], cap: int | None = None
+    ) -> list[list[Any]]:
+        """Like rows(), but SQLite packs the rows into one JSON array: `columns` names the query's outputs.
+
+        Fetching row by row hands the GIL back and forth once per row, so a reader thread stalls behind any
+        thread running Python; one JSON text is built entirely inside SQLite and parsed at C speed. Values
+        must be text or numbers (SQLite's JSON cannot hold a BLOB: CAST such columns).
+        """
+        limit = self.row_cap if cap is None else cap
+        packed = self.one(
+            f"SELECT json_group_array(json_array({', '.join(columns)})) FROM ({sql} LIMIT {limit + 1})",
+            params,
+        )
+        found: list[list[Any]] = json.loads(packed[0]) if packed and packed[0] else []
+        if len(found) > limit:
+            self._truncated(limit)
             del found[limit:]
         return found
 

@@ -7,7 +7,7 @@ skips every message body; bytes come from `length()`, which SQLite answers from 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -15,16 +15,9 @@ from typing import Any, NamedTuple
 from memory_core.records import ThreadRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_metadata
+from memory_core.stores.derived import CHECKPOINTS, HEADS, WRITES, DerivedFacts, Facts
 from memory_core.stores.sqlite import ReadOnlyDB
 from memory_core.stores.times import from_epoch
-
-
-class CheckpointAggregate(NamedTuple):
-    checkpoints: int
-    head_checkpoint_id: str
-    bytes: int
-    messages: int | None = None
-    model: str | None = None
 
 
 class ThreadInfo(NamedTuple):
@@ -45,59 +38,58 @@ def _filter(column: str, thread_id: str | None, *, first: bool = True) -> tuple[
     return f"{'WHERE' if first else 'AND'} {column} = ?", (thread_id,)
 
 
-def writes_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, int]:
-    """Per thread, the bytes of its pending/intermediate writes."""
-    if not db.has_table("writes"):
-        return {}
-    where, params = _filter("thread_id", thread_id)
-    rows = db.rows(
-        f"SELECT thread_id, SUM(COALESCE(length(value), 0)) FROM writes {where} GROUP BY thread_id", params
-    )
-    return {str(r[0]): int(r[1] or 0) for r in rows}
+def checkpoint_heads(
+    db: ReadOnlyDB, thread_id: str | None = None, *, known: DerivedFacts | None = None
+) -> dict[str, Facts]:
+    """Per thread: checkpoint count and head id (the key), with the head's message count and model.
 
-
-HeadInfo = tuple[int | None, str | None]  # (message count, model) of a head checkpoint
-
-
-def checkpoint_aggregates(
-    db: ReadOnlyDB, thread_id: str | None = None, *, heads: MutableMapping[str, HeadInfo] | None = None
-) -> dict[str, CheckpointAggregate]:
-    """Per thread: checkpoint count, head id, bytes of checkpoints + metadata, head message count and model.
-
-    `heads` caches (count, model) by head checkpoint id across calls: a checkpoint never changes, so only
-    heads not seen before are fetched and counted.
+    The keys come from one pass over the primary-key index, which holds thread, id and rowid, so it never
+    reads the table. Facts `known` under the same key are reused; only moved heads are decoded.
     """
-    if not db.require_table("checkpoints"):
+    if not db.require_table(CHECKPOINTS):
         return {}
-    heads = {} if heads is None else heads
     where, params = _filter("thread_id", thread_id, first=False)
-    # One pass over the primary-key index; SQLite gives the bare `rowid` of the MAX() row, so new heads
-    # are then fetched by rowid. length() reads the record header only, never the blob.
-    rows = db.rows(
-        "SELECT thread_id, COUNT(*), MAX(checkpoint_id), rowid, "
-        "SUM(COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0)) "
+    # SQLite gives the bare `rowid` of the MAX() row, so moved heads are then fetched by rowid.
+    keys = db.rows(
+        "SELECT CAST(thread_id AS TEXT), COUNT(*), CAST(MAX(checkpoint_id) AS TEXT), rowid "
         f"FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
         params,
     )
-    unseen = [r[3] for r in rows if str(r[2]) not in heads]
-    if unseen:
-        for head, type_, blob, metadata in db.rows(
-            "SELECT checkpoint_id, type, checkpoint, metadata FROM checkpoints "
-            "WHERE rowid IN (SELECT value FROM json_each(?))",
-            (json.dumps(unseen),),
-        ):
-            heads[str(head)] = (count_checkpoint_messages(type_, blob), _model_of(metadata))
-    out: dict[str, CheckpointAggregate] = {}
-    for thread, count, head, _rowid, size in rows:
-        messages, model = heads.get(str(head), (None, None))
-        out[str(thread)] = CheckpointAggregate(
-            checkpoints=int(count),
-            head_checkpoint_id=str(head),
-            bytes=int(size or 0),
-            messages=messages,
-            model=model,
-        )
-    return out
+    found: dict[str, Facts] = {}
+    moved: list[tuple[str, int, str, int]] = []
+    for thread, count, head, rowid in keys:
+        fact = known.lookup(HEADS, thread, count, head) if known else None
+        if fact is None:
+            moved.append((thread, count, head, rowid))
+        else:
+            found[thread] = fact
+    if moved:
+        heads = _head_facts(db, [rowid for *_, rowid in moved])
+        new = {
+            thread: Facts(count, head, 0, *heads.get(head, (None, None)))
+            for thread, count, head, _rowid in moved
+        }
+        if known:
+            known.remember(HEADS, new)
+        found.update(new)
+    return found
+
+
+def _head_facts(db: ReadOnlyDB, rowids: list[int]) -> dict[str, tuple[int | None, str | None]]:
+    """Head checkpoint id -> (message count, model), decoding no message body."""
+    heads: dict[str, tuple[int | None, str | None]] = {}
+    # `model` is read by SQLite's JSON functions; only metadata that is not JSON (older savers wrote
+    # msgpack) comes back as a blob for Python to decode.
+    for head, type_, blob, model, other in db.rows(
+        "SELECT CAST(checkpoint_id AS TEXT), type, checkpoint, "
+        "CASE WHEN is_json AND json_type(meta, '$.model') = 'text' THEN json_extract(meta, '$.model') END, "
+        "CASE WHEN NOT is_json THEN metadata END FROM (SELECT checkpoint_id, type, checkpoint, metadata, "
+        "CAST(metadata AS TEXT) AS meta, json_valid(CAST(metadata AS TEXT)) AS is_json FROM checkpoints "
+        "WHERE rowid IN (SELECT value FROM json_each(?)))",
+        (json.dumps(rowids),),
+    ):
+        heads[head] = (count_checkpoint_messages(type_, blob), _model_of(other) if other else model)
+    return heads
 
 
 def _model_of(metadata: Any) -> str | None:
@@ -108,38 +100,132 @@ def _model_of(metadata: Any) -> str | None:
     return model if isinstance(model, str) else None
 
 
+def stored_bytes(
+    db: ReadOnlyDB, thread_id: str | None = None, *, known: DerivedFacts | None = None
+) -> dict[str, int]:
+    """Per thread, the bytes of its checkpoints (with metadata) and of its pending and intermediate writes."""
+    found: dict[str, int] = {}
+    for table in (CHECKPOINTS, WRITES):
+        if db.has_table(table):
+            for thread, size in _table_bytes(db, table, thread_id, known).items():
+                found[thread] = found.get(thread, 0) + size
+    return found
+
+
+def _table_bytes(
+    db: ReadOnlyDB, table: str, thread_id: str | None, known: DerivedFacts | None
+) -> dict[str, int]:
+    """One table's bytes per thread, keyed by (row count, newest checkpoint id) read from its primary-key
+    index; summed again only for the threads whose key moved, in this same snapshot."""
+    where, params = _filter("thread_id", thread_id, first=False)
+    size, scope = _SIZE_OF[table]
+    if known is None or not known.has(table):
+        # Nothing derived from this table yet: one pass gives every key with its sum.
+        rows = db.rows_as_json(
+            "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, CAST(MAX(checkpoint_id) AS TEXT) AS last, "
+            f"{size} AS size FROM {table} WHERE {scope} {where} GROUP BY thread_id",
+            params,
+            columns=("thread", "count", "last", "size"),
+        )
+        new = {thread: Facts(count, last, size or 0) for thread, count, last, size in rows}
+        if known is not None:
+            known.remember(table, new)
+        return {thread: fact.bytes for thread, fact in new.items()}
+    keys = db.rows_as_json(
+        "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, CAST(MAX(checkpoint_id) AS TEXT) AS last "
+        f"FROM {table} WHERE {scope} {where} GROUP BY thread_id",
+        params,
+        columns=("thread", "count", "last"),
+    )
+    found: dict[str, int] = {}
+    moved: list[tuple[str, int, str]] = []
+    for thread, count, last in keys:
+        fact = known.lookup(table, thread, count, last) if known else None
+        if fact is None:
+            moved.append((thread, count, last))
+        else:
+            found[thread] = fact.bytes
+    if moved:
+        sizes = _sizes(db, table, [m[0] for m in moved] if 2 * len(moved) < len(keys) else None, thread_id)
+        new = {thread: Facts(count, last, sizes.get(thread, 0)) for thread, count, last in moved}
+        if known:
+            known.remember(table, new)
+        found.update((thread, fact.bytes) for thread, fact in new.items())
+    return found
+
+
+_SIZE_OF = {
+    CHECKPOINTS: (
+        "SUM(COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0))",
+        "checkpoint_ns = ''",
+    ),
+    WRITES: ("SUM(COALESCE(length(value), 0))", "1"),
+}
+
+
+def _sizes(db: ReadOnlyDB, table: str, threads: list[str] | None, thread_id: str | None) -> dict[str, int]:
+    """Bytes per thread in `table`: of `threads`, or of every thread (one pass) when most have moved.
+
+    length() is answered from each record's header, never the blob, but it visits every row; the sums
+    come back as one JSON text (see `rows_as_json`), so this runs beside Python work.
+    """
+    size, scope = _SIZE_OF[table]
+    if threads is None:
+        where, params = _filter("thread_id", thread_id, first=False)
+    else:
+        where, params = "AND thread_id IN (SELECT value FROM json_each(?))", (json.dumps(threads),)
+    rows = db.rows_as_json(
+        f"SELECT CAST(thread_id AS TEXT) AS thread, {size} AS size FROM {table} WHERE {scope} {where} "
+        "GROUP BY thread_id",
+        params,
+        columns=("thread", "size"),
+    )
+    return {thread: size or 0 for thread, size in rows}
+
+
 def thread_infos(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, ThreadInfo]:
     """The `threads` table (Mycel's or leonai's layout) with display names."""
     if not db.require_table("threads"):
         return {}
-    cols = db.columns("threads")
+    cols = set(db.columns("threads"))
     has_members = "name" in db.columns("members")
-    branch = "t.is_main, t.branch_index" if {"is_main", "branch_index"} <= set(cols) else "NULL, NULL"
-    member_name = "m.name" if has_members else "NULL"
-    join = "LEFT JOIN members m ON m.id = t.member_id" if has_members else ""
-    entity_name, entity_join = "NULL", ""
-    if {"thread_id", "name"} <= set(db.columns("entities")):
+    has_entities = {"thread_id", "name"} <= set(db.columns("entities"))
+
+    def text(column: str, present: bool) -> str:
+        return f"CAST({column} AS TEXT)" if present else "NULL"
+
+    outputs = {
+        **{c: text(f"t.{c}", c in cols) for c in ("id", "member_id", "model", "sandbox_type", "cwd")},
+        # Epoch seconds as whole microseconds: SQLite's JSON would print a REAL with 15 digits only.
+        "created_us": "CASE WHEN typeof(t.created_at) IN ('integer', 'real') "
+        "THEN CAST(round(t.created_at * 1e6) AS INTEGER) END"
+        if "created_at" in cols
+        else "NULL",
+        "is_main": "t.is_main" if {"is_main", "branch_index"} <= cols else "NULL",
+        "branch_index": "t.branch_index" if {"is_main", "branch_index"} <= cols else "NULL",
+        "member_name": text("m.name", has_members),
         # leonai had one entity per thread, named "{member}-{seq} ({sandbox})"; Mycel has one per agent.
-        entity_name, entity_join = "e.name", "LEFT JOIN entities e ON e.thread_id = t.id"
-    select = ", ".join(
-        f"t.{c}" if c in cols else "NULL"
-        for c in ("id", "member_id", "model", "sandbox_type", "cwd", "created_at")
-    )
+        "entity_name": text("e.name", has_entities),
+    }
+    join = "LEFT JOIN members m ON m.id = t.member_id" if has_members else ""
+    entity_join = "LEFT JOIN entities e ON e.thread_id = t.id" if has_entities else ""
     where, params = _filter("t.id", thread_id)
-    rows = db.rows(
-        f"SELECT {select}, {branch}, {member_name}, {entity_name} FROM threads t {join} {entity_join} {where}",
+    rows = db.rows_as_json(
+        f"SELECT {', '.join(f'{sql} AS {name}' for name, sql in outputs.items())} "
+        f"FROM threads t {join} {entity_join} {where}",
         params,
+        columns=tuple(outputs),
     )
     out: dict[str, ThreadInfo] = {}
-    for tid, member, model, sandbox, cwd, created, is_main, branch_index, mname, ename in rows:
-        out[str(tid)] = ThreadInfo(
-            thread_id=str(tid),
+    for tid, member, model, sandbox, cwd, created_us, is_main, branch_index, mname, ename in rows:
+        out[tid] = ThreadInfo(
+            thread_id=tid,
             member_id=member,
             name=display_name(mname, is_main, branch_index) or ename,
             model=model,
             sandbox_type=sandbox,
             cwd=cwd,
-            created_at=from_epoch(created),
+            created_at=from_epoch(created_us / 1e6) if created_us is not None else None,
         )
     return out
 
@@ -153,45 +239,49 @@ def display_name(member_name: str | None, is_main: Any, branch_index: Any) -> st
     return f"{member_name} · 分身{branch_index}"
 
 
+_NEVER = float("-inf")
+_NO_SUMMARIES = (0, False)
+_NO_CHECKPOINTS = Facts(0, "", 0)  # a thread known only to other stores: no checkpoint yet
+_NO_INFO = ThreadInfo("", None, None, None, None, None, None)
+
+
 @lru_cache(maxsize=200_000)
 def _head_time(checkpoint_id: str) -> tuple[datetime | None, float]:
-    found = time_of_checkpoint_id(checkpoint_id)
-    return found, found.timestamp() if found else float("-inf")
+    found = time_of_checkpoint_id(checkpoint_id) if checkpoint_id else None
+    return found, found.timestamp() if found else _NEVER
 
 
 def combine(
-    aggregates: Mapping[str, CheckpointAggregate],
+    heads: Mapping[str, Facts],
     infos: Mapping[str, ThreadInfo],
     summaries: Mapping[str, tuple[int, bool]],
     queued: Mapping[str, int],
     sandboxes: Mapping[str, str | None],
-    *,
-    written: Mapping[str, int] | None = None,
+    sizes: Mapping[str, int],
 ) -> list[ThreadRow]:
     """One row per thread known to any store, newest activity first; zero counts where nothing is stored."""
-    ids = set(aggregates) | set(infos) | set(summaries) | set(queued)
-    written = written or {}
     keyed: list[tuple[float, str, ThreadRow]] = []
-    for thread_id in ids:
-        agg = aggregates.get(thread_id)
-        info = infos.get(thread_id)
-        summary_count, active = summaries.get(thread_id, (0, False))
-        updated, stamp = _head_time(agg.head_checkpoint_id) if agg else (None, float("-inf"))
-        if updated is None and info is not None and info.created_at is not None:
-            updated, stamp = info.created_at, info.created_at.timestamp()
+    for thread_id in heads.keys() | infos.keys() | summaries.keys() | queued.keys():
+        info = infos.get(thread_id, _NO_INFO)
+        facts = heads.get(thread_id, _NO_CHECKPOINTS)
+        updated, stamp = _head_time(facts.last_id)
+        if updated is None and info.created_at is not None:
+            updated = info.created_at
+            stamp = updated.timestamp()
+        summary_count, active = summaries.get(thread_id, _NO_SUMMARIES)
         row = ThreadRow(
             thread_id=thread_id,
-            messages=(agg.messages or 0) if agg else 0,
-            checkpoints=agg.checkpoints if agg else 0,
-            head_checkpoint_id=agg.head_checkpoint_id if agg else None,
+            messages=facts.messages or 0,
+            checkpoints=facts.rows,
+            head_checkpoint_id=facts.last_id or None,
             updated_at=updated,
-            name=info.name if info else None,
-            model=(agg.model if agg and agg.model else None) or (info.model if info else None),
-            configured_model=info.model if info else None,
-            member_id=info.member_id if info else None,
-            sandbox_type=info.sandbox_type if info else None,
-            cwd=info.cwd if info else None,
-            bytes_on_disk=(agg.bytes if agg else 0) + written.get(thread_id, 0),
+            name=info.name,
+            model=facts.model or info.model,
+            configured_model=info.model,
+            member_id=info.member_id,
+            sandbox_type=info.sandbox_type,
+            cwd=info.cwd,
+            bytes_on_disk=sizes.get(thread_id, 0),
             summaries=summary_count,
             active_summary=active,
             queued=queued.get(thread_id, 0),
@@ -199,5 +289,4 @@ def combine(
         )
         keyed.append((stamp, thread_id, row))
     keyed.sort(reverse=True)
-    rows = [row for _stamp, _id, row in keyed]
-    return rows
+    return [row for _stamp, _id, row in keyed]

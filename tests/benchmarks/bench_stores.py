@@ -3,9 +3,11 @@
 Run: .venv/bin/python tests/benchmarks/bench_stores.py [--quick]   (not collected by pytest).
 
 Prints, measured in one run: the big thread's per-checkpoint series through MycelReader, cold and warm,
-against LangGraph's own `SqliteSaver.list()` decoding every checkpoint (the naive way); the thread-list
-time over 10,000 threads; peak RSS. "Cold" means first call in this process with the file's pages
-dropped from the OS cache (posix_fadvise DONTNEED) and no series cache. The data home is generated once
+against LangGraph's own `SqliteSaver.list()` decoding every checkpoint (the naive way); the thread list
+over 10,000 threads against `SqliteSaver.get_tuple()` per thread, the first list ever (nothing derived
+yet), a new process with the derived facts kept, and after a commit; peak RSS. "Cold" means first call in
+this process with the file's pages dropped from the OS cache (posix_fadvise DONTNEED) and nothing cached
+in memory. The data home is generated once
 per parameter set under var/bench/ (the big thread by LangGraph's real graph + SqliteSaver put/put_writes;
 the small threads by copying one real small thread's rows in the exact layout) and reused.
 """
@@ -32,6 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from memory_core.demo.tables import MEMBERS_DDL, THREADS_DDL  # noqa: E402
 from memory_core.stores import reader as reader_module  # noqa: E402
 from memory_core.stores.reader import MycelReader, clear_caches  # noqa: E402
 from memory_core.tokens import default_counter  # noqa: E402
@@ -54,14 +57,11 @@ WORDS = [
     "temp",
 ]
 
-THREADS_DDL = """
-CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, member_id TEXT NOT NULL, sandbox_type TEXT DEFAULT 'local',
-    model TEXT, cwd TEXT, observation_provider TEXT, agent TEXT, is_main INTEGER NOT NULL DEFAULT 0,
-    branch_index INTEGER NOT NULL, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS members (id TEXT PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL, avatar TEXT,
-    description TEXT, config_dir TEXT, owner_user_id TEXT, created_at REAL NOT NULL, updated_at REAL,
-    next_entity_seq INTEGER NOT NULL DEFAULT 0);
-"""
+HOME_LAYOUT = 2  # bump when generate() changes what it writes, so an old cached home is not reused
+
+# What Mycel passes as `configurable` on every run: LangGraph copies it into each checkpoint's metadata, so
+# every head carries a model to read (and a fake key the reader must redact), as in a real home.
+MYCEL_RUN = {"model": "claude-opus-4-6", "model_provider": "anthropic", "api_key": "sk-ant-FAKE-bench-key"}
 
 
 def _tool_output(mean_chars: int) -> Any:
@@ -87,24 +87,28 @@ def generate(folder: Path, *, turns: int, tool_chars: int, small: int) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     db = tmp / "leon.db"
-    build_thread(db, BIG, turns=turns, parallel=1, body=_tool_output(tool_chars))
-    build_thread(db, "small-template", turns=1, parallel=1, tool_chars=400)
+    build_thread(db, BIG, turns=turns, parallel=1, body=_tool_output(tool_chars), configurable=MYCEL_RUN)
+    build_thread(db, "small-template", turns=1, parallel=1, tool_chars=400, configurable=MYCEL_RUN)
     with closing(sqlite3.connect(db)) as conn:
-        conn.executescript(THREADS_DDL)
+        conn.executescript(THREADS_DDL + MEMBERS_DDL)
         conn.execute(
-            "INSERT INTO members VALUES ('m_bench', 'Bench', 'mycel_agent', NULL, NULL, NULL, NULL, 0, 0, 0)"
+            "INSERT INTO members (id, name, type, created_at) VALUES ('m_bench', 'Bench', 'mycel_agent', 0)"
         )
-        # 10,000 threads in the exact layout: the template's checkpoints and writes under new thread ids.
+        # 10,000 threads in the exact layout: the template's checkpoints and writes under new thread ids,
+        # each with its own checkpoint ids (uuid6 keeps its time and sequence; the 48-bit node becomes the
+        # thread's number), as no two of Mycel's threads share a checkpoint id.
         conn.execute(
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
-            "INSERT INTO checkpoints SELECT 'small-' || i, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
-            "checkpoint, metadata FROM checkpoints, n WHERE thread_id = 'small-template'",
+            "INSERT INTO checkpoints SELECT 'small-' || i, checkpoint_ns, "
+            "substr(checkpoint_id, 1, 24) || printf('%012x', i), "
+            "substr(parent_checkpoint_id, 1, 24) || printf('%012x', i), "
+            "type, checkpoint, metadata FROM checkpoints, n WHERE thread_id = 'small-template'",
             (small,),
         )
         conn.execute(
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
-            "INSERT INTO writes SELECT 'small-' || i, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value "
-            "FROM writes, n WHERE thread_id = 'small-template'",
+            "INSERT INTO writes SELECT 'small-' || i, checkpoint_ns, substr(checkpoint_id, 1, 24) || printf('%012x', i), "
+            "task_id, idx, channel, type, value FROM writes, n WHERE thread_id = 'small-template'",
             (small,),
         )
         conn.execute("DELETE FROM checkpoints WHERE thread_id = 'small-template'")
@@ -156,6 +160,21 @@ def naive_series(db: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def naive_thread_list(db: Path) -> dict[str, int]:
+    """LangGraph's way: the head of every thread through SqliteSaver.get_tuple(), decoded in full (our own
+    bench file, so the saver's setup() is harmless)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    with closing(sqlite3.connect(db, check_same_thread=False)) as conn:
+        saver = SqliteSaver(conn)
+        threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+        found: dict[str, int] = {}
+        for thread_id in threads:
+            head = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+            found[thread_id] = len(head.checkpoint["channel_values"].get("messages", [])) if head else 0
+        return found
+
+
 def home_params(quick: bool) -> dict[str, int]:
     """The benchmark home's parameters (the other benchmarks and the load script reuse the same home)."""
     if quick:
@@ -165,7 +184,8 @@ def home_params(quick: bool) -> dict[str, int]:
 
 def home_folder(quick: bool) -> Path:
     """Where the home for these parameters is cached (generate it with `--generate-only [--quick]`)."""
-    key = hashlib.sha256(json.dumps(home_params(quick), sort_keys=True).encode()).hexdigest()[:12]
+    key_data = {**home_params(quick), "layout": HOME_LAYOUT}
+    key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:12]
     return ROOT / "var" / "bench" / f"stores-{key}"
 
 
@@ -226,22 +246,34 @@ def main() -> int:
 
     warm_uncached = median(uncached_series() for _ in range(3))
 
-    cold_start()
-    list_cold, listed = timed(lambda: MycelReader(locations).list_threads())
-    list_warm = median(timed(lambda: MycelReader(locations).list_threads())[0] for _ in range(5))
+    # The thread list. What it derives (head message counts, models, sizes) is kept in a cache folder of
+    # ours; clear_caches() forgets everything in memory, as a new process would start.
+    facts = ROOT / "var" / "bench" / f"facts-{folder.name}"
 
-    def uncached_list() -> float:
+    def new_process_list(*, cold: bool, first_ever: bool) -> tuple[float, Any]:
+        if first_ever:
+            shutil.rmtree(facts, ignore_errors=True)
+        if cold:
+            drop_page_cache(db)
         clear_caches()
-        return timed(lambda: MycelReader(locations).list_threads())[0]
+        return timed(lambda: MycelReader(locations, facts_folder=facts).list_threads())
 
-    list_uncached = median(uncached_list() for _ in range(3))
+    list_first_cold, listed = new_process_list(cold=True, first_ever=True)
+    list_first = median(new_process_list(cold=False, first_ever=True)[0] for _ in range(5))
+    list_cold = median(new_process_list(cold=True, first_ever=False)[0] for _ in range(3))
+    list_new_process = median(new_process_list(cold=False, first_ever=False)[0] for _ in range(5))
 
     def after_a_commit() -> float:
-        # What a new commit costs: the list kept per files version is gone, heads seen before are not.
+        # What a new commit costs: the list kept per files version is gone, facts derived before are not.
         reader_module._CACHES.lists.clear()
-        return timed(lambda: MycelReader(locations).list_threads())[0]
+        return timed(lambda: MycelReader(locations, facts_folder=facts).list_threads())[0]
 
     list_after_commit = median(after_a_commit() for _ in range(5))
+    list_warm = median(
+        timed(lambda: MycelReader(locations, facts_folder=facts).list_threads())[0] for _ in range(5)
+    )
+    same_list = listed.value == MycelReader(locations).list_threads().value
+    naive_list = median(timed(lambda: naive_thread_list(db))[0] for _ in range(2))
     rss_fast = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     drop_page_cache(db)
@@ -272,15 +304,23 @@ def main() -> int:
     )
     print(f"same counts and estimates as naive: {same}")
     print(
-        f"thread list ({len(listed.value):,} threads): cold {list_cold * 1000:.0f} ms; "
-        f"warm {list_uncached * 1000:.0f} ms (pages cached, no derived cache); "
-        f"{list_after_commit * 1000:.0f} ms (after a commit: heads cached by id); "
-        f"{list_warm * 1000:.1f} ms (unchanged files: list kept per files version) (target <= 300 ms)"
+        f"thread list ({len(listed.value):,} threads), the naive way (SqliteSaver.get_tuple per thread): {naive_list * 1000:.0f} ms"
     )
+    print(
+        f"thread list, first ever (nothing derived yet): cold {list_first_cold * 1000:.0f} ms, "
+        f"warm {list_first * 1000:.0f} ms ({naive_list / list_first:.1f}x faster than naive)"
+    )
+    print(
+        f"thread list, a new process with the facts kept: cold {list_cold * 1000:.0f} ms, warm "
+        f"{list_new_process * 1000:.0f} ms; after a commit {list_after_commit * 1000:.0f} ms; unchanged files "
+        f"{list_warm * 1000:.1f} ms ({naive_list / list_cold:.0f}x faster than naive cold) (target <= 300 ms)"
+    )
+    print(f"same rows with and without the kept facts: {same_list}")
     print(
         f"peak RSS: {rss_fast:.0f} MB after MycelReader work (target <= 300), {rss_all:.0f} MB after naive too"
     )
-    ok = same and cold <= 1.0 and naive_cold / cold >= 15 and list_uncached <= 0.3 and rss_fast <= 300
+    listing = max(list_cold, list_new_process, list_after_commit)
+    ok = same and same_list and cold <= 1.0 and naive_cold / cold >= 15 and listing <= 0.3 and rss_fast <= 300
     if args.quick:
         print("quick run: the targets are for the full-size home")
     else:

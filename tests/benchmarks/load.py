@@ -92,7 +92,9 @@ def load_home(quick: bool) -> Path:
     build_thread(tmp / "leon.db", LONG, turns=params["long_turns"], parallel=PARALLEL, tool_chars=500)
     with closing(sqlite3.connect(tmp / "leon.db")) as conn:
         conn.execute(
-            "INSERT INTO threads VALUES (?, 'm_bench', 'local', 'leon:large', NULL, NULL, NULL, 0, 1, 1796033529.0)",
+            "INSERT INTO threads (id, member_id, sandbox_type, model, is_main, branch_index, created_at) "
+            "SELECT ?, 'm_bench', 'local', 'leon:large', 0, MAX(branch_index) + 1, 1796033529.0 FROM threads "
+            "WHERE member_id = 'm_bench'",
             (LONG,),
         )
         conn.commit()

@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -19,7 +20,7 @@ from memory_core.stores import sqlite as sqlite_module
 from memory_core.stores.checkpoints import list_checkpoint_meta, read_payload
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.series import naive_series
-from memory_core.stores.sqlite import opened
+from memory_core.stores.sqlite import StoreError, opened
 from memory_core.tokens import default_counter
 from tests.conftest import point_env_at
 from tests.core.store_builders import (
@@ -334,6 +335,21 @@ def test_spill_file_symlinked_to_another_file_is_not_followed(home: Path, tmp_pa
 
 
 # -- locks, concurrency, immutability ------------------------------------------------------------------
+
+
+def test_a_long_query_is_stopped_at_the_time_limit(home: Path) -> None:
+    with closing(sqlite3.connect(home / "leon.db")) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    with opened(home / "leon.db", store="main", timeout_s=0.05, row_cap=10) as db:
+        started = time.monotonic()
+        with pytest.raises(StoreError) as caught:
+            # A billion steps would take minutes unchecked.
+            db.rows(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1e9) SELECT COUNT(*) FROM n"
+            )
+        assert caught.value.problem.kind is ProblemKind.TIMEOUT
+        assert time.monotonic() - started < 2
+        assert db.rows("SELECT COUNT(*) FROM t") == [(0,)], "the connection still answers afterwards"
 
 
 def test_locked_database_becomes_a_problem_within_the_time_limit(home: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -193,9 +195,17 @@ def test_cli_unknown_thread_exits_non_zero_with_one_line(
     assert len(err) == 1 and "nope-123" in err[0]
 
 
-def test_a_tiny_time_limit_becomes_a_timeout_problem(sample_home: Path) -> None:
+def test_a_list_that_runs_past_the_time_limit_says_timeout(sample_home: Path) -> None:
+    """The limit is checked every million SQLite instructions (each check takes the GIL), so the list is
+    given real work: 60,000 more threads, whose aggregate alone takes about two million."""
+    with closing(sqlite3.connect(sample_home / "leon.db")) as conn, conn:
+        conn.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) "
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id) SELECT 'copy-' || i, '', 'c' FROM n"
+        )
     result = MycelReader(point_locations(sample_home), query_timeout_s=1e-9).list_threads()
     assert any(p.kind is ProblemKind.TIMEOUT for p in result.problems)
+    assert len(MycelReader(point_locations(sample_home)).list_threads().value) == 60_006
 
 
 def test_a_row_cap_becomes_a_truncated_problem(sample_home: Path) -> None:

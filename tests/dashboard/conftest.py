@@ -9,6 +9,7 @@ from django.contrib.auth.models import Group, User
 @pytest.fixture(autouse=True)
 def dashboard_dirs(settings, tmp_path: Path) -> None:
     settings.DASHBOARD_DEMO_HOME = tmp_path / "demo-home"
+    settings.DASHBOARD_FACTS_DIR = tmp_path / "facts-cache"
 
 
 @pytest.fixture

@@ -1,0 +1,211 @@
+"""The thread list's derived facts: reused only under the key they came from, kept in our own cache file.
+
+Every list here is compared with one derived from scratch (no facts at all), so a fact reused under the wrong
+key, or read back wrong from the cache file, shows up as a different row.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from memory_core.records import ThreadRow
+from memory_core.stores import derived
+from memory_core.stores.derived import CHECKPOINTS, HEADS, DerivedFacts, Facts, default_folder
+from memory_core.stores.gc_pause import cyclic_gc_paused
+from memory_core.stores.reader import MycelReader, clear_caches
+from tests.core.store_builders import build_thread, file_hashes, point_locations
+
+MODEL = {"model": "claude-opus-4-6", "api_key": "sk-ant-FAKE-facts-key"}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for n in range(3):
+        build_thread(folder / "leon.db", f"t{n}", turns=n + 1, configurable=MODEL)
+    return folder
+
+
+def listed(home: Path, facts: Path | None) -> tuple[ThreadRow, ...]:
+    # A fresh list each time: the list kept per files version would hide what the facts did.
+    clear_caches()
+    return MycelReader(point_locations(home), facts_folder=facts).list_threads().value
+
+
+def from_scratch(home: Path) -> tuple[ThreadRow, ...]:
+    return listed(home, None)
+
+
+def cache_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("thread-facts-*.sqlite3"))
+
+
+def test_a_new_process_reads_the_facts_back_and_lists_the_same_rows(home: Path, tmp_path: Path) -> None:
+    facts = tmp_path / "facts"
+    first = listed(home, facts)
+    assert first == from_scratch(home)
+    assert {r.thread_id: r.messages for r in first} == {"t0": 5, "t1": 10, "t2": 15}
+    assert all(r.model == "claude-opus-4-6" and r.bytes_on_disk > 0 for r in first)
+    [cache] = cache_files(facts)
+    with closing(sqlite3.connect(cache)) as conn:
+        sources = dict(conn.execute("SELECT source, COUNT(*) FROM facts GROUP BY source").fetchall())
+        secrets = conn.execute("SELECT COUNT(*) FROM facts WHERE model LIKE '%sk-ant%'").fetchone()[0]
+    assert sources == {"heads": 3, "checkpoints": 3, "writes": 3}
+    assert secrets == 0
+    # listed() forgets the in-memory facts, so this reads them back from the file, as a new worker would.
+    assert listed(home, facts) == first
+
+
+def test_facts_are_derived_again_for_a_thread_that_moved(home: Path, tmp_path: Path) -> None:
+    facts = tmp_path / "facts"
+    before = {r.thread_id: r for r in listed(home, facts)}
+    build_thread(home / "leon.db", "t0", turns=2, configurable={"model": "gpt-5"})  # two more turns
+    after = listed(home, facts)
+    assert after == from_scratch(home)
+    moved = {r.thread_id: r for r in after}["t0"]
+    assert moved.messages > before["t0"].messages
+    assert moved.checkpoints > before["t0"].checkpoints
+    assert moved.bytes_on_disk > before["t0"].bytes_on_disk
+    assert moved.model == "gpt-5"
+    assert {r.thread_id: r for r in after}["t2"] == before["t2"]
+
+
+def test_only_pending_writes_added_under_the_same_head_still_change_the_bytes(
+    home: Path, tmp_path: Path
+) -> None:
+    """put_writes records a task's writes under the current head before any new checkpoint."""
+    facts = tmp_path / "facts"
+    before = {r.thread_id: r for r in listed(home, facts)}
+    with closing(sqlite3.connect(home / "leon.db", check_same_thread=False)) as conn:
+        saver = SqliteSaver(conn)
+        config = saver.get_tuple({"configurable": {"thread_id": "t1"}}).config  # type: ignore[union-attr]
+        saver.put_writes(config, [("messages", "x" * 5000)], task_id="pending-task")
+    after = {r.thread_id: r for r in listed(home, facts)}
+    assert list(after.values()) == list(from_scratch(home))
+    assert after["t1"].head_checkpoint_id == before["t1"].head_checkpoint_id
+    assert after["t1"].bytes_on_disk > before["t1"].bytes_on_disk + 5000
+
+
+def test_a_deleted_thread_leaves_the_list_and_a_new_one_with_its_id_starts_afresh(
+    home: Path, tmp_path: Path
+) -> None:
+    facts = tmp_path / "facts"
+    listed(home, facts)
+    with closing(sqlite3.connect(home / "leon.db", check_same_thread=False)) as conn:
+        SqliteSaver(conn).delete_thread("t2")
+    assert [r.thread_id for r in listed(home, facts)] == ["t1", "t0"]
+    build_thread(home / "leon.db", "t2", turns=1, configurable={"model": "gpt-5"})
+    again = {r.thread_id: r for r in listed(home, facts)}
+    assert list(again.values()) == list(from_scratch(home))
+    assert (again["t2"].messages, again["t2"].model) == (5, "gpt-5")
+
+
+def test_a_replaced_leon_db_never_reuses_facts_derived_from_the_old_file(home: Path, tmp_path: Path) -> None:
+    facts = tmp_path / "facts"
+    listed(home, facts)
+    other = tmp_path / "other"
+    other.mkdir()
+    build_thread(other / "leon.db", "t0", turns=1, configurable={"model": "gpt-5"})
+    (home / "leon.db").unlink()
+    (other / "leon.db").rename(home / "leon.db")
+    assert listed(home, facts) == from_scratch(home)
+    assert len(cache_files(facts)) == 2
+
+
+def test_a_corrupt_cache_file_is_set_aside_with_a_warning(
+    home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    facts = tmp_path / "facts"
+    listed(home, facts)
+    [cache] = cache_files(facts)
+    cache.write_bytes(b"not a database at all" * 100)
+    with caplog.at_level(logging.WARNING, logger="memory_core.stores.derived"):
+        assert listed(home, facts) == from_scratch(home)
+    assert "thread facts cache" in caplog.text
+    assert cache_files(facts) == [], "set aside, and this process keeps its facts in memory only"
+
+
+def test_an_unwritable_cache_folder_keeps_facts_in_memory(
+    home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("a file where the folder should be")
+    with caplog.at_level(logging.WARNING, logger="memory_core.stores.derived"):
+        assert listed(home, blocker / "facts") == from_scratch(home)
+    assert "keeping facts in memory only" in caplog.text
+    assert blocker.read_text() == "a file where the folder should be"
+
+
+def test_mycel_files_stay_byte_identical_and_hold_no_cache(home: Path, tmp_path: Path) -> None:
+    before = file_hashes(home)
+    listed(home, tmp_path / "facts")
+    listed(home, tmp_path / "facts")
+    assert file_hashes(home) == before
+
+
+def test_a_fact_is_reused_only_under_its_exact_key(tmp_path: Path) -> None:
+    facts = DerivedFacts(("leon.db", 1, 2), tmp_path)
+    assert not facts.has(HEADS)
+    facts.remember(HEADS, {"t": Facts(3, "id-3", 0, 7, "m")})
+    assert facts.has(HEADS) and not facts.has(CHECKPOINTS)
+    assert facts.lookup(HEADS, "t", 3, "id-3") == Facts(3, "id-3", 0, 7, "m")
+    assert facts.lookup(HEADS, "t", 4, "id-3") is None
+    assert facts.lookup(HEADS, "t", 3, "id-4") is None
+    assert facts.lookup(CHECKPOINTS, "t", 3, "id-3") is None
+    assert DerivedFacts(("leon.db", 1, 2), tmp_path).lookup(HEADS, "t", 3, "id-3") == Facts(
+        3, "id-3", 0, 7, "m"
+    )
+    assert DerivedFacts(("leon.db", 1, 3), tmp_path).lookup(HEADS, "t", 3, "id-3") is None
+
+
+def test_an_older_cache_version_is_rebuilt(tmp_path: Path) -> None:
+    facts = DerivedFacts(("leon.db", 1, 2), tmp_path)
+    facts.remember(HEADS, {"t": Facts(3, "id-3", 0, 7, "m")})
+    [cache] = cache_files(tmp_path)
+    with closing(sqlite3.connect(cache)) as conn:
+        conn.execute("PRAGMA user_version = 0")
+    assert DerivedFacts(("leon.db", 1, 2), tmp_path).lookup(HEADS, "t", 3, "id-3") is None
+
+
+def test_the_command_line_cache_folder_follows_the_environment(tmp_path: Path) -> None:
+    assert default_folder({"MYCEL_MEMORY_CACHE_DIR": "/x/y"}) == Path("/x/y")
+    assert default_folder({"XDG_CACHE_HOME": "/c"}) == Path("/c/mycel-memory")
+    assert default_folder({}) == Path.home() / ".cache" / "mycel-memory"
+
+
+def test_the_cli_keeps_its_facts_in_the_configured_folder(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory_core.cli import main as cli_main
+    from tests.conftest import point_env_at
+
+    point_env_at(monkeypatch, home)
+    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "cli-cache"))
+    derived.forget_all()
+    assert cli_main(["threads", "--json"]) == 0
+    assert len(cache_files(tmp_path / "cli-cache")) == 1
+    assert "sk-ant" not in capsys.readouterr().out
+
+
+def test_gc_pauses_nest_and_restore_the_collector() -> None:
+    assert gc.isenabled()
+    with cyclic_gc_paused():
+        with cyclic_gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled(), "the outer pause still holds"
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with cyclic_gc_paused():
+            pass
+        assert not gc.isenabled(), "a collector that was off stays off"
+    finally:
+        gc.enable()
