@@ -1,78 +1,72 @@
-"""Facts the thread list derives from leon.db, kept with the key they were derived from.
+"""What the thread list derives from each thread's head checkpoint, kept with the key it came from.
 
-LangGraph only appends checkpoints and writes. So while a thread's row count and newest checkpoint id are
-unchanged, its stored bytes are too, and so are its head's message count and model. The thread list reads
-those keys from the primary-key index alone and derives facts only for the threads whose key moved.
+A thread's head (newest) checkpoint is the only blob the list reads, to count its messages and find its
+model. A checkpoint never changes, so while a thread's checkpoint count and head id are the same, so are
+those facts. The list reads that key from the primary-key index alone and decodes only the heads that moved.
 
 Facts live in memory for the process. When a folder is given they are also kept in our own SQLite file
-(never one of Mycel's): a new process, such as a gunicorn worker or a CLI run, then starts warm. The file is
-only a cache: if it cannot be read or written, it is set aside and the list is derived from leon.db.
+(never one of Mycel's), so a new process, such as a gunicorn worker or a CLI run, starts warm. The file is
+only a cache: if it cannot be read or written, it is set aside and the facts are derived from leon.db.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from contextlib import closing, suppress
 from pathlib import Path
 from typing import NamedTuple
 
 log = logging.getLogger(__name__)
 
-# What a fact was derived from: a head checkpoint (messages, model), or a table's rows (bytes).
-HEADS = "heads"
-CHECKPOINTS = "checkpoints"
-WRITES = "writes"
 _VERSION = 1  # bump when what a fact means changes; older files are then rebuilt
 _BUSY_MS = 200  # another process saving the same cache: wait this long, then skip saving
 
 
-class Facts(NamedTuple):
-    """What was derived for one thread from one table, and the key it holds for."""
+class HeadFacts(NamedTuple):
+    """A thread's checkpoint count and head id (the key), with what its head checkpoint holds."""
 
-    rows: int  # the thread's row count in the table ...
-    last_id: str  # ... and its newest checkpoint id: together, the key
-    bytes: int = 0  # the rows' bytes (CHECKPOINTS, WRITES)
-    messages: int | None = None  # the head checkpoint's message count (HEADS)
-    model: str | None = None  # the head checkpoint's metadata model (HEADS)
+    checkpoints: int
+    head_checkpoint_id: str
+    messages: int | None  # None when the head cannot be decoded
+    model: str | None  # the head's metadata model
 
 
 class DerivedFacts:
-    """Per-thread facts for one leon.db, in memory and optionally in a cache file in `folder`.
+    """Head facts per thread for one leon.db, in memory and optionally in a cache file in `folder`.
 
     `database` identifies the file (path, device, inode): a leon.db replaced by another file starts afresh.
     """
 
     def __init__(self, database: tuple[str, int, int], folder: Path | None) -> None:
         self._lock = threading.Lock()
-        self._facts: dict[str, dict[str, Facts]] | None = None  # source -> thread id -> facts
+        self._facts: dict[str, HeadFacts] | None = None  # by thread id
         digest = hashlib.sha256(repr(database).encode()).hexdigest()[:16]
-        self._file = folder / f"thread-facts-{digest}.sqlite3" if folder is not None else None
+        self._file = folder / f"head-facts-{digest}.sqlite3" if folder is not None else None
 
-    def has(self, source: str) -> bool:
-        """Whether anything was derived from `source` before (in this process, or kept in the cache file)."""
-        return bool(self._loaded().get(source))
-
-    def lookup(self, source: str, thread_id: str, rows: int, last_id: str) -> Facts | None:
-        """The facts for a thread if they were derived under this very key, else None."""
-        found = self._loaded().get(source, {}).get(thread_id)
-        if found is None or found.rows != rows or found.last_id != last_id:
+    def lookup(self, thread_id: str, checkpoints: int, head_checkpoint_id: str) -> HeadFacts | None:
+        """The thread's facts if they were derived under this very key, else None."""
+        found = self._loaded().get(thread_id)
+        if (
+            found is None
+            or found.checkpoints != checkpoints
+            or found.head_checkpoint_id != head_checkpoint_id
+        ):
             return None
         return found
 
-    def remember(self, source: str, found: Mapping[str, Facts]) -> None:
+    def remember(self, found: Mapping[str, HeadFacts]) -> None:
         if not found:
             return
         with self._lock:
-            facts = self._facts if self._facts is not None else {}
-            facts.setdefault(source, {}).update(found)
-            self._facts = facts
-            self._save(source, found.items())
+            self._facts = {**(self._facts or {}), **found}
+            self._save(found)
 
-    def _loaded(self) -> dict[str, dict[str, Facts]]:
+    def _loaded(self) -> dict[str, HeadFacts]:
         facts = self._facts
         if facts is None:
             with self._lock:
@@ -81,31 +75,32 @@ class DerivedFacts:
                 facts = self._facts
         return facts
 
-    def _load(self) -> dict[str, dict[str, Facts]]:
+    def _load(self) -> dict[str, HeadFacts]:
         if self._file is None or not self._file.exists():
             return {}
         try:
             with closing(self._connect()) as conn:
-                rows = conn.execute(
-                    "SELECT source, thread_id, rows, last_id, bytes, messages, model FROM facts"
-                ).fetchall()
+                # One JSON text built inside SQLite: fetching ~10^4 rows one by one would hand the GIL back
+                # and forth per row while the list's other reads run.
+                (packed,) = conn.execute(
+                    "SELECT json_group_array(json_array(thread_id, checkpoints, head_id, messages, model)) "
+                    "FROM head_facts"
+                ).fetchone()
         except sqlite3.Error as exc:
             self._set_aside(f"cannot read {self._file}: {exc}")
             return {}
-        facts: dict[str, dict[str, Facts]] = {}
-        for source, thread_id, *values in rows:
-            facts.setdefault(source, {})[thread_id] = Facts(*values)
-        return facts
+        return {thread_id: HeadFacts(*values) for thread_id, *values in json.loads(packed)}
 
-    def _save(self, source: str, items: Iterable[tuple[str, Facts]]) -> None:
+    def _save(self, found: Mapping[str, HeadFacts]) -> None:
         if self._file is None:
             return
         try:
             self._file.parent.mkdir(parents=True, exist_ok=True)
             with closing(self._connect()) as conn, conn:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(source, thread_id, *fact) for thread_id, fact in items],
+                conn.execute(
+                    "INSERT OR REPLACE INTO head_facts "
+                    "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)",
+                    (json.dumps([(thread_id, *facts) for thread_id, facts in found.items()]),),
                 )
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
@@ -118,15 +113,13 @@ class DerivedFacts:
         assert self._file is not None
         conn = sqlite3.connect(self._file, timeout=_BUSY_MS / 1000)
         conn.execute("PRAGMA synchronous = NORMAL")  # a cache: losing the last save to a crash costs nothing
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version != _VERSION:
+        if conn.execute("PRAGMA user_version").fetchone()[0] != _VERSION:
             with conn:
                 conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("DROP TABLE IF EXISTS facts")
+                conn.execute("DROP TABLE IF EXISTS head_facts")
                 conn.execute(
-                    "CREATE TABLE IF NOT EXISTS facts (source TEXT NOT NULL, thread_id TEXT NOT NULL, rows INTEGER NOT NULL, "
-                    "last_id TEXT NOT NULL, bytes INTEGER NOT NULL, messages INTEGER, model TEXT, "
-                    "PRIMARY KEY (source, thread_id))"
+                    "CREATE TABLE IF NOT EXISTS head_facts (thread_id TEXT PRIMARY KEY, checkpoints INTEGER NOT NULL, "
+                    "head_id TEXT NOT NULL, messages INTEGER, model TEXT)"
                 )
                 conn.execute(f"PRAGMA user_version = {_VERSION}")
         return conn
@@ -134,16 +127,12 @@ class DerivedFacts:
     def _set_aside(self, why: str) -> None:
         """A cache file we cannot use is removed (it is ours, and holds nothing that cannot be derived again);
         this process keeps its facts in memory only."""
-        log.warning("thread facts cache: %s; keeping facts in memory only", why)
+        log.warning("head facts cache: %s; keeping facts in memory only", why)
         if self._file is not None:
             for path in (self._file, Path(f"{self._file}-wal"), Path(f"{self._file}-shm")):
                 with suppress(OSError):
                     path.unlink(missing_ok=True)
         self._file = None
-
-
-_REGISTRY: dict[tuple[tuple[str, int, int], Path | None], DerivedFacts] = {}
-_REGISTRY_LOCK = threading.Lock()
 
 
 def default_folder(environ: Mapping[str, str]) -> Path:
@@ -152,6 +141,10 @@ def default_folder(environ: Mapping[str, str]) -> Path:
         return Path(environ["MYCEL_MEMORY_CACHE_DIR"])
     cache = Path(environ["XDG_CACHE_HOME"]) if environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
     return cache / "mycel-memory"
+
+
+_REGISTRY: dict[tuple[tuple[str, int, int], Path | None], DerivedFacts] = {}
+_REGISTRY_LOCK = threading.Lock()
 
 
 def facts_for(database: tuple[str, int, int], folder: Path | None) -> DerivedFacts:

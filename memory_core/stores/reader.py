@@ -54,7 +54,7 @@ from memory_core.stores.checkpoints import (
     time_of_checkpoint_id,
 )
 from memory_core.stores.decode import UnreadableBlob
-from memory_core.stores.derived import Facts
+from memory_core.stores.derived import HeadFacts
 from memory_core.stores.gc_pause import cyclic_gc_paused
 from memory_core.stores.locations import MycelLocations, StoreRole
 from memory_core.stores.schema import checkpoint_layout_problem, describe_file
@@ -307,7 +307,7 @@ class MycelReader:
         # aggregates come back as one JSON text each, so they never wait for the GIL row by row. Each read has
         # its own snapshot; the list is a view of "now", so a commit landing between two of them can only
         # make a count one step older or newer.
-        def heads_part(problems: list[StoreProblem]) -> dict[str, Facts]:
+        def heads_part(problems: list[StoreProblem]) -> dict[str, HeadFacts]:
             with self._open(StoreRole.MAIN, problems) as db:
                 if db is not None:
                     with db.snapshot():
@@ -319,7 +319,7 @@ class MycelReader:
             with self._open(StoreRole.MAIN, problems) as db:
                 if db is not None:
                     with db.snapshot():
-                        return threads_store.stored_bytes(db, thread_id, known=self._facts(db))
+                        return threads_store.stored_bytes(db, thread_id)
             return {}
 
         def tables_part(problems: list[StoreProblem]) -> _ThreadTables:

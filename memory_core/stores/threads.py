@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from memory_core.records import ThreadRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_metadata
-from memory_core.stores.derived import CHECKPOINTS, HEADS, WRITES, DerivedFacts, Facts
+from memory_core.stores.derived import DerivedFacts, HeadFacts
 from memory_core.stores.sqlite import ReadOnlyDB
 from memory_core.stores.times import from_epoch
 
@@ -40,13 +40,13 @@ def _filter(column: str, thread_id: str | None, *, first: bool = True) -> tuple[
 
 def checkpoint_heads(
     db: ReadOnlyDB, thread_id: str | None = None, *, known: DerivedFacts | None = None
-) -> dict[str, Facts]:
-    """Per thread: checkpoint count and head id (the key), with the head's message count and model.
+) -> dict[str, HeadFacts]:
+    """Per thread: checkpoint count and head id, with the head's message count and model.
 
     The keys come from one pass over the primary-key index, which holds thread, id and rowid, so it never
     reads the table. Facts `known` under the same key are reused; only moved heads are decoded.
     """
-    if not db.require_table(CHECKPOINTS):
+    if not db.require_table("checkpoints"):
         return {}
     where, params = _filter("thread_id", thread_id, first=False)
     # SQLite gives the bare `rowid` of the MAX() row, so moved heads are then fetched by rowid.
@@ -55,22 +55,21 @@ def checkpoint_heads(
         f"FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
         params,
     )
-    found: dict[str, Facts] = {}
+    found: dict[str, HeadFacts] = {}
     moved: list[tuple[str, int, str, int]] = []
     for thread, count, head, rowid in keys:
-        fact = known.lookup(HEADS, thread, count, head) if known else None
-        if fact is None:
+        facts = known.lookup(thread, count, head) if known else None
+        if facts is None:
             moved.append((thread, count, head, rowid))
         else:
-            found[thread] = fact
+            found[thread] = facts
     if moved:
         heads = _head_facts(db, [rowid for *_, rowid in moved])
         new = {
-            thread: Facts(count, head, 0, *heads.get(head, (None, None)))
-            for thread, count, head, _rowid in moved
+            thread: HeadFacts(count, head, *heads.get(head, (None, None))) for thread, count, head, _ in moved
         }
         if known:
-            known.remember(HEADS, new)
+            known.remember(new)
         found.update(new)
     return found
 
@@ -100,87 +99,31 @@ def _model_of(metadata: Any) -> str | None:
     return model if isinstance(model, str) else None
 
 
-def stored_bytes(
-    db: ReadOnlyDB, thread_id: str | None = None, *, known: DerivedFacts | None = None
-) -> dict[str, int]:
-    """Per thread, the bytes of its checkpoints (with metadata) and of its pending and intermediate writes."""
-    found: dict[str, int] = {}
-    for table in (CHECKPOINTS, WRITES):
-        if db.has_table(table):
-            for thread, size in _table_bytes(db, table, thread_id, known).items():
-                found[thread] = found.get(thread, 0) + size
-    return found
+def stored_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, int]:
+    """Per thread, the bytes of its checkpoints (with metadata) and of its pending and intermediate writes.
 
-
-def _table_bytes(
-    db: ReadOnlyDB, table: str, thread_id: str | None, known: DerivedFacts | None
-) -> dict[str, int]:
-    """One table's bytes per thread, keyed by (row count, newest checkpoint id) read from its primary-key
-    index; summed again only for the threads whose key moved, in this same snapshot."""
-    where, params = _filter("thread_id", thread_id, first=False)
-    size, scope = _SIZE_OF[table]
-    if known is None or not known.has(table):
-        # Nothing derived from this table yet: one pass gives every key with its sum.
-        rows = db.rows_as_json(
-            "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, CAST(MAX(checkpoint_id) AS TEXT) AS last, "
-            f"{size} AS size FROM {table} WHERE {scope} {where} GROUP BY thread_id",
-            params,
-            columns=("thread", "count", "last", "size"),
-        )
-        new = {thread: Facts(count, last, size or 0) for thread, count, last, size in rows}
-        if known is not None:
-            known.remember(table, new)
-        return {thread: fact.bytes for thread, fact in new.items()}
-    keys = db.rows_as_json(
-        "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, CAST(MAX(checkpoint_id) AS TEXT) AS last "
-        f"FROM {table} WHERE {scope} {where} GROUP BY thread_id",
-        params,
-        columns=("thread", "count", "last"),
-    )
-    found: dict[str, int] = {}
-    moved: list[tuple[str, int, str]] = []
-    for thread, count, last in keys:
-        fact = known.lookup(table, thread, count, last) if known else None
-        if fact is None:
-            moved.append((thread, count, last))
-        else:
-            found[thread] = fact.bytes
-    if moved:
-        sizes = _sizes(db, table, [m[0] for m in moved] if 2 * len(moved) < len(keys) else None, thread_id)
-        new = {thread: Facts(count, last, sizes.get(thread, 0)) for thread, count, last in moved}
-        if known:
-            known.remember(table, new)
-        found.update((thread, fact.bytes) for thread, fact in new.items())
-    return found
-
-
-_SIZE_OF = {
-    CHECKPOINTS: (
-        "SUM(COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0))",
-        "checkpoint_ns = ''",
-    ),
-    WRITES: ("SUM(COALESCE(length(value), 0))", "1"),
-}
-
-
-def _sizes(db: ReadOnlyDB, table: str, threads: list[str] | None, thread_id: str | None) -> dict[str, int]:
-    """Bytes per thread in `table`: of `threads`, or of every thread (one pass) when most have moved.
-
-    length() is answered from each record's header, never the blob, but it visits every row; the sums
-    come back as one JSON text (see `rows_as_json`), so this runs beside Python work.
+    length() is answered from each record's header, never the blob, but it visits every row. The sums come
+    back as one JSON text each (see `rows_as_json`), so this runs beside Python work without waiting on it.
     """
-    size, scope = _SIZE_OF[table]
-    if threads is None:
-        where, params = _filter("thread_id", thread_id, first=False)
-    else:
-        where, params = "AND thread_id IN (SELECT value FROM json_each(?))", (json.dumps(threads),)
-    rows = db.rows_as_json(
-        f"SELECT CAST(thread_id AS TEXT) AS thread, {size} AS size FROM {table} WHERE {scope} {where} "
-        "GROUP BY thread_id",
-        params,
-        columns=("thread", "size"),
-    )
-    return {thread: size or 0 for thread, size in rows}
+    where, params = _filter("thread_id", thread_id, first=False)
+    found: dict[str, int] = {}
+    for table, size, scope in (
+        (
+            "checkpoints",
+            "COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0)",
+            "checkpoint_ns = ''",
+        ),
+        ("writes", "COALESCE(length(value), 0)", "1"),
+    ):
+        if db.has_table(table):
+            for thread, total in db.rows_as_json(
+                f"SELECT CAST(thread_id AS TEXT) AS thread, SUM({size}) AS total FROM {table} "
+                f"WHERE {scope} {where} GROUP BY thread_id",
+                params,
+                columns=("thread", "total"),
+            ):
+                found[thread] = found.get(thread, 0) + (total or 0)
+    return found
 
 
 def thread_infos(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, ThreadInfo]:
@@ -241,7 +184,7 @@ def display_name(member_name: str | None, is_main: Any, branch_index: Any) -> st
 
 _NEVER = float("-inf")
 _NO_SUMMARIES = (0, False)
-_NO_CHECKPOINTS = Facts(0, "", 0)  # a thread known only to other stores: no checkpoint yet
+_NO_CHECKPOINTS = HeadFacts(0, "", None, None)  # a thread known only to other stores: no checkpoint yet
 _NO_INFO = ThreadInfo("", None, None, None, None, None, None)
 
 
@@ -252,7 +195,7 @@ def _head_time(checkpoint_id: str) -> tuple[datetime | None, float]:
 
 
 def combine(
-    heads: Mapping[str, Facts],
+    heads: Mapping[str, HeadFacts],
     infos: Mapping[str, ThreadInfo],
     summaries: Mapping[str, tuple[int, bool]],
     queued: Mapping[str, int],
@@ -263,20 +206,20 @@ def combine(
     keyed: list[tuple[float, str, ThreadRow]] = []
     for thread_id in heads.keys() | infos.keys() | summaries.keys() | queued.keys():
         info = infos.get(thread_id, _NO_INFO)
-        facts = heads.get(thread_id, _NO_CHECKPOINTS)
-        updated, stamp = _head_time(facts.last_id)
+        head = heads.get(thread_id, _NO_CHECKPOINTS)
+        updated, stamp = _head_time(head.head_checkpoint_id)
         if updated is None and info.created_at is not None:
             updated = info.created_at
             stamp = updated.timestamp()
         summary_count, active = summaries.get(thread_id, _NO_SUMMARIES)
         row = ThreadRow(
             thread_id=thread_id,
-            messages=facts.messages or 0,
-            checkpoints=facts.rows,
-            head_checkpoint_id=facts.last_id or None,
+            messages=head.messages or 0,
+            checkpoints=head.checkpoints,
+            head_checkpoint_id=head.head_checkpoint_id or None,
             updated_at=updated,
             name=info.name,
-            model=facts.model or info.model,
+            model=head.model or info.model,
             configured_model=info.model,
             member_id=info.member_id,
             sandbox_type=info.sandbox_type,

@@ -1,4 +1,4 @@
-"""The thread list's derived facts: reused only under the key they came from, kept in our own cache file.
+"""The thread list's head facts: reused only under the key they came from, kept in our own cache file.
 
 Every list here is compared with one derived from scratch (no facts at all), so a fact reused under the wrong
 key, or read back wrong from the cache file, shows up as a different row.
@@ -17,7 +17,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from memory_core.records import ThreadRow
 from memory_core.stores import derived
-from memory_core.stores.derived import CHECKPOINTS, HEADS, DerivedFacts, Facts, default_folder
+from memory_core.stores.derived import DerivedFacts, HeadFacts, default_folder
 from memory_core.stores.gc_pause import cyclic_gc_paused
 from memory_core.stores.reader import MycelReader, clear_caches
 from tests.core.store_builders import build_thread, file_hashes, point_locations
@@ -45,7 +45,7 @@ def from_scratch(home: Path) -> tuple[ThreadRow, ...]:
 
 
 def cache_files(folder: Path) -> list[Path]:
-    return sorted(folder.glob("thread-facts-*.sqlite3"))
+    return sorted(folder.glob("head-facts-*.sqlite3"))
 
 
 def test_a_new_process_reads_the_facts_back_and_lists_the_same_rows(home: Path, tmp_path: Path) -> None:
@@ -56,10 +56,12 @@ def test_a_new_process_reads_the_facts_back_and_lists_the_same_rows(home: Path, 
     assert all(r.model == "claude-opus-4-6" and r.bytes_on_disk > 0 for r in first)
     [cache] = cache_files(facts)
     with closing(sqlite3.connect(cache)) as conn:
-        sources = dict(conn.execute("SELECT source, COUNT(*) FROM facts GROUP BY source").fetchall())
-        secrets = conn.execute("SELECT COUNT(*) FROM facts WHERE model LIKE '%sk-ant%'").fetchone()[0]
-    assert sources == {"heads": 3, "checkpoints": 3, "writes": 3}
-    assert secrets == 0
+        kept = conn.execute("SELECT thread_id, messages, model FROM head_facts ORDER BY thread_id").fetchall()
+    assert kept == [
+        ("t0", 5, "claude-opus-4-6"),
+        ("t1", 10, "claude-opus-4-6"),
+        ("t2", 15, "claude-opus-4-6"),
+    ]
     # listed() forgets the in-memory facts, so this reads them back from the file, as a new worker would.
     assert listed(home, facts) == first
 
@@ -129,7 +131,7 @@ def test_a_corrupt_cache_file_is_set_aside_with_a_warning(
     cache.write_bytes(b"not a database at all" * 100)
     with caplog.at_level(logging.WARNING, logger="memory_core.stores.derived"):
         assert listed(home, facts) == from_scratch(home)
-    assert "thread facts cache" in caplog.text
+    assert "head facts cache" in caplog.text
     assert cache_files(facts) == [], "set aside, and this process keeps its facts in memory only"
 
 
@@ -153,26 +155,22 @@ def test_mycel_files_stay_byte_identical_and_hold_no_cache(home: Path, tmp_path:
 
 def test_a_fact_is_reused_only_under_its_exact_key(tmp_path: Path) -> None:
     facts = DerivedFacts(("leon.db", 1, 2), tmp_path)
-    assert not facts.has(HEADS)
-    facts.remember(HEADS, {"t": Facts(3, "id-3", 0, 7, "m")})
-    assert facts.has(HEADS) and not facts.has(CHECKPOINTS)
-    assert facts.lookup(HEADS, "t", 3, "id-3") == Facts(3, "id-3", 0, 7, "m")
-    assert facts.lookup(HEADS, "t", 4, "id-3") is None
-    assert facts.lookup(HEADS, "t", 3, "id-4") is None
-    assert facts.lookup(CHECKPOINTS, "t", 3, "id-3") is None
-    assert DerivedFacts(("leon.db", 1, 2), tmp_path).lookup(HEADS, "t", 3, "id-3") == Facts(
-        3, "id-3", 0, 7, "m"
-    )
-    assert DerivedFacts(("leon.db", 1, 3), tmp_path).lookup(HEADS, "t", 3, "id-3") is None
+    kept = HeadFacts(3, "id-3", 7, "m")
+    facts.remember({"t": kept})
+    assert facts.lookup("t", 3, "id-3") == kept
+    assert facts.lookup("t", 4, "id-3") is None
+    assert facts.lookup("t", 3, "id-4") is None
+    assert facts.lookup("u", 3, "id-3") is None
+    assert DerivedFacts(("leon.db", 1, 2), tmp_path).lookup("t", 3, "id-3") == kept, "read back from the file"
+    assert DerivedFacts(("leon.db", 1, 3), tmp_path).lookup("t", 3, "id-3") is None, "another file's facts"
 
 
 def test_an_older_cache_version_is_rebuilt(tmp_path: Path) -> None:
-    facts = DerivedFacts(("leon.db", 1, 2), tmp_path)
-    facts.remember(HEADS, {"t": Facts(3, "id-3", 0, 7, "m")})
+    DerivedFacts(("leon.db", 1, 2), tmp_path).remember({"t": HeadFacts(3, "id-3", 7, "m")})
     [cache] = cache_files(tmp_path)
     with closing(sqlite3.connect(cache)) as conn:
         conn.execute("PRAGMA user_version = 0")
-    assert DerivedFacts(("leon.db", 1, 2), tmp_path).lookup(HEADS, "t", 3, "id-3") is None
+    assert DerivedFacts(("leon.db", 1, 2), tmp_path).lookup("t", 3, "id-3") is None
 
 
 def test_the_command_line_cache_folder_follows_the_environment(tmp_path: Path) -> None:
