@@ -1,8 +1,9 @@
-"""What the thread list derives from each thread's head checkpoint, kept with the key it came from.
+"""What the thread list derives from each thread's checkpoints, kept with the key it came from.
 
 A thread's head (newest) checkpoint is the only blob the list reads, to count its messages and find its
-model. A checkpoint never changes, so while a thread's checkpoint count and head id are the same, so are
-those facts. The list reads that key from the primary-key index alone and decodes only the heads that moved.
+model; its checkpoints' sizes come from every row's record header. Checkpoints are only ever appended and
+never change, so while a thread's checkpoint count and head id are the same, so are those facts. The list
+reads that key from the primary-key index alone and derives facts only for the threads that moved.
 
 Facts live in memory for the process. When a folder is given they are also kept in our own SQLite file
 (never one of Mycel's), so a new process, such as a gunicorn worker or a CLI run, starts warm. The file is
@@ -23,16 +24,17 @@ from typing import NamedTuple
 
 log = logging.getLogger(__name__)
 
-_VERSION = 1  # bump when what a fact means changes; older files are then rebuilt
+_VERSION = 2  # bump when what a fact means changes; older files are then rebuilt
 _BUSY_MS = 200  # another process saving the same cache: wait this long, then skip saving
 
 
 class HeadFacts(NamedTuple):
-    """A thread's checkpoint count and head id (the key), with what its head checkpoint holds."""
+    """A thread's checkpoint count and head id (the key), with what its checkpoints hold."""
 
     checkpoints: int
     head_checkpoint_id: str
-    messages: int | None  # None when the head cannot be decoded
+    checkpoint_bytes: int  # checkpoints and metadata, as stored
+    messages: int | None  # the head's message count; None when the head cannot be decoded
     model: str | None  # the head's metadata model
 
 
@@ -47,6 +49,10 @@ class DerivedFacts:
         self._facts: dict[str, HeadFacts] | None = None  # by thread id
         digest = hashlib.sha256(repr(database).encode()).hexdigest()[:16]
         self._file = folder / f"head-facts-{digest}.sqlite3" if folder is not None else None
+
+    def empty(self) -> bool:
+        """True until something is derived (in this process, or kept in the cache file)."""
+        return not self._loaded()
 
     def lookup(self, thread_id: str, checkpoints: int, head_checkpoint_id: str) -> HeadFacts | None:
         """The thread's facts if they were derived under this very key, else None."""
@@ -83,7 +89,8 @@ class DerivedFacts:
                 # One JSON text built inside SQLite: fetching ~10^4 rows one by one would hand the GIL back
                 # and forth per row while the list's other reads run.
                 (packed,) = conn.execute(
-                    "SELECT json_group_array(json_array(thread_id, checkpoints, head_id, messages, model)) "
+                    "SELECT json_group_array(json_array(thread_id, checkpoints, head_id, checkpoint_bytes, "
+                    "messages, model)) "
                     "FROM head_facts"
                 ).fetchone()
         except sqlite3.Error as exc:
@@ -99,7 +106,8 @@ class DerivedFacts:
             with closing(self._connect()) as conn, conn:
                 conn.execute(
                     "INSERT OR REPLACE INTO head_facts "
-                    "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)",
+                    "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 "
+                    "FROM json_each(?)",
                     (json.dumps([(thread_id, *facts) for thread_id, facts in found.items()]),),
                 )
         except sqlite3.OperationalError as exc:
@@ -119,7 +127,7 @@ class DerivedFacts:
                 conn.execute("DROP TABLE IF EXISTS head_facts")
                 conn.execute(
                     "CREATE TABLE IF NOT EXISTS head_facts (thread_id TEXT PRIMARY KEY, checkpoints INTEGER NOT NULL, "
-                    "head_id TEXT NOT NULL, messages INTEGER, model TEXT)"
+                    "head_id TEXT NOT NULL, checkpoint_bytes INTEGER NOT NULL, messages INTEGER, model TEXT)"
                 )
                 conn.execute(f"PRAGMA user_version = {_VERSION}")
         return conn

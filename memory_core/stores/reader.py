@@ -116,12 +116,16 @@ def clear_caches() -> None:
 
 
 def _file_identity(db: ReadOnlyDB) -> FileIdentity:
+    return _identity_of(db.path)
+
+
+def _identity_of(path: Path) -> FileIdentity:
     # A replaced file (new inode) never reuses what was derived from the old one.
     try:
-        stat = db.path.stat()
+        stat = path.stat()
     except OSError:
-        return (str(db.path), 0, 0)
-    return (str(db.path), stat.st_dev, stat.st_ino)
+        return (str(path), 0, 0)
+    return (str(path), stat.st_dev, stat.st_ino)
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,24 +306,35 @@ class MycelReader:
         return Result(row, tuple(problems))
 
     def _thread_rows(self, thread_id: str | None) -> tuple[list[ThreadRow], list[StoreProblem]]:
-        # Three reads run side by side: this thread reads the head checkpoints (decoding moved heads is
-        # Python work); helpers read the sizes, and the threads table with the side stores. Their big
-        # aggregates come back as one JSON text each, so they never wait for the GIL row by row. Each read has
-        # its own snapshot; the list is a view of "now", so a commit landing between two of them can only
-        # make a count one step older or newer.
-        def heads_part(problems: list[StoreProblem]) -> dict[str, HeadFacts]:
+        # Reads run side by side: this thread reads the checkpoints (decoding moved heads is Python work);
+        # helpers read the writes' sizes, the threads table with the side stores and, on a first list, every
+        # thread's checkpoint sizes. Their big aggregates come back as one JSON text each, so they never wait
+        # for the GIL row by row. Each read has its own snapshot; the list is a view of "now", so a commit
+        # landing between two of them can only make a count one step older or newer.
+        known = derived.facts_for(_identity_of(self.locations.main), self.facts_folder)
+
+        def heads_part(
+            problems: list[StoreProblem], summed: Callable[[], threads_store.KeyedBytes] | None
+        ) -> dict[str, HeadFacts]:
             with self._open(StoreRole.MAIN, problems) as db:
                 if db is not None:
                     with db.snapshot():
                         self._check_checkpoint_schema(db)
-                        return threads_store.checkpoint_heads(db, thread_id, known=self._facts(db))
+                        return threads_store.checkpoint_heads(db, thread_id, known=known, summed=summed)
             return {}
 
-        def sizes_part(problems: list[StoreProblem]) -> dict[str, int]:
+        def bytes_part(problems: list[StoreProblem]) -> threads_store.KeyedBytes:
+            with self._open(StoreRole.MAIN, problems) as db:
+                if db is not None and db.has_table("checkpoints"):
+                    with db.snapshot():
+                        return threads_store.checkpoint_bytes(db, thread_id)
+            return {}
+
+        def writes_part(problems: list[StoreProblem]) -> dict[str, int]:
             with self._open(StoreRole.MAIN, problems) as db:
                 if db is not None:
                     with db.snapshot():
-                        return threads_store.stored_bytes(db, thread_id)
+                        return threads_store.writes_bytes(db, thread_id)
             return {}
 
         def tables_part(problems: list[StoreProblem]) -> _ThreadTables:
@@ -348,17 +363,16 @@ class MycelReader:
                     tables.sandboxes = sandbox_store.sandbox_states(db, thread_id)
             return tables
 
-        problems: tuple[list[StoreProblem], ...] = ([], [], [])
-        with cyclic_gc_paused(), ThreadPoolExecutor(max_workers=2, thread_name_prefix="mycel-list") as pool:
-            sizes = pool.submit(sizes_part, problems[1])
+        problems: tuple[list[StoreProblem], ...] = ([], [], [], [])
+        with cyclic_gc_paused(), ThreadPoolExecutor(max_workers=3, thread_name_prefix="mycel-list") as pool:
+            written = pool.submit(writes_part, problems[1])
             tables = pool.submit(tables_part, problems[2])
-            heads = heads_part(problems[0])
+            # Nothing derived yet: every thread's bytes will be needed, so they are summed beside the heads.
+            summed = pool.submit(bytes_part, problems[3]).result if known.empty() else None
+            heads = heads_part(problems[0], summed)
             t = tables.result()
-            rows = threads_store.combine(heads, t.infos, t.summaries, t.queued, t.sandboxes, sizes.result())
+            rows = threads_store.combine(heads, t.infos, t.summaries, t.queued, t.sandboxes, written.result())
         return rows, list(dict.fromkeys(p for part in problems for p in part))
-
-    def _facts(self, db: ReadOnlyDB) -> derived.DerivedFacts:
-        return derived.facts_for(_file_identity(db), self.facts_folder)
 
     def _check_checkpoint_schema(self, db: ReadOnlyDB) -> None:
         why = checkpoint_layout_problem(db.tables())

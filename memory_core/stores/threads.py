@@ -7,7 +7,7 @@ skips every message body; bytes come from `length()`, which SQLite answers from 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -38,22 +38,35 @@ def _filter(column: str, thread_id: str | None, *, first: bool = True) -> tuple[
     return f"{'WHERE' if first else 'AND'} {column} = ?", (thread_id,)
 
 
+KeyedBytes = Mapping[str, tuple[int, str, int]]  # thread id -> (checkpoints, head id, bytes)
+_NO_KEY = (0, "", 0)
+_CHECKPOINT_SIZE = "SUM(COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0))"
+
+
 def checkpoint_heads(
-    db: ReadOnlyDB, thread_id: str | None = None, *, known: DerivedFacts | None = None
+    db: ReadOnlyDB,
+    thread_id: str | None = None,
+    *,
+    known: DerivedFacts | None = None,
+    summed: Callable[[], KeyedBytes] | None = None,
 ) -> dict[str, HeadFacts]:
-    """Per thread: checkpoint count and head id, with the head's message count and model.
+    """Per thread: checkpoint count and head id, the checkpoints' bytes, and the head's message count and model.
 
     The keys come from one pass over the primary-key index, which holds thread, id and rowid, so it never
-    reads the table. Facts `known` under the same key are reused; only moved heads are decoded.
+    reads the table. Facts `known` under the same key are reused (checkpoints are only ever appended, so the
+    same count and head mean the same rows); only threads that moved have their head decoded and their
+    bytes summed. `summed` may give bytes read beside this call (`checkpoint_bytes`): each is used only where
+    its key matches this snapshot's.
     """
     if not db.require_table("checkpoints"):
         return {}
     where, params = _filter("thread_id", thread_id, first=False)
     # SQLite gives the bare `rowid` of the MAX() row, so moved heads are then fetched by rowid.
-    keys = db.rows(
-        "SELECT CAST(thread_id AS TEXT), COUNT(*), CAST(MAX(checkpoint_id) AS TEXT), rowid "
-        f"FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
+    keys = db.rows_as_json(
+        "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, CAST(MAX(checkpoint_id) AS TEXT) AS head, "
+        f"rowid AS row FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
         params,
+        columns=("thread", "count", "head", "row"),
     )
     found: dict[str, HeadFacts] = {}
     moved: list[tuple[str, int, str, int]] = []
@@ -65,13 +78,55 @@ def checkpoint_heads(
             found[thread] = facts
     if moved:
         heads = _head_facts(db, [rowid for *_, rowid in moved])
+        keyed = summed() if summed is not None else {}
+        stale = [
+            thread for thread, count, head, _ in moved if keyed.get(thread, _NO_KEY)[:2] != (count, head)
+        ]
+        # When most threads are stale, one pass over every thread costs less than a lookup each.
+        fresh = _bytes_of(db, stale if 2 * len(stale) < len(keys) else None, thread_id) if stale else {}
         new = {
-            thread: HeadFacts(count, head, *heads.get(head, (None, None))) for thread, count, head, _ in moved
+            thread: HeadFacts(
+                count,
+                head,
+                fresh[thread] if thread in fresh else keyed[thread][2],
+                *heads.get(head, (None, None)),
+            )
+            for thread, count, head, _ in moved
         }
         if known:
             known.remember(new)
         found.update(new)
     return found
+
+
+def checkpoint_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, tuple[int, str, int]]:
+    """Per thread, in one pass: checkpoint count and head id (the key) with the bytes of checkpoints and
+    metadata. length() is answered from each record's header, never the blob, but it visits every row."""
+    if not db.require_table("checkpoints"):
+        return {}
+    where, params = _filter("thread_id", thread_id, first=False)
+    rows = db.rows_as_json(
+        "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, CAST(MAX(checkpoint_id) AS TEXT) AS head, "
+        f"{_CHECKPOINT_SIZE} AS total FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
+        params,
+        columns=("thread", "count", "head", "total"),
+    )
+    return {thread: (count, head, total or 0) for thread, count, head, total in rows}
+
+
+def _bytes_of(db: ReadOnlyDB, threads: list[str] | None, thread_id: str | None) -> dict[str, int]:
+    """Bytes of checkpoints and metadata per thread: of `threads`, or of every thread when None."""
+    if threads is None:
+        where, params = _filter("thread_id", thread_id, first=False)
+    else:
+        where, params = "AND thread_id IN (SELECT value FROM json_each(?))", (json.dumps(threads),)
+    rows = db.rows_as_json(
+        f"SELECT CAST(thread_id AS TEXT) AS thread, {_CHECKPOINT_SIZE} AS total "
+        f"FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
+        params,
+        columns=("thread", "total"),
+    )
+    return {thread: total or 0 for thread, total in rows}
 
 
 def _head_facts(db: ReadOnlyDB, rowids: list[int]) -> dict[str, tuple[int | None, str | None]]:
@@ -99,31 +154,19 @@ def _model_of(metadata: Any) -> str | None:
     return model if isinstance(model, str) else None
 
 
-def stored_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, int]:
-    """Per thread, the bytes of its checkpoints (with metadata) and of its pending and intermediate writes.
-
-    length() is answered from each record's header, never the blob, but it visits every row. The sums come
-    back as one JSON text each (see `rows_as_json`), so this runs beside Python work without waiting on it.
-    """
-    where, params = _filter("thread_id", thread_id, first=False)
-    found: dict[str, int] = {}
-    for table, size, scope in (
-        (
-            "checkpoints",
-            "COALESCE(length(checkpoint), 0) + COALESCE(length(metadata), 0)",
-            "checkpoint_ns = ''",
-        ),
-        ("writes", "COALESCE(length(value), 0)", "1"),
-    ):
-        if db.has_table(table):
-            for thread, total in db.rows_as_json(
-                f"SELECT CAST(thread_id AS TEXT) AS thread, SUM({size}) AS total FROM {table} "
-                f"WHERE {scope} {where} GROUP BY thread_id",
-                params,
-                columns=("thread", "total"),
-            ):
-                found[thread] = found.get(thread, 0) + (total or 0)
-    return found
+def writes_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, int]:
+    """Per thread, the bytes of its pending and intermediate writes, summed afresh: a task's writes are
+    recorded under the current head, so they grow without the checkpoint key moving."""
+    if not db.has_table("writes"):
+        return {}
+    where, params = _filter("thread_id", thread_id)
+    rows = db.rows_as_json(
+        "SELECT CAST(thread_id AS TEXT) AS thread, SUM(COALESCE(length(value), 0)) AS total "
+        f"FROM writes {where} GROUP BY thread_id",
+        params,
+        columns=("thread", "total"),
+    )
+    return {thread: total or 0 for thread, total in rows}
 
 
 def thread_infos(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, ThreadInfo]:
@@ -184,7 +227,7 @@ def display_name(member_name: str | None, is_main: Any, branch_index: Any) -> st
 
 _NEVER = float("-inf")
 _NO_SUMMARIES = (0, False)
-_NO_CHECKPOINTS = HeadFacts(0, "", None, None)  # a thread known only to other stores: no checkpoint yet
+_NO_CHECKPOINTS = HeadFacts(0, "", 0, None, None)  # a thread known only to other stores: no checkpoint yet
 _NO_INFO = ThreadInfo("", None, None, None, None, None, None)
 
 
@@ -200,7 +243,7 @@ def combine(
     summaries: Mapping[str, tuple[int, bool]],
     queued: Mapping[str, int],
     sandboxes: Mapping[str, str | None],
-    sizes: Mapping[str, int],
+    written: Mapping[str, int],
 ) -> list[ThreadRow]:
     """One row per thread known to any store, newest activity first; zero counts where nothing is stored."""
     keyed: list[tuple[float, str, ThreadRow]] = []
@@ -224,7 +267,7 @@ def combine(
             member_id=info.member_id,
             sandbox_type=info.sandbox_type,
             cwd=info.cwd,
-            bytes_on_disk=sizes.get(thread_id, 0),
+            bytes_on_disk=head.checkpoint_bytes + written.get(thread_id, 0),
             summaries=summary_count,
             active_summary=active,
             queued=queued.get(thread_id, 0),

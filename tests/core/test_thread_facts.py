@@ -155,7 +155,7 @@ def test_mycel_files_stay_byte_identical_and_hold_no_cache(home: Path, tmp_path:
 
 def test_a_fact_is_reused_only_under_its_exact_key(tmp_path: Path) -> None:
     facts = DerivedFacts(("leon.db", 1, 2), tmp_path)
-    kept = HeadFacts(3, "id-3", 7, "m")
+    kept = HeadFacts(3, "id-3", 900, 7, "m")
     facts.remember({"t": kept})
     assert facts.lookup("t", 3, "id-3") == kept
     assert facts.lookup("t", 4, "id-3") is None
@@ -166,7 +166,7 @@ def test_a_fact_is_reused_only_under_its_exact_key(tmp_path: Path) -> None:
 
 
 def test_an_older_cache_version_is_rebuilt(tmp_path: Path) -> None:
-    DerivedFacts(("leon.db", 1, 2), tmp_path).remember({"t": HeadFacts(3, "id-3", 7, "m")})
+    DerivedFacts(("leon.db", 1, 2), tmp_path).remember({"t": HeadFacts(3, "id-3", 900, 7, "m")})
     [cache] = cache_files(tmp_path)
     with closing(sqlite3.connect(cache)) as conn:
         conn.execute("PRAGMA user_version = 0")
