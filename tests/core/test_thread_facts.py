@@ -20,6 +20,8 @@ from memory_core.stores import derived
 from memory_core.stores.derived import DerivedFacts, HeadFacts, default_folder
 from memory_core.stores.gc_pause import cyclic_gc_paused
 from memory_core.stores.reader import MycelReader, clear_caches
+from memory_core.stores.sqlite import opened
+from memory_core.stores.threads import checkpoint_heads
 from tests.core.store_builders import build_thread, file_hashes, point_locations
 
 MODEL = {"model": "claude-opus-4-6", "api_key": "sk-ant-FAKE-facts-key"}
@@ -207,3 +209,19 @@ def test_gc_pauses_nest_and_restore_the_collector() -> None:
         assert not gc.isenabled(), "a collector that was off stays off"
     finally:
         gc.enable()
+
+
+def test_bytes_summed_beside_the_heads_are_used_only_where_their_key_matches(home: Path) -> None:
+    """On a first list the bytes are summed in another snapshot; a commit between the two must not leak in."""
+    with opened(home / "leon.db", store="main", timeout_s=5, row_cap=1000) as db, db.snapshot():
+        truth = checkpoint_heads(db)
+        beside = {
+            t: (h.checkpoints, h.head_checkpoint_id, 100 + n)
+            for n, (t, h) in enumerate(sorted(truth.items()))
+        }
+        beside["t0"] = (truth["t0"].checkpoints - 1, "an-older-head", 1)  # summed before t0's last commit
+        got = checkpoint_heads(db, summed=lambda: beside)
+    assert (got["t1"].checkpoint_bytes, got["t2"].checkpoint_bytes) == (101, 102), (
+        "matching keys: used as summed"
+    )
+    assert got["t0"].checkpoint_bytes == truth["t0"].checkpoint_bytes > 1, "a moved key: summed again here"

@@ -127,3 +127,20 @@ def test_corrupt_database_is_reported_in_the_page(viewer_client, sample_home: Pa
     response = viewer_client.get("/threads/")
     assert response.status_code == 200
     assert 'class="problem"' in response.content.decode()
+
+
+def test_the_list_keeps_its_head_facts_in_the_dashboards_folder_only(
+    viewer_client, sample_home: Path, settings
+):
+    from memory_core.stores.reader import clear_caches
+    from tests.core.store_builders import file_hashes
+
+    before = file_hashes(sample_home)
+    clear_caches()
+    first = viewer_client.get("/threads/").content.decode()
+    [kept] = list(Path(settings.DASHBOARD_FACTS_DIR).glob("head-facts-*.sqlite3"))
+    assert kept.stat().st_size > 0
+    clear_caches()  # as a new worker would start: the facts come back from the file
+    assert _row_ids(viewer_client.get("/threads/").content.decode()) == _row_ids(first)
+    assert file_hashes(sample_home) == before
+    assert not list(sample_home.rglob("head-facts-*"))
