@@ -6,7 +6,7 @@ No Django here: the view parses the URL into a ThreadListQuery and renders the T
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -165,24 +165,28 @@ def thread_page(
     *,
     limit_for: Callable[[ThreadRow], ContextLimitInfo],
     head_facts: Callable[[ThreadRow], HeadFacts],
+    estimates: Callable[[Sequence[ThreadRow]], Mapping[str, int | None]] | None = None,
 ) -> ThreadPage:
     """Search, filter, sort and page the thread list.
 
     `head_facts` decodes a thread's newest checkpoint, so it is only called for the visible page, or for
-    every candidate when the list is filtered or sorted by what it tells.
+    every candidate when the list is filtered or sorted by what it tells. Sorting by context fill needs
+    only the estimates, which `estimates` gives for many threads at once (each head decoded once, ever).
     """
     needle = query.q.strip().lower()
     candidates = derived_from(
         rows, ("search", needle), lambda: [row for row in rows if _matches(row, needle)]
     )
 
-    def item(row: ThreadRow, head: HeadFacts | None) -> ThreadListItem:
+    def item(row: ThreadRow, head: HeadFacts | None, known_estimate: int | None = None) -> ThreadListItem:
         limit = (
             ContextLimitInfo(query.context_limit, "set in the URL") if query.context_limit else limit_for(row)
         )
         estimate = row.estimated_tokens
         if estimate is None and head is not None:
             estimate = head.estimated_tokens
+        if estimate is None:
+            estimate = known_estimate
         fill = estimate / limit.value if estimate is not None and limit.value > 0 else None
         flags = _static_flags(row)
         if head is not None and head.pruned:
@@ -206,8 +210,13 @@ def thread_page(
             item(row, head_facts(row)) for row in rows_in_order[(page - 1) * per_page : page * per_page]
         ]
     else:
-        needs_heads = query.flag is Flag.PRUNED or query.sort in _ITEM_SORT_VALUES
-        items = [item(row, head_facts(row) if needs_heads else None) for row in candidates]
+        needs_heads = query.flag is Flag.PRUNED or query.sort is SortKey.FLAGS
+        by_estimate = query.sort is SortKey.FILL and not needs_heads and estimates is not None
+        estimated = estimates(candidates) if by_estimate and estimates is not None else {}
+        items = [
+            item(row, head_facts(row) if needs_heads else None, estimated.get(row.thread_id))
+            for row in candidates
+        ]
         if query.flag is not None:
             items = [entry for entry in items if query.flag in entry.flags]
         by_row = _ROW_SORT_VALUES.get(query.sort)

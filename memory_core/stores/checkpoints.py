@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -164,6 +165,21 @@ def read_payload(db: ReadOnlyDB, thread_id: str, checkpoint_id: str) -> tuple[st
     if row is None:
         return None, None
     return row[0], row[1]
+
+
+def read_head_payloads(
+    db: ReadOnlyDB, heads: Sequence[tuple[str, str]]
+) -> list[tuple[str, str, str | None, bytes | None]]:
+    """(thread id, checkpoint id, type, payload) for many (thread id, checkpoint id) pairs in one query."""
+    return [
+        (str(r[0]), str(r[1]), r[2], r[3])
+        for r in db.rows(
+            "SELECT c.thread_id, c.checkpoint_id, c.type, c.checkpoint FROM json_each(?) AS j "
+            "JOIN checkpoints c ON c.thread_id = j.value ->> 0 AND c.checkpoint_ns = '' "
+            "AND c.checkpoint_id = j.value ->> 1",
+            (json.dumps(list(heads)),),
+        )
+    ]
 
 
 def messages_from_value(value: Any, *, redacted: bool = True) -> tuple[Message, ...]:

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 log = logging.getLogger(__name__)
 
-_VERSION = 2  # bump when what a fact means changes; older files are then rebuilt
+_VERSION = 3  # bump when what a fact means changes; older files are then rebuilt
 _BUSY_MS = 200  # another process saving the same cache: wait this long, then skip saving
 
 
@@ -36,6 +36,8 @@ class HeadFacts(NamedTuple):
     checkpoint_bytes: int  # checkpoints and metadata, as stored
     messages: int | None  # the head's message count; None when the head cannot be decoded
     model: str | None  # the head's metadata model
+    # Mycel's estimate of the head's messages (chars // 2); None until asked for (it decodes every body)
+    estimated_tokens: int | None = None
 
 
 class DerivedFacts:
@@ -90,7 +92,7 @@ class DerivedFacts:
                 # and forth per row while the list's other reads run.
                 (packed,) = conn.execute(
                     "SELECT json_group_array(json_array(thread_id, checkpoints, head_id, checkpoint_bytes, "
-                    "messages, model)) "
+                    "messages, model, estimated_tokens)) "
                     "FROM head_facts"
                 ).fetchone()
         except sqlite3.Error as exc:
@@ -106,8 +108,8 @@ class DerivedFacts:
             with closing(self._connect()) as conn, conn:
                 conn.execute(
                     "INSERT OR REPLACE INTO head_facts "
-                    "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 "
-                    "FROM json_each(?)",
+                    "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
+                    "value ->> 6 FROM json_each(?)",
                     (json.dumps([(thread_id, *facts) for thread_id, facts in found.items()]),),
                 )
         except sqlite3.OperationalError as exc:
@@ -127,7 +129,8 @@ class DerivedFacts:
                 conn.execute("DROP TABLE IF EXISTS head_facts")
                 conn.execute(
                     "CREATE TABLE IF NOT EXISTS head_facts (thread_id TEXT PRIMARY KEY, checkpoints INTEGER NOT NULL, "
-                    "head_id TEXT NOT NULL, checkpoint_bytes INTEGER NOT NULL, messages INTEGER, model TEXT)"
+                    "head_id TEXT NOT NULL, checkpoint_bytes INTEGER NOT NULL, messages INTEGER, model TEXT, "
+                    "estimated_tokens INTEGER)"
                 )
                 conn.execute(f"PRAGMA user_version = {_VERSION}")
         return conn

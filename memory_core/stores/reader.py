@@ -12,7 +12,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -50,6 +50,7 @@ from memory_core.stores.checkpoints import (
     get_checkpoint_meta,
     head_checkpoint_id,
     list_checkpoint_skeleton,
+    read_head_payloads,
     read_payload,
     time_of_checkpoint_id,
 )
@@ -289,6 +290,56 @@ class MycelReader:
                     _CACHES.threads.popitem(last=False)
         return result
 
+    def head_estimates(self, rows: Sequence[ThreadRow]) -> Result[dict[str, int | None]]:
+        """Mycel's estimate (chars // 2) of each listed thread's head messages, for the context-fill column.
+
+        Derived once per head and kept with its head facts, in memory and in the facts file, so sorting
+        10,000 threads by context fill decodes each head once, not once per request or per worker. The heads
+        not seen before are read over one connection; None where a thread has no readable head.
+        """
+        known = self._known_facts()
+        found: dict[str, int | None] = {}
+        missing: dict[tuple[str, str], ThreadRow] = {}
+        for row in rows:
+            facts = known.lookup(row.thread_id, row.checkpoints, row.head_checkpoint_id or "")
+            if row.estimated_tokens is not None or row.head_checkpoint_id is None:
+                found[row.thread_id] = row.estimated_tokens
+            elif facts is not None and (facts.estimated_tokens is not None or facts.messages is None):
+                found[row.thread_id] = facts.estimated_tokens
+            else:
+                missing[(row.thread_id, row.head_checkpoint_id)] = row
+        problems: list[StoreProblem] = []
+        learned: dict[str, HeadFacts] = {}
+        with cyclic_gc_paused():
+            for thread_id, checkpoint_id, kind, blob in self._head_payloads(list(missing), problems):
+                try:
+                    estimate: int | None = estimate_tokens(decode_checkpoint(kind, blob).messages)
+                except UnreadableBlob:
+                    estimate = None
+                found[thread_id] = estimate
+                facts = known.lookup(
+                    thread_id, missing[(thread_id, checkpoint_id)].checkpoints, checkpoint_id
+                )
+                if facts is not None and estimate is not None:
+                    learned[thread_id] = facts._replace(estimated_tokens=estimate)
+        known.remember(learned)
+        return Result(found, tuple(problems))
+
+    def _head_payloads(
+        self, heads: list[tuple[str, str]], problems: list[StoreProblem]
+    ) -> list[tuple[str, str, str | None, bytes | None]]:
+        if not heads:
+            return []
+        with self._open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.require_table("checkpoints"):
+                with db.snapshot():
+                    self._check_checkpoint_schema(db)
+                    return read_head_payloads(db, heads)
+        return []
+
+    def _known_facts(self) -> derived.DerivedFacts:
+        return derived.facts_for(_identity_of(self.locations.main), self.facts_folder)
+
     def _read_thread(self, thread_id: str) -> Result[ThreadRow | None]:
         rows, problems = self._thread_rows(thread_id)
         if not rows:
@@ -303,6 +354,11 @@ class MycelReader:
                     messages=len(state.value.messages),
                     estimated_tokens=state.value.checkpoint.estimated_tokens,
                 )
+                # The list's context-fill column needs this very estimate: keep it with the head facts.
+                known = self._known_facts()
+                facts = known.lookup(thread_id, row.checkpoints, row.head_checkpoint_id or "")
+                if facts is not None and facts.estimated_tokens is None and row.estimated_tokens is not None:
+                    known.remember({thread_id: facts._replace(estimated_tokens=row.estimated_tokens)})
         return Result(row, tuple(problems))
 
     def _thread_rows(self, thread_id: str | None) -> tuple[list[ThreadRow], list[StoreProblem]]:
@@ -311,7 +367,7 @@ class MycelReader:
         # thread's checkpoint sizes. Their big aggregates come back as one JSON text each, so they never wait
         # for the GIL row by row. Each read has its own snapshot; the list is a view of "now", so a commit
         # landing between two of them can only make a count one step older or newer.
-        known = derived.facts_for(_identity_of(self.locations.main), self.facts_folder)
+        known = self._known_facts()
 
         def heads_part(
             problems: list[StoreProblem], summed: Callable[[], threads_store.KeyedBytes] | None

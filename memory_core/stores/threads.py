@@ -267,6 +267,7 @@ def combine(
             member_id=info.member_id,
             sandbox_type=info.sandbox_type,
             cwd=info.cwd,
+            estimated_tokens=head.estimated_tokens,
             bytes_on_disk=head.checkpoint_bytes + written.get(thread_id, 0),
             summaries=summary_count,
             active_summary=active,

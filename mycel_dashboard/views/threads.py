@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.http import HttpRequest, HttpResponse
 
@@ -102,8 +102,17 @@ def thread_list(request: HttpRequest) -> HttpResponse:
     def limit_for(row: ThreadRow) -> ContextLimitInfo:
         return context_for(row).limit
 
+    def estimates(rows: Sequence[ThreadRow]) -> dict[str, int | None]:
+        found = reader.head_estimates(rows)
+        problems.extend(problem_text(p) for p in found.problems)
+        return found.value
+
     page = thread_page(
-        result.value, query, limit_for=limit_for, head_facts=_head_facts(reader, context_for, problems)
+        result.value,
+        query,
+        limit_for=limit_for,
+        head_facts=_head_facts(reader, context_for, problems),
+        estimates=estimates,
     )
     context = {
         "source": source,

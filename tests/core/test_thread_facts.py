@@ -17,6 +17,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from memory_core.records import ThreadRow
 from memory_core.stores import derived
+from memory_core.stores import reader as reader_module
 from memory_core.stores.derived import DerivedFacts, HeadFacts, default_folder
 from memory_core.stores.gc_pause import cyclic_gc_paused
 from memory_core.stores.reader import MycelReader, clear_caches
@@ -225,3 +226,39 @@ def test_bytes_summed_beside_the_heads_are_used_only_where_their_key_matches(hom
         "matching keys: used as summed"
     )
     assert got["t0"].checkpoint_bytes == truth["t0"].checkpoint_bytes > 1, "a moved key: summed again here"
+
+
+def test_head_estimates_are_mycels_estimate_and_a_new_process_reads_them_back(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = tmp_path / "facts"
+    rows = listed(home, facts)
+    assert all(r.estimated_tokens is None for r in rows), "nothing asked for yet"
+    reader = MycelReader(point_locations(home), facts_folder=facts)
+    decoded = {r.thread_id: reader.get_state(r.thread_id).value.checkpoint.estimated_tokens for r in rows}  # type: ignore[union-attr]
+    estimates = reader.head_estimates(rows)
+    assert estimates.value == decoded and estimates.problems == ()
+    assert all(v > 100 for v in decoded.values())
+
+    def no_decoding(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a kept estimate was decoded again")
+
+    monkeypatch.setattr(reader_module, "decode_checkpoint", no_decoding)
+    again = listed(home, facts)  # a new process: facts come back from the file
+    assert {r.thread_id: r.estimated_tokens for r in again} == decoded
+    assert MycelReader(point_locations(home), facts_folder=facts).head_estimates(again).value == decoded
+
+
+def test_an_unreadable_head_has_no_estimate_and_the_others_still_do(home: Path, tmp_path: Path) -> None:
+    rows = {r.thread_id: r for r in listed(home, tmp_path / "facts")}
+    with closing(sqlite3.connect(home / "leon.db")) as conn, conn:
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = x'c1c1c1' WHERE thread_id = 't1' AND checkpoint_id = ?",
+            (rows["t1"].head_checkpoint_id,),
+        )
+    fresh = listed(home, tmp_path / "other-facts")
+    estimates = MycelReader(point_locations(home), facts_folder=tmp_path / "other-facts").head_estimates(
+        fresh
+    )
+    assert estimates.value["t1"] is None
+    assert estimates.value["t0"] and estimates.value["t2"]

@@ -144,3 +144,16 @@ def test_the_list_keeps_its_head_facts_in_the_dashboards_folder_only(
     assert _row_ids(viewer_client.get("/threads/").content.decode()) == _row_ids(first)
     assert file_hashes(sample_home) == before
     assert not list(sample_home.rglob("head-facts-*"))
+
+
+def test_sorting_by_context_fill_follows_mycels_estimate(viewer_client, sample_home: Path):
+    from memory_core.stores.reader import MycelReader
+    from tests.core.store_builders import point_locations
+
+    reader = MycelReader(point_locations(sample_home))
+    estimate = {t: reader.get_thread(t).value.estimated_tokens for t in SAMPLE_THREADS}
+    # One limit for every thread, so the fill order is the estimate order.
+    ranked = _row_ids(viewer_client.get("/threads/?sort=fill&order=desc&limit=100000").content.decode())
+    assert [estimate[t] for t in ranked] == sorted(estimate.values(), reverse=True)
+    ranked = _row_ids(viewer_client.get("/threads/?sort=fill&order=asc&limit=100000").content.decode())
+    assert [estimate[t] for t in ranked] == sorted(estimate.values())
