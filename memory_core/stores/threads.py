@@ -1,7 +1,10 @@
 """The thread list: every thread any store knows, aggregated in SQL (reference §9, "thread discovery").
 
-Only the head checkpoint of each thread is touched, and only to count its messages with a decoder that
-skips every message body; bytes come from `length()`, which SQLite answers from the record header.
+Each thread's checkpoint count and head id come from the primary-key index; what its checkpoints hold under
+that key (bytes, the head's message count and model) is derived once and kept (derived.py). Only a moved
+head is touched, and only to count its messages with a decoder that skips every message body; bytes come
+from `length()`, which SQLite answers from each record's header. Aggregates over every thread come back as
+one JSON text (`rows_as_json`), so reads running side by side never hand the GIL over row by row.
 """
 
 from __future__ import annotations

@@ -262,3 +262,12 @@ def test_an_unreadable_head_has_no_estimate_and_the_others_still_do(home: Path, 
     )
     assert estimates.value["t1"] is None
     assert estimates.value["t0"] and estimates.value["t2"]
+
+
+def test_the_facts_file_holds_no_secret_from_the_metadata(home: Path, tmp_path: Path) -> None:
+    rows = listed(home, tmp_path / "facts")
+    MycelReader(point_locations(home), facts_folder=tmp_path / "facts").head_estimates(rows)
+    [cache] = cache_files(tmp_path / "facts")
+    stored = b"".join(p.read_bytes() for p in cache.parent.iterdir())
+    assert b"claude-opus-4-6" in stored, "the model is kept, so these are the facts' bytes"
+    assert b"sk-ant" not in stored and b"FAKE-facts-key" not in stored
