@@ -48,6 +48,8 @@ class DerivedFacts:
 
     def __init__(self, database: tuple[str, int, int], folder: Path | None) -> None:
         self._lock = threading.Lock()
+        # Held while facts are derived, so requests arriving together derive them once and share them.
+        self.deriving = threading.Lock()
         self._facts: dict[str, HeadFacts] | None = None  # by thread id
         digest = hashlib.sha256(repr(database).encode()).hexdigest()[:16]
         self._file = folder / f"head-facts-{digest}.sqlite3" if folder is not None else None

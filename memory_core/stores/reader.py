@@ -12,7 +12,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -298,31 +298,25 @@ class MycelReader:
         not seen before are read over one connection; None where a thread has no readable head.
         """
         known = self._known_facts()
-        found: dict[str, int | None] = {}
-        missing: dict[tuple[str, str], ThreadRow] = {}
-        for row in rows:
-            facts = known.lookup(row.thread_id, row.checkpoints, row.head_checkpoint_id or "")
-            if row.estimated_tokens is not None or row.head_checkpoint_id is None:
-                found[row.thread_id] = row.estimated_tokens
-            elif facts is not None and (facts.estimated_tokens is not None or facts.messages is None):
-                found[row.thread_id] = facts.estimated_tokens
-            else:
-                missing[(row.thread_id, row.head_checkpoint_id)] = row
+        found, missing = _estimates_known(rows, known)
         problems: list[StoreProblem] = []
-        learned: dict[str, HeadFacts] = {}
-        with cyclic_gc_paused():
-            for thread_id, checkpoint_id, kind, blob in self._head_payloads(list(missing), problems):
-                try:
-                    estimate: int | None = estimate_tokens(decode_checkpoint(kind, blob).messages)
-                except UnreadableBlob:
-                    estimate = None
-                found[thread_id] = estimate
-                facts = known.lookup(
-                    thread_id, missing[(thread_id, checkpoint_id)].checkpoints, checkpoint_id
-                )
-                if facts is not None and estimate is not None:
-                    learned[thread_id] = facts._replace(estimated_tokens=estimate)
-        known.remember(learned)
+        if missing:
+            # Requests sorting by fill at the same time wait for one pass, then reuse what it kept.
+            with known.deriving, cyclic_gc_paused():
+                again, missing = _estimates_known(missing.values(), known)
+                found.update(again)
+                learned: dict[str, HeadFacts] = {}
+                for thread_id, checkpoint_id, kind, blob in self._head_payloads(list(missing), problems):
+                    try:
+                        estimate: int | None = estimate_tokens(decode_checkpoint(kind, blob).messages)
+                    except UnreadableBlob:
+                        estimate = None
+                    found[thread_id] = estimate
+                    row = missing[(thread_id, checkpoint_id)]
+                    facts = known.lookup(thread_id, row.checkpoints, checkpoint_id)
+                    if facts is not None and estimate is not None:
+                        learned[thread_id] = facts._replace(estimated_tokens=estimate)
+                known.remember(learned)
         return Result(found, tuple(problems))
 
     def _head_payloads(
@@ -720,6 +714,24 @@ class _ThreadTables:
     summaries_found: bool = False
     queued: dict[str, int] = field(default_factory=dict)
     sandboxes: dict[str, str | None] = field(default_factory=dict)
+
+
+def _estimates_known(
+    rows: Iterable[ThreadRow], known: derived.DerivedFacts
+) -> tuple[dict[str, int | None], dict[tuple[str, str], ThreadRow]]:
+    """The estimates already known (or unknowable: no head, an unreadable one), and the rows still to read."""
+    found: dict[str, int | None] = {}
+    missing: dict[tuple[str, str], ThreadRow] = {}
+    for row in rows:
+        if row.estimated_tokens is not None or row.head_checkpoint_id is None:
+            found[row.thread_id] = row.estimated_tokens
+            continue
+        facts = known.lookup(row.thread_id, row.checkpoints, row.head_checkpoint_id)
+        if facts is not None and (facts.estimated_tokens is not None or facts.messages is None):
+            found[row.thread_id] = facts.estimated_tokens
+        else:
+            missing[(row.thread_id, row.head_checkpoint_id)] = row
+    return found, missing
 
 
 def _unless_found(problems: list[StoreProblem], found: bool) -> list[StoreProblem]:

@@ -10,7 +10,8 @@ one JSON text (`rows_as_json`), so reads running side by side never hand the GIL
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -71,35 +72,59 @@ def checkpoint_heads(
         params,
         columns=("thread", "count", "head", "row"),
     )
-    found: dict[str, HeadFacts] = {}
-    moved: list[tuple[str, int, str, int]] = []
-    for thread, count, head, rowid in keys:
-        facts = known.lookup(thread, count, head) if known else None
-        if facts is None:
-            moved.append((thread, count, head, rowid))
-        else:
-            found[thread] = facts
+    found, moved = _known_and_moved(keys, known)
     if moved:
-        heads = _head_facts(db, [rowid for *_, rowid in moved])
-        keyed = summed() if summed is not None else {}
-        stale = [
-            thread for thread, count, head, _ in moved if keyed.get(thread, _NO_KEY)[:2] != (count, head)
-        ]
-        # When most threads are stale, one pass over every thread costs less than a lookup each.
-        fresh = _bytes_of(db, stale if 2 * len(stale) < len(keys) else None, thread_id) if stale else {}
-        new = {
-            thread: HeadFacts(
-                count,
-                head,
-                fresh[thread] if thread in fresh else keyed[thread][2],
-                *heads.get(head, (None, None)),
-            )
-            for thread, count, head, _ in moved
-        }
-        if known:
-            known.remember(new)
-        found.update(new)
+        # Lists built at the same time in one process wait for one derivation, then reuse what it kept.
+        with known.deriving if known is not None else nullcontext():
+            if known is not None:
+                again, moved = _known_and_moved(moved, known)
+                found.update(again)
+            if moved:
+                new = _derive(db, moved, len(keys), summed, thread_id)
+                if known is not None:
+                    known.remember(new)
+                found.update(new)
     return found
+
+
+Key = Sequence[Any]  # (thread id, checkpoint count, head id, head rowid)
+
+
+def _known_and_moved(
+    keys: Iterable[Key], known: DerivedFacts | None
+) -> tuple[dict[str, HeadFacts], list[Key]]:
+    found: dict[str, HeadFacts] = {}
+    moved: list[Key] = []
+    for key in keys:
+        facts = known.lookup(key[0], key[1], key[2]) if known is not None else None
+        if facts is None:
+            moved.append(key)
+        else:
+            found[key[0]] = facts
+    return found, moved
+
+
+def _derive(
+    db: ReadOnlyDB,
+    moved: list[Key],
+    threads: int,
+    summed: Callable[[], KeyedBytes] | None,
+    thread_id: str | None,
+) -> dict[str, HeadFacts]:
+    heads = _head_facts(db, [rowid for *_, rowid in moved])
+    keyed = summed() if summed is not None else {}
+    stale = [thread for thread, count, head, _ in moved if keyed.get(thread, _NO_KEY)[:2] != (count, head)]
+    # When most threads are stale, one pass over every thread costs less than a lookup each.
+    fresh = _bytes_of(db, stale if 2 * len(stale) < threads else None, thread_id) if stale else {}
+    return {
+        thread: HeadFacts(
+            count,
+            head,
+            fresh[thread] if thread in fresh else keyed[thread][2],
+            *heads.get(head, (None, None)),
+        )
+        for thread, count, head, _ in moved
+    }
 
 
 def checkpoint_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, tuple[int, str, int]]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import gc
 import logging
 import sqlite3
+import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 
@@ -271,3 +273,23 @@ def test_the_facts_file_holds_no_secret_from_the_metadata(home: Path, tmp_path: 
     stored = b"".join(p.read_bytes() for p in cache.parent.iterdir())
     assert b"claude-opus-4-6" in stored, "the model is kept, so these are the facts' bytes"
     assert b"sk-ant" not in stored and b"FAKE-facts-key" not in stored
+
+
+def test_requests_arriving_together_decode_each_head_once(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = listed(home, tmp_path / "facts")
+    decoded: list[str] = []
+    real = reader_module.decode_checkpoint
+
+    def counting(kind: str | None, blob: bytes | None, **options: bool) -> object:
+        decoded.append("one")
+        time.sleep(0.05)  # long enough for the other requests to arrive meanwhile
+        return real(kind, blob, **options)
+
+    monkeypatch.setattr(reader_module, "decode_checkpoint", counting)
+    reader = MycelReader(point_locations(home), facts_folder=tmp_path / "facts")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: reader.head_estimates(rows).value, range(4)))
+    assert all(r == results[0] for r in results) and all(v for v in results[0].values())
+    assert len(decoded) == len(rows) == 3
