@@ -22,6 +22,20 @@ class BoundedCache(OrderedDict[tuple[object, ...], T]):
         self.size = size
         self.lock = threading.Lock()
 
+    def cached(self, key: tuple[object, ...]) -> T | None:
+        """The value kept under `key` (now the most recently used), or None."""
+        with self.lock:
+            if key in self:
+                self.move_to_end(key)
+                return self[key]
+        return None
+
+    def trim(self) -> None:
+        """Evict the oldest entries beyond `size` (after filling several at once)."""
+        with self.lock:
+            while len(self) > self.size:
+                self.popitem(last=False)
+
     def get_or_compute(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
         with self.lock:
             if key in self:

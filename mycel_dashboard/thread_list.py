@@ -164,14 +164,14 @@ def thread_page(
     query: ThreadListQuery,
     *,
     limit_for: Callable[[ThreadRow], ContextLimitInfo],
-    head_facts: Callable[[ThreadRow], HeadFacts],
+    head_facts: Callable[[Sequence[ThreadRow]], Mapping[str, HeadFacts]],
     estimates: Callable[[Sequence[ThreadRow]], Mapping[str, int | None]] | None = None,
 ) -> ThreadPage:
     """Search, filter, sort and page the thread list.
 
-    `head_facts` decodes a thread's newest checkpoint, so it is only called for the visible page, or for
-    every candidate when the list is filtered or sorted by what it tells. Sorting by context fill needs
-    only the estimates, which `estimates` gives for many threads at once (each head decoded once, ever).
+    `head_facts` decodes threads' newest checkpoints (many at once), so it is only asked for the visible
+    page, or for every candidate when the list is filtered or sorted by what it tells. Sorting by context
+    fill needs only the estimates, which `estimates` gives (each head decoded once, ever).
     """
     needle = query.q.strip().lower()
     candidates = derived_from(
@@ -206,17 +206,15 @@ def thread_page(
         total = len(rows_in_order)
         pages = max(1, math.ceil(total / per_page))
         page = min(max(1, query.page), pages)
-        visible = [
-            item(row, head_facts(row)) for row in rows_in_order[(page - 1) * per_page : page * per_page]
-        ]
+        shown = rows_in_order[(page - 1) * per_page : page * per_page]
+        heads = head_facts(shown)
+        visible = [item(row, heads.get(row.thread_id)) for row in shown]
     else:
         needs_heads = query.flag is Flag.PRUNED or query.sort is SortKey.FLAGS
         by_estimate = query.sort is SortKey.FILL and not needs_heads and estimates is not None
         estimated = estimates(candidates) if by_estimate and estimates is not None else {}
-        items = [
-            item(row, head_facts(row) if needs_heads else None, estimated.get(row.thread_id))
-            for row in candidates
-        ]
+        every_head = head_facts(candidates) if needs_heads else {}
+        items = [item(row, every_head.get(row.thread_id), estimated.get(row.thread_id)) for row in candidates]
         if query.flag is not None:
             items = [entry for entry in items if query.flag in entry.flags]
         by_row = _ROW_SORT_VALUES.get(query.sort)
@@ -228,9 +226,11 @@ def thread_page(
         total = len(items)
         pages = max(1, math.ceil(total / per_page))
         page = min(max(1, query.page), pages)
+        shown_items = items[(page - 1) * per_page : page * per_page]
+        heads = head_facts([entry.row for entry in shown_items if entry.head is None])
         visible = [
-            entry if entry.head is not None else item(entry.row, head_facts(entry.row))
-            for entry in items[(page - 1) * per_page : page * per_page]
+            entry if entry.head is not None else item(entry.row, heads.get(entry.row.thread_id))
+            for entry in shown_items
         ]
     return ThreadPage(
         items=tuple(visible),

@@ -290,12 +290,35 @@ class MycelReader:
                     _CACHES.threads.popitem(last=False)
         return result
 
+    def head_messages(
+        self, rows: Sequence[ThreadRow], problems: list[StoreProblem]
+    ) -> Iterator[tuple[ThreadRow, tuple[Message, ...] | None]]:
+        """Each listed thread's head messages (None when unreadable), read over one connection in one query
+        and decoded one at a time, for what the list needs of many heads at once (flags, context fill)."""
+        by_head = {
+            (row.thread_id, row.head_checkpoint_id): row for row in rows if row.head_checkpoint_id is not None
+        }
+        if not by_head:
+            return
+        payloads: list[tuple[str, str, str | None, bytes | None]] = []
+        with self._open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.require_table("checkpoints"):
+                with db.snapshot():
+                    self._check_checkpoint_schema(db)
+                    payloads = read_head_payloads(db, list(by_head))
+        for thread_id, checkpoint_id, kind, blob in payloads:
+            try:
+                messages: tuple[Message, ...] | None = decode_checkpoint(kind, blob).messages
+            except UnreadableBlob:
+                messages = None
+            yield by_head[(thread_id, checkpoint_id)], messages
+
     def head_estimates(self, rows: Sequence[ThreadRow]) -> Result[dict[str, int | None]]:
         """Mycel's estimate (chars // 2) of each listed thread's head messages, for the context-fill column.
 
         Derived once per head and kept with its head facts, in memory and in the facts file, so sorting
-        10,000 threads by context fill decodes each head once, not once per request or per worker. The heads
-        not seen before are read over one connection; None where a thread has no readable head.
+        10,000 threads by context fill decodes each head once, not once per request or per worker. None
+        where a thread has no readable head.
         """
         known = self._known_facts()
         found, missing = _estimates_known(rows, known)
@@ -306,30 +329,19 @@ class MycelReader:
                 again, missing = _estimates_known(missing.values(), known)
                 found.update(again)
                 learned: dict[str, HeadFacts] = {}
-                for thread_id, checkpoint_id, kind, blob in self._head_payloads(list(missing), problems):
-                    try:
-                        estimate: int | None = estimate_tokens(decode_checkpoint(kind, blob).messages)
-                    except UnreadableBlob:
-                        estimate = None
-                    found[thread_id] = estimate
-                    row = missing[(thread_id, checkpoint_id)]
-                    facts = known.lookup(thread_id, row.checkpoints, checkpoint_id)
-                    if facts is not None and estimate is not None:
-                        learned[thread_id] = facts._replace(estimated_tokens=estimate)
+                for row, messages in self.head_messages(list(missing.values()), problems):
+                    estimate = estimate_tokens(messages) if messages is not None else None
+                    found[row.thread_id] = estimate
+                    self._learn_estimate(known, row, estimate, learned)
                 known.remember(learned)
         return Result(found, tuple(problems))
 
-    def _head_payloads(
-        self, heads: list[tuple[str, str]], problems: list[StoreProblem]
-    ) -> list[tuple[str, str, str | None, bytes | None]]:
-        if not heads:
-            return []
-        with self._open(StoreRole.MAIN, problems) as db:
-            if db is not None and db.require_table("checkpoints"):
-                with db.snapshot():
-                    self._check_checkpoint_schema(db)
-                    return read_head_payloads(db, heads)
-        return []
+    def _learn_estimate(
+        self, known: derived.DerivedFacts, row: ThreadRow, estimate: int | None, learned: dict[str, HeadFacts]
+    ) -> None:
+        facts = known.lookup(row.thread_id, row.checkpoints, row.head_checkpoint_id or "")
+        if facts is not None and estimate is not None and facts.estimated_tokens != estimate:
+            learned[row.thread_id] = facts._replace(estimated_tokens=estimate)
 
     def _known_facts(self) -> derived.DerivedFacts:
         return derived.facts_for(_identity_of(self.locations.main), self.facts_folder)

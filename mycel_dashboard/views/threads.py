@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 from django.http import HttpRequest, HttpResponse
 
+from memory_core.messages import Message
 from memory_core.pruning import prune_decisions
-from memory_core.records import ThreadRow
+from memory_core.records import StoreProblem, ThreadRow
+from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import estimate_tokens
 from mycel_dashboard.caches import BoundedCache
@@ -39,6 +42,7 @@ _TEXT_COLUMNS = {SortKey.THREAD, SortKey.NAME, SortKey.MODEL}
 # A thread's estimate and whether its newest checkpoint has trimmed/cleared results depend only on that
 # checkpoint and the settings, so they are remembered per head checkpoint id.
 _HEADS: BoundedCache[HeadFacts] = BoundedCache(20_000)
+_DERIVING = threading.Lock()
 
 
 def _columns(query: ThreadListQuery) -> list[dict[str, object]]:
@@ -59,30 +63,60 @@ def _head_facts(
     reader: MycelReader,
     context_for: Callable[[ThreadRow], MemoryContext],
     problems: list[str],
-) -> Callable[[ThreadRow], HeadFacts]:
-    def head_facts(row: ThreadRow) -> HeadFacts:
-        if not row.head_checkpoint_id or row.messages == 0:
-            return HeadFacts(pruned=False, estimated_tokens=0 if row.head_checkpoint_id else None)
-        context = context_for(row)
-
-        def compute() -> HeadFacts:
-            state = reader.get_state(row.thread_id, row.head_checkpoint_id)
-            if state.value is None:
-                return HeadFacts(pruned=False, estimated_tokens=None)
-            result = prune_decisions(state.value.messages, settings=context.settings)
-            return HeadFacts(
-                pruned=any(d.action.changes_content for d in result.decisions),
-                estimated_tokens=estimate_tokens(state.value.messages),
-            )
-
-        key = (row.thread_id, row.head_checkpoint_id, context.settings)
-        try:
-            return _HEADS.get_or_compute(key, compute)
-        except Exception as exc:  # noqa: BLE001 — one unreadable thread must not break the list
-            problems.append(f"{row.thread_id}: could not read the newest checkpoint ({type(exc).__name__})")
-            return HeadFacts(pruned=False, estimated_tokens=None)
+) -> Callable[[Sequence[ThreadRow]], dict[str, HeadFacts]]:
+    def head_facts(rows: Sequence[ThreadRow]) -> dict[str, HeadFacts]:
+        found: dict[str, HeadFacts] = {}
+        todo: list[ThreadRow] = []
+        for row in rows:
+            if not row.head_checkpoint_id or row.messages == 0:
+                found[row.thread_id] = HeadFacts(
+                    pruned=False, estimated_tokens=0 if row.head_checkpoint_id else None
+                )
+                continue
+            cached = _HEADS.cached(_key(row, context_for))
+            if cached is None:
+                todo.append(row)
+            else:
+                found[row.thread_id] = cached
+        if todo:
+            # Many heads at once (a sort by flags reads all 10,000): one connection, each decoded once;
+            # requests arriving together wait for one pass and reuse it.
+            with _DERIVING:
+                todo = [row for row in todo if not _reuse(row, context_for, found)]
+                read_problems: list[StoreProblem] = []
+                for row, messages in reader.head_messages(todo, read_problems):
+                    facts = _facts_of(messages, context_for(row).settings)
+                    with _HEADS.lock:
+                        _HEADS[_key(row, context_for)] = facts
+                    found[row.thread_id] = facts
+                _HEADS.trim()
+                problems.extend(problem_text(p) for p in read_problems)
+        return found
 
     return head_facts
+
+
+def _key(row: ThreadRow, context_for: Callable[[ThreadRow], MemoryContext]) -> tuple[object, ...]:
+    return (row.thread_id, row.head_checkpoint_id, context_for(row).settings)
+
+
+def _reuse(
+    row: ThreadRow, context_for: Callable[[ThreadRow], MemoryContext], found: dict[str, HeadFacts]
+) -> bool:
+    cached = _HEADS.cached(_key(row, context_for))
+    if cached is not None:
+        found[row.thread_id] = cached
+    return cached is not None
+
+
+def _facts_of(messages: tuple[Message, ...] | None, settings: MemorySettings) -> HeadFacts:
+    if messages is None:
+        return HeadFacts(pruned=False, estimated_tokens=None)
+    result = prune_decisions(messages, settings=settings)
+    return HeadFacts(
+        pruned=any(d.action.changes_content for d in result.decisions),
+        estimated_tokens=estimate_tokens(messages),
+    )
 
 
 def thread_list(request: HttpRequest) -> HttpResponse:

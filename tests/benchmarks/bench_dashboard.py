@@ -119,6 +119,8 @@ def main() -> int:
     forget_everything(db, keep_facts=True)
     list_cold = get("/threads/")
     fill_cold = get("/threads/?sort=fill")
+    flags_cold = get("/threads/?sort=flags")
+    flags_warm = median(get("/threads/?sort=flags") for _ in range(5))
     forget_everything(db)
     naive_cold, _ = timed(lambda: naive_series(db))
 
@@ -140,6 +142,10 @@ def main() -> int:
     print(
         f"threads page sorted by context fill: first ever (decodes every head once) {fill_first * 1000:7.0f} ms"
         f"   new worker cold {fill_cold * 1000:7.0f} ms   warm {fill_warm * 1000:7.0f} ms"
+    )
+    print(
+        f"threads page sorted by flags (every head's pruning under its settings, per worker) new worker cold "
+        f"{flags_cold * 1000:7.0f} ms   warm {flags_warm * 1000:7.0f} ms"
     )
     print(
         "(first ever: nothing derived from this leon.db yet; new worker cold: OS page cache dropped and every "
