@@ -12,10 +12,9 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -34,14 +33,13 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
-from memory_core.stores import derived
+from memory_core.stores import derived, listing
 from memory_core.stores import events as events_store
 from memory_core.stores import file_ops as file_ops_store
 from memory_core.stores import queue as queue_store
 from memory_core.stores import sandbox as sandbox_store
 from memory_core.stores import spill as spill_store
 from memory_core.stores import summaries as summaries_store
-from memory_core.stores import threads as threads_store
 from memory_core.stores.checkpoints import (
     CheckpointMeta,
     DecodedCheckpoint,
@@ -50,24 +48,27 @@ from memory_core.stores.checkpoints import (
     get_checkpoint_meta,
     head_checkpoint_id,
     list_checkpoint_skeleton,
-    read_head_payloads,
     read_payload,
     time_of_checkpoint_id,
 )
 from memory_core.stores.decode import UnreadableBlob
-from memory_core.stores.derived import HeadFacts
-from memory_core.stores.gc_pause import cyclic_gc_paused
 from memory_core.stores.locations import MycelLocations, StoreRole
-from memory_core.stores.schema import checkpoint_layout_problem, describe_file
+from memory_core.stores.opening import (
+    FileIdentity,
+    StoreOpener,
+    check_checkpoint_layout,
+    identity_of,
+    unless_found,
+)
+from memory_core.stores.schema import describe_file
 from memory_core.stores.series import Series, SeriesPoint, WriteRow, build_series
-from memory_core.stores.sqlite import ReadOnlyDB, StoreError, file_header, journal_mode_of, open_readonly
+from memory_core.stores.sqlite import ReadOnlyDB, file_header, journal_mode_of
 from memory_core.tokens import TokenCounter, default_counter, estimate_tokens
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 _SERIES_CACHE_SIZE = 32
-_HEAD_CACHE_SIZE = 200_000
 # Decoded head states: every thread page, full text and what-if of a thread reads the same head, and
 # decoding a 2,000-message checkpoint costs far more than reading and hashing its bytes.
 _DECODED_CACHE_SIZE = 8
@@ -75,9 +76,6 @@ _LIST_CACHE_SIZE = 4
 _THREAD_CACHE_SIZE = 256
 # A list read while a file was locked or slow is not kept: the next request should try again.
 _TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
-
-
-FileIdentity = tuple[str, int, int]
 
 
 class _Caches:
@@ -117,16 +115,7 @@ def clear_caches() -> None:
 
 
 def _file_identity(db: ReadOnlyDB) -> FileIdentity:
-    return _identity_of(db.path)
-
-
-def _identity_of(path: Path) -> FileIdentity:
-    # A replaced file (new inode) never reuses what was derived from the old one.
-    try:
-        stat = path.stat()
-    except OSError:
-        return (str(path), 0, 0)
-    return (str(path), stat.st_dev, stat.st_ino)
+    return identity_of(db.path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +142,7 @@ class MycelReader:
         self.facts_folder = facts_folder
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
+        self._opener = StoreOpener(locations, query_timeout_s, row_cap)
         # Process-wide: the dashboard makes a reader per request, and what is cached never goes stale
         # (checkpoints are immutable, and keys carry the file's identity).
         self._series_cache = _CACHES.series
@@ -161,25 +151,10 @@ class MycelReader:
 
     # -- plumbing ------------------------------------------------------------------------------------
 
-    @contextmanager
-    def _open(self, role: StoreRole, problems: list[StoreProblem]) -> Iterator[ReadOnlyDB | None]:
-        """A read-only connection, or None; every failure inside the block becomes a problem."""
-        path = self.locations.path(role)
-        try:
-            db = open_readonly(path, store=role.value, timeout_s=self.query_timeout_s, row_cap=self.row_cap)
-        except StoreError as exc:
-            problems.append(exc.problem)
-            yield None
-            return
-        try:
-            yield db
-        except StoreError as exc:
-            problems.append(exc.problem)
-        except Exception as exc:  # noqa: BLE001 - bad data must become a message, never a crash
-            problems.append(StoreProblem(ProblemKind.CORRUPT, role.value, f"{path.name}: {exc}", path))
-        finally:
-            problems.extend(db.problems)
-            db.conn.close()
+    def _open(
+        self, role: StoreRole, problems: list[StoreProblem]
+    ) -> AbstractContextManager[ReadOnlyDB | None]:
+        return self._opener.open(role, problems)
 
     def _counter(self) -> TokenCounter:
         return default_counter()
@@ -295,23 +270,7 @@ class MycelReader:
     ) -> Iterator[tuple[ThreadRow, tuple[Message, ...] | None]]:
         """Each listed thread's head messages (None when unreadable), read over one connection in one query
         and decoded one at a time, for what the list needs of many heads at once (flags, context fill)."""
-        by_head = {
-            (row.thread_id, row.head_checkpoint_id): row for row in rows if row.head_checkpoint_id is not None
-        }
-        if not by_head:
-            return
-        payloads: list[tuple[str, str, str | None, bytes | None]] = []
-        with self._open(StoreRole.MAIN, problems) as db:
-            if db is not None and db.require_table("checkpoints"):
-                with db.snapshot():
-                    self._check_checkpoint_schema(db)
-                    payloads = read_head_payloads(db, list(by_head))
-        for thread_id, checkpoint_id, kind, blob in payloads:
-            try:
-                messages: tuple[Message, ...] | None = decode_checkpoint(kind, blob).messages
-            except UnreadableBlob:
-                messages = None
-            yield by_head[(thread_id, checkpoint_id)], messages
+        return listing.head_messages(self._opener, rows, problems)
 
     def head_estimates(self, rows: Sequence[ThreadRow]) -> Result[dict[str, int | None]]:
         """Mycel's estimate (chars // 2) of each listed thread's head messages, for the context-fill column.
@@ -320,31 +279,11 @@ class MycelReader:
         10,000 threads by context fill decodes each head once, not once per request or per worker. None
         where a thread has no readable head.
         """
-        known = self._known_facts()
-        found, missing = _estimates_known(rows, known)
-        problems: list[StoreProblem] = []
-        if missing:
-            # Requests sorting by fill at the same time wait for one pass, then reuse what it kept.
-            with known.deriving, cyclic_gc_paused():
-                again, missing = _estimates_known(missing.values(), known)
-                found.update(again)
-                learned: dict[str, HeadFacts] = {}
-                for row, messages in self.head_messages(list(missing.values()), problems):
-                    estimate = estimate_tokens(messages) if messages is not None else None
-                    found[row.thread_id] = estimate
-                    self._learn_estimate(known, row, estimate, learned)
-                known.remember(learned)
+        found, problems = listing.head_estimates(self._opener, self._known_facts(), rows)
         return Result(found, tuple(problems))
 
-    def _learn_estimate(
-        self, known: derived.DerivedFacts, row: ThreadRow, estimate: int | None, learned: dict[str, HeadFacts]
-    ) -> None:
-        facts = known.lookup(row.thread_id, row.checkpoints, row.head_checkpoint_id or "")
-        if facts is not None and estimate is not None and facts.estimated_tokens != estimate:
-            learned[row.thread_id] = facts._replace(estimated_tokens=estimate)
-
     def _known_facts(self) -> derived.DerivedFacts:
-        return derived.facts_for(_identity_of(self.locations.main), self.facts_folder)
+        return derived.facts_for(identity_of(self.locations.main), self.facts_folder)
 
     def _read_thread(self, thread_id: str) -> Result[ThreadRow | None]:
         rows, problems = self._thread_rows(thread_id)
@@ -361,87 +300,14 @@ class MycelReader:
                     estimated_tokens=state.value.checkpoint.estimated_tokens,
                 )
                 # The list's context-fill column needs this very estimate: keep it with the head facts.
-                known = self._known_facts()
-                facts = known.lookup(thread_id, row.checkpoints, row.head_checkpoint_id or "")
-                if facts is not None and facts.estimated_tokens is None and row.estimated_tokens is not None:
-                    known.remember({thread_id: facts._replace(estimated_tokens=row.estimated_tokens)})
+                listing.keep_estimate(self._known_facts(), row)
         return Result(row, tuple(problems))
 
     def _thread_rows(self, thread_id: str | None) -> tuple[list[ThreadRow], list[StoreProblem]]:
-        # Reads run side by side: this thread reads the checkpoints (decoding moved heads is Python work);
-        # helpers read the writes' sizes, the threads table with the side stores and, on a first list, every
-        # thread's checkpoint sizes. Their big aggregates come back as one JSON text each, so they never wait
-        # for the GIL row by row. Each read has its own snapshot; the list is a view of "now", so a commit
-        # landing between two of them can only make a count one step older or newer.
-        known = self._known_facts()
-
-        def heads_part(
-            problems: list[StoreProblem], summed: Callable[[], threads_store.KeyedBytes] | None
-        ) -> dict[str, HeadFacts]:
-            with self._open(StoreRole.MAIN, problems) as db:
-                if db is not None:
-                    with db.snapshot():
-                        self._check_checkpoint_schema(db)
-                        return threads_store.checkpoint_heads(db, thread_id, known=known, summed=summed)
-            return {}
-
-        def bytes_part(problems: list[StoreProblem]) -> threads_store.KeyedBytes:
-            with self._open(StoreRole.MAIN, problems) as db:
-                if db is not None and db.has_table("checkpoints"):
-                    with db.snapshot():
-                        return threads_store.checkpoint_bytes(db, thread_id)
-            return {}
-
-        def writes_part(problems: list[StoreProblem]) -> dict[str, int]:
-            with self._open(StoreRole.MAIN, problems) as db:
-                if db is not None:
-                    with db.snapshot():
-                        return threads_store.writes_bytes(db, thread_id)
-            return {}
-
-        def tables_part(problems: list[StoreProblem]) -> _ThreadTables:
-            tables = _ThreadTables()
-            with self._open(StoreRole.MAIN, problems) as db:
-                if db is not None:
-                    with db.snapshot():
-                        tables.infos = threads_store.thread_infos(db, thread_id)
-                        if db.has_table("summaries"):
-                            tables.summaries_found = True
-                            tables.summaries = summaries_store.summary_counts(db, thread_id)
-            summary_problems: list[StoreProblem] = []
-            with self._open(StoreRole.SUMMARY, summary_problems) as db:
-                if db is not None and db.has_table("summaries"):
-                    tables.summaries_found = True
-                    for key, (count, active) in summaries_store.summary_counts(db, thread_id).items():
-                        before = tables.summaries.get(key, (0, False))
-                        tables.summaries[key] = (before[0] + count, before[1] or active)
-            # Summaries live in leon.db or summary.db (§1.4): a missing one is news only if neither has them.
-            problems.extend(_unless_found(summary_problems, tables.summaries_found))
-            with self._open(StoreRole.QUEUE, problems) as db:
-                if db is not None:
-                    tables.queued = queue_store.queue_counts(db, thread_id)
-            with self._open(StoreRole.SANDBOX, problems) as db:
-                if db is not None:
-                    tables.sandboxes = sandbox_store.sandbox_states(db, thread_id)
-            return tables
-
-        problems: tuple[list[StoreProblem], ...] = ([], [], [], [])
-        with cyclic_gc_paused(), ThreadPoolExecutor(max_workers=3, thread_name_prefix="mycel-list") as pool:
-            written = pool.submit(writes_part, problems[1])
-            tables = pool.submit(tables_part, problems[2])
-            # Nothing derived yet: every thread's bytes will be needed, so they are summed beside the heads.
-            summed = pool.submit(bytes_part, problems[3]).result if known.empty() else None
-            heads = heads_part(problems[0], summed)
-            t = tables.result()
-            rows = threads_store.combine(heads, t.infos, t.summaries, t.queued, t.sandboxes, written.result())
-        return rows, list(dict.fromkeys(p for part in problems for p in part))
+        return listing.thread_rows(self._opener, self._known_facts(), thread_id)
 
     def _check_checkpoint_schema(self, db: ReadOnlyDB) -> None:
-        why = checkpoint_layout_problem(db.tables())
-        if why is not None:
-            raise StoreError(
-                StoreProblem(ProblemKind.UNKNOWN_SCHEMA, db.store, f"{db.path.name} {why}", db.path)
-            )
+        check_checkpoint_layout(db)
 
     # -- checkpoints ---------------------------------------------------------------------------------
 
@@ -639,7 +505,7 @@ class MycelReader:
                     found = True
                     items.extend(read(db))
         items.sort(key=sort_key)
-        return Result(items, tuple(_unless_found(problems, found)))
+        return Result(items, tuple(unless_found(problems, found)))
 
     def list_queue(self, thread_id: str | None = None) -> Result[list[QueueItem]]:
         """Pending queue items (of one thread, or all), oldest first; consumed items are gone (§7.1)."""
@@ -715,42 +581,6 @@ class MycelReader:
                 workspace = spill_store.workspace_from_text(message.text)
                 if workspace is not None:
                     yield workspace
-
-
-@dataclass
-class _ThreadTables:
-    """What the thread list reads besides the head checkpoints, per thread id."""
-
-    infos: dict[str, threads_store.ThreadInfo] = field(default_factory=dict)
-    summaries: dict[str, tuple[int, bool]] = field(default_factory=dict)
-    summaries_found: bool = False
-    queued: dict[str, int] = field(default_factory=dict)
-    sandboxes: dict[str, str | None] = field(default_factory=dict)
-
-
-def _estimates_known(
-    rows: Iterable[ThreadRow], known: derived.DerivedFacts
-) -> tuple[dict[str, int | None], dict[tuple[str, str], ThreadRow]]:
-    """The estimates already known (or unknowable: no head, an unreadable one), and the rows still to read."""
-    found: dict[str, int | None] = {}
-    missing: dict[tuple[str, str], ThreadRow] = {}
-    for row in rows:
-        if row.estimated_tokens is not None or row.head_checkpoint_id is None:
-            found[row.thread_id] = row.estimated_tokens
-            continue
-        facts = known.lookup(row.thread_id, row.checkpoints, row.head_checkpoint_id)
-        if facts is not None and (facts.estimated_tokens is not None or facts.messages is None):
-            found[row.thread_id] = facts.estimated_tokens
-        else:
-            missing[(row.thread_id, row.head_checkpoint_id)] = row
-    return found, missing
-
-
-def _unless_found(problems: list[StoreProblem], found: bool) -> list[StoreProblem]:
-    """Missing files/tables are expected in one of two places; report them only if neither had the table."""
-    if not found:
-        return problems
-    return [p for p in problems if p.kind not in (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)]
 
 
 def _message_writes(db: ReadOnlyDB, thread_id: str) -> list[WriteRow] | None:

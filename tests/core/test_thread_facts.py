@@ -18,8 +18,7 @@ import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from memory_core.records import ThreadRow
-from memory_core.stores import derived
-from memory_core.stores import reader as reader_module
+from memory_core.stores import derived, listing
 from memory_core.stores.derived import DerivedFacts, HeadFacts, default_folder
 from memory_core.stores.gc_pause import cyclic_gc_paused
 from memory_core.stores.reader import MycelReader, clear_caches
@@ -245,10 +244,12 @@ def test_head_estimates_are_mycels_estimate_and_a_new_process_reads_them_back(
     def no_decoding(*args: object, **kwargs: object) -> None:
         raise AssertionError("a kept estimate was decoded again")
 
-    monkeypatch.setattr(reader_module, "decode_checkpoint", no_decoding)
+    monkeypatch.setattr(listing, "decode_checkpoint", no_decoding)
     again = listed(home, facts)  # a new process: facts come back from the file
     assert {r.thread_id: r.estimated_tokens for r in again} == decoded
     assert MycelReader(point_locations(home), facts_folder=facts).head_estimates(again).value == decoded
+    # Rows that do not carry the estimate (listed before it was known) find it in the kept facts.
+    assert MycelReader(point_locations(home), facts_folder=facts).head_estimates(rows).value == decoded
 
 
 def test_an_unreadable_head_has_no_estimate_and_the_others_still_do(home: Path, tmp_path: Path) -> None:
@@ -280,14 +281,14 @@ def test_requests_arriving_together_decode_each_head_once(
 ) -> None:
     rows = listed(home, tmp_path / "facts")
     decoded: list[str] = []
-    real = reader_module.decode_checkpoint
+    real = listing.decode_checkpoint
 
     def counting(kind: str | None, blob: bytes | None, **options: bool) -> object:
         decoded.append("one")
         time.sleep(0.05)  # long enough for the other requests to arrive meanwhile
         return real(kind, blob, **options)
 
-    monkeypatch.setattr(reader_module, "decode_checkpoint", counting)
+    monkeypatch.setattr(listing, "decode_checkpoint", counting)
     reader = MycelReader(point_locations(home), facts_folder=tmp_path / "facts")
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda _: reader.head_estimates(rows).value, range(4)))
