@@ -7,7 +7,7 @@ the newest (= active) one. Later checkpoints are kept; undo is another such copy
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -216,4 +216,56 @@ def plan_rollback(
         running=running,
         warnings=tuple(warnings),
         refusals=tuple(refusals),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class OvertakenRollback:
+    """A dashboard rollback that is no longer active: the agent went on from another checkpoint."""
+
+    rollback_checkpoint_id: str
+    target: str  # the checkpoint the rollback copied ("" when the note names none of this thread's)
+    at: str  # when it was applied (ISO text, as recorded)
+    actor: str
+    continued_from: str  # where the agent's newer checkpoints branch off (usually the replaced head)
+
+
+def overtaken_rollback(checkpoints: Sequence[CheckpointRow]) -> OvertakenRollback | None:
+    """The newest dashboard rollback, when the newest checkpoint does not descend from it.
+
+    LangGraph has no compare-and-swap: a Mycel run that loaded the old head just before a rollback goes on
+    from that head, and its checkpoints become the newest, so the rollback silently stops being the active
+    state. An undo written after the rollback is a deliberate move away and is not flagged; nor is a
+    lineage we cannot follow to the end (a row cap cut the list).
+    """
+    ours = [row for row in checkpoints if ROLLBACK_METADATA_KEY in row.metadata]
+    if not ours:
+        return None
+    rollback = max(ours, key=lambda row: row.checkpoint_id)
+    note = rollback.metadata[ROLLBACK_METADATA_KEY]
+    if not isinstance(note, Mapping) or note.get("action") != "rollback":
+        return None
+    by_id = {row.checkpoint_id: row for row in checkpoints}
+    node: CheckpointRow | None = max(checkpoints, key=lambda row: row.checkpoint_id)
+    continued_from: str | None = None
+    seen: set[str] = set()
+    while node is not None and node.checkpoint_id not in seen:
+        if node.checkpoint_id == rollback.checkpoint_id:
+            return None  # the newest checkpoint descends from the rollback: it is active
+        if continued_from is None and node.checkpoint_id < rollback.checkpoint_id:
+            continued_from = node.checkpoint_id  # the first ancestor older than the rollback
+        seen.add(node.checkpoint_id)
+        parent = node.parent_checkpoint_id
+        if parent is not None and parent not in by_id:
+            return None  # the lineage leaves what was read: cannot tell
+        node = by_id.get(parent) if parent is not None else None
+    if continued_from is None:
+        return None
+    target = str(note.get("target", ""))
+    return OvertakenRollback(
+        rollback_checkpoint_id=rollback.checkpoint_id,
+        target=target if target in by_id else "",
+        at=str(note.get("at", "")),
+        actor=str(note.get("actor", "")),
+        continued_from=continued_from,
     )

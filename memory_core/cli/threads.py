@@ -17,6 +17,7 @@ from typing import Any
 from memory_core.cli.common import CliError, print_json
 from memory_core.messages import Message
 from memory_core.records import ProblemKind, StoreProblem, ThreadRow
+from memory_core.rollback import overtaken_rollback
 from memory_core.stores.derived import default_folder
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
@@ -173,9 +174,27 @@ def run_thread(args: argparse.Namespace) -> int:
             for q in queue.value
         ],
     }
+    overtaken = overtaken_rollback(checkpoints.value)
+    data["rollback_overtaken"] = (
+        None
+        if overtaken is None
+        else {
+            "rollback_checkpoint_id": overtaken.rollback_checkpoint_id,
+            "target": overtaken.target or None,
+            "at": overtaken.at,
+            "actor": overtaken.actor,
+            "continued_from": overtaken.continued_from,
+        }
+    )
     if args.json:
         print_json(data)
         return 0
+    if overtaken is not None:
+        print(
+            f"mycel-memory: warning: the rollback {overtaken.rollback_checkpoint_id} by {overtaken.actor} is no "
+            f"longer active: the agent went on from {overtaken.continued_from}",
+            file=sys.stderr,
+        )
     _print_thread(row, data)
     return 0
 

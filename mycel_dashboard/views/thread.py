@@ -18,6 +18,7 @@ from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruningResult, prune_decisions
 from memory_core.records import CheckpointState, ProblemKind, ThreadRow
 from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
+from memory_core.rollback import OvertakenRollback, overtaken_rollback
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.rollback_actions import rollback_record
 from memory_core.tokens import default_counter, estimate_tokens
@@ -60,6 +61,7 @@ class RenderedRail:
 
     html: str
     problems: tuple[str, ...]
+    overtaken: OvertakenRollback | None = None  # the newest rollback, when the agent went on elsewhere
 
 
 def clear_caches() -> None:
@@ -176,6 +178,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     rail = rendered_rail(reader, thread, head, head_key)
     problems.extend(rail.problems)
     context["rail_html"] = mark_safe(rail.html)  # noqa: S308 - rendered (and escaped) by the rail partial
+    context["overtaken"] = rail.overtaken
     context.update(chart_context(thread_id, messages, memory, card, problems, head_key=head_key))
     context["undoable"] = state is not None and rollback_record(state.checkpoint.metadata) is not None
     return render_screen(request, "thread.html", "timeline", context)
@@ -193,7 +196,8 @@ def rendered_rail(
     problems = [problem_text(p) for p in checkpoints.problems]
     items = guarded("the checkpoint rail", lambda: checkpoint_rail(checkpoints.value, head), problems)
     html = render_to_string("thread.html#rail", {"rail": items, "thread_id": thread.thread_id})
-    found = RenderedRail(html=html, problems=tuple(problems))
+    overtaken = guarded("the rollback check", lambda: overtaken_rollback(checkpoints.value), problems)
+    found = RenderedRail(html=html, problems=tuple(problems), overtaken=overtaken)
     if head is not None and not any(p.kind in _TRANSIENT for p in checkpoints.problems):
         _RAILS.get_or_compute(key, lambda: found)
     return found

@@ -113,3 +113,26 @@ def test_dry_run_flags_propose_other_values(sample_home: Path, capsys):
     assert len(report["conversation_text"]) == report["conversation_text_chars"]
     code, _, err = _run(capsys, "dry-run", COMPACTED, "--soft-trim-chars", "-5")
     assert code == 2 and "--soft-trim-chars" in err
+
+
+def test_thread_says_when_a_rollback_was_overtaken_by_the_agent(sample_home: Path, capsys):
+    from langgraph.checkpoint.base.id import uuid6
+
+    ids = _checkpoint_ids(sample_home, COMPACTED)
+    assert _run(capsys, "rollback", COMPACTED, "--to", ids[20], "--json")[0] == 0
+    code, out, _ = _run(capsys, "thread", COMPACTED, "--json")
+    assert code == 0 and json.loads(out)["rollback_overtaken"] is None
+    # A run that had loaded the replaced head writes its next checkpoint under it.
+    with SqliteSaver.from_conn_string(str(sample_home / "leon.db")) as saver:
+        saver.is_setup = True
+        config = {"configurable": {"thread_id": COMPACTED, "checkpoint_ns": "", "checkpoint_id": ids[-1]}}
+        loaded = saver.get_tuple(config)
+        assert loaded is not None
+        saver.put(
+            config, {**loaded.checkpoint, "id": str(uuid6(clock_seq=99))}, {"source": "loop", "step": 99}, {}
+        )
+    code, out, _ = _run(capsys, "thread", COMPACTED, "--json")
+    overtaken = json.loads(out)["rollback_overtaken"]
+    assert (overtaken["target"], overtaken["continued_from"]) == (ids[20], ids[-1])
+    code, _, err = _run(capsys, "thread", COMPACTED)
+    assert code == 0 and "no longer active" in err and ids[-1] in err

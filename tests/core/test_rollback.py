@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from memory_core.messages import Message, MessageType, ToolCall
 from memory_core.records import CheckpointRow, RunEvent, SummaryRow
-from memory_core.rollback import head_fingerprint, plan_rollback, running_status
+from memory_core.rollback import head_fingerprint, overtaken_rollback, plan_rollback, running_status
 from memory_core.stores.rollback_writer import RollbackRefused, apply_checkpoint_copy
 
 THREAD = "m_npRsndIka9dx-2"
@@ -352,3 +353,62 @@ def test_a_target_with_unanswered_tool_calls_is_warned_about():
         now=NOW,
     )
     assert any("Bash" in warning for warning in impact.warnings)
+
+
+# --- a rollback overtaken by a run that loaded the old head -------------------------------------------
+
+
+def _ours(checkpoint_id: str, parent: str, action: str, target: str = "2") -> CheckpointRow:
+    note = {
+        "action": action,
+        "target": target,
+        "at": "2026-11-30T12:00:00",
+        "actor": "alice",
+        "previous_head": "3",
+    }
+    return replace(_row(checkpoint_id, parent), metadata={"mycel_dashboard": note})
+
+
+def test_a_run_that_went_on_from_the_replaced_head_overtakes_the_rollback():
+    rows = [_row("1", None), _row("2", "1"), _row("3", "2"), _ours("4", "2", "rollback"), _row("5", "3")]
+    found = overtaken_rollback(rows)
+    assert found is not None
+    assert (found.rollback_checkpoint_id, found.target, found.continued_from, found.actor) == (
+        "4",
+        "2",
+        "3",
+        "alice",
+    )
+
+
+def test_a_run_that_went_on_from_the_rollback_keeps_it_active():
+    rows = [_row("1", None), _row("2", "1"), _row("3", "2"), _ours("4", "2", "rollback"), _row("5", "4")]
+    assert overtaken_rollback(rows) is None
+    assert overtaken_rollback(rows[:4]) is None, "the rollback is the head itself"
+
+
+def test_an_undo_after_the_rollback_is_not_flagged():
+    rows = [
+        _row("1", None),
+        _row("2", "1"),
+        _row("3", "2"),
+        _ours("4", "2", "rollback"),
+        _ours("5", "3", "undo"),
+    ]
+    assert overtaken_rollback(rows) is None
+    assert overtaken_rollback([*rows, _row("6", "5")]) is None
+
+
+def test_a_lineage_that_leaves_what_was_read_is_not_guessed_and_a_foreign_target_is_not_linked():
+    cut = [_ours("4", "2", "rollback"), _row("5", "3"), _row("3", "2")]  # "2" was not read (row cap)
+    assert overtaken_rollback(cut) is None
+    forged = [
+        _row("1", None),
+        _row("2", "1"),
+        _row("3", "2"),
+        _ours("4", "2", "rollback", target="../x"),
+        _row("5", "3"),
+    ]
+    found = overtaken_rollback(forged)
+    assert found is not None and found.target == ""
+    assert overtaken_rollback([_row("1", None), _row("2", "1")]) is None

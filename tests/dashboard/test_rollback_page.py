@@ -140,3 +140,52 @@ def test_undo_without_a_rollback_says_so(operator_client, sample_home: Path):
 def test_rollback_is_post_only(operator_client, sample_home: Path):
     ids = _ids(sample_home)
     assert operator_client.get(f"/threads/{THREAD}/checkpoints/{ids[3]}/rollback/apply/").status_code == 405
+
+
+def _agent_step_from(home: Path, loaded_id: str) -> None:
+    """Mycel's next checkpoint, as its saver writes it under the checkpoint its run loaded."""
+    from langgraph.checkpoint.base.id import uuid6
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    with SqliteSaver.from_conn_string(str(home / "leon.db")) as saver:
+        saver.is_setup = True  # never let the saver alter Mycel's schema
+        loaded = saver.get_tuple(
+            {"configurable": {"thread_id": THREAD, "checkpoint_ns": "", "checkpoint_id": loaded_id}}
+        )
+        assert loaded is not None
+        step = int(loaded.metadata.get("step") or 0) + 1
+        checkpoint = {**loaded.checkpoint, "id": str(uuid6(clock_seq=step))}
+        config = {"configurable": {"thread_id": THREAD, "checkpoint_ns": "", "checkpoint_id": loaded_id}}
+        saver.put(config, checkpoint, {"source": "loop", "step": step, "parents": {}}, {})
+
+
+def _roll_back(client: Client, target: str) -> None:
+    preview = client.get(f"/threads/{THREAD}/checkpoints/{target}/rollback/").content.decode()
+    response = client.post(
+        f"/threads/{THREAD}/checkpoints/{target}/rollback/apply/", {"fingerprint": _fingerprint(preview)}
+    )
+    assert response.status_code == 302
+
+
+def test_a_rollback_overtaken_by_a_run_that_loaded_the_old_head_is_flagged(
+    operator_client, sample_home: Path
+):
+    ids = _ids(sample_home)
+    _roll_back(operator_client, ids[10])
+    page = operator_client.get(f"/threads/{THREAD}/").content.decode()
+    assert 'id="rollback-overtaken"' not in page and "written by a rollback" in page
+
+    _agent_step_from(sample_home, ids[-1])  # the run had loaded the head the rollback replaced
+    page = operator_client.get(f"/threads/{THREAD}/").content.decode()
+    warning = page[page.index('id="rollback-overtaken"') :].split("</p>")[0]
+    assert "no longer active" in warning
+    assert ids[-1] in warning and ids[10] in warning
+    assert f"/threads/{THREAD}/checkpoints/{ids[10]}/rollback/" in warning
+
+
+def test_a_run_that_continues_from_the_rollback_is_not_flagged(operator_client, sample_home: Path):
+    ids = _ids(sample_home)
+    _roll_back(operator_client, ids[10])
+    _agent_step_from(sample_home, _ids(sample_home)[-1])
+    page = operator_client.get(f"/threads/{THREAD}/").content.decode()
+    assert 'id="rollback-overtaken"' not in page
