@@ -72,7 +72,9 @@ class DerivedFacts:
     def remember(self, found: Mapping[str, HeadFacts]) -> None:
         if not found:
             return
+        self._loaded()  # what the file holds first, so it is kept beside the new facts
         with self._lock:
+            # A new dict, swapped in whole: lookups running meanwhile never see one half-updated.
             self._facts = {**(self._facts or {}), **found}
             self._save(found)
 

@@ -294,3 +294,10 @@ def test_requests_arriving_together_decode_each_head_once(
         results = list(pool.map(lambda _: reader.head_estimates(rows).value, range(4)))
     assert all(r == results[0] for r in results) and all(v for v in results[0].values())
     assert len(decoded) == len(rows) == 3
+
+
+def test_facts_remembered_before_any_lookup_keep_those_in_the_file(tmp_path: Path) -> None:
+    DerivedFacts(("leon.db", 1, 2), tmp_path).remember({"t": HeadFacts(3, "id-3", 900, 7, "m")})
+    later = DerivedFacts(("leon.db", 1, 2), tmp_path)  # a new process that learns something first
+    later.remember({"u": HeadFacts(1, "id-1", 10, 1, "m")})
+    assert later.lookup("t", 3, "id-3") is not None and later.lookup("u", 1, "id-1") is not None
