@@ -64,14 +64,8 @@ def checkpoint_heads(
     """
     if not db.require_table("checkpoints"):
         return {}
-    where, params = _filter("thread_id", thread_id, first=False)
     # SQLite gives the bare `rowid` of the MAX() row, so moved heads are then fetched by rowid.
-    keys = db.rows_as_json(
-        "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, CAST(MAX(checkpoint_id) AS TEXT) AS head, "
-        f"rowid AS row FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
-        params,
-        columns=("thread", "count", "head", "row"),
-    )
+    keys = _per_thread(db, thread_id, "rowid")
     found, moved = _known_and_moved(keys, known)
     if moved:
         # Lists built at the same time in one process wait for one derivation, then reuse what it kept.
@@ -132,14 +126,22 @@ def checkpoint_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, 
     metadata. length() is answered from each record's header, never the blob, but it visits every row."""
     if not db.require_table("checkpoints"):
         return {}
-    where, params = _filter("thread_id", thread_id, first=False)
-    rows = db.rows_as_json(
-        "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, CAST(MAX(checkpoint_id) AS TEXT) AS head, "
-        f"{_CHECKPOINT_SIZE} AS total FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
-        params,
-        columns=("thread", "count", "head", "total"),
-    )
+    rows = _per_thread(db, thread_id, _CHECKPOINT_SIZE)
     return {thread: (count, head, total or 0) for thread, count, head, total in rows}
+
+
+def _per_thread(db: ReadOnlyDB, thread_id: str | None, extra: str) -> list[list[Any]]:
+    """Per thread: id, checkpoint count and head id (the key facts are kept under), with one more value.
+
+    The key alone is answered by the primary-key index; `extra` decides whether rows are visited too.
+    """
+    where, params = _filter("thread_id", thread_id, first=False)
+    return db.rows_as_json(
+        "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, CAST(MAX(checkpoint_id) AS TEXT) AS head, "
+        f"{extra} AS extra FROM checkpoints WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
+        params,
+        columns=("thread", "count", "head", "extra"),
+    )
 
 
 def _bytes_of(db: ReadOnlyDB, threads: list[str] | None, thread_id: str | None) -> dict[str, int]:
