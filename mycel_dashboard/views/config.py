@@ -124,6 +124,8 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
     return {
         "source": state.source,
         "problems": state.problems,
+        # The full page shows store problems at its top; the what-if partial alone must say them itself.
+        "partial_problems": state.problems if part == "whatif" else [],
         "loaded": state.loaded,
         "effective": effective,
         "file_problems": [p for p in state.loaded.problems if p.severity is not Severity.INFO],

@@ -245,3 +245,20 @@ def test_unknown_ids_in_a_broken_home_are_not_a_500(viewer_client, sample_home: 
         assert "leon.db is not an SQLite database" in html.unescape(response.content.decode()), url
     # A panel reads its own store (queue.db is fine); the thread page around it names leon.db.
     assert viewer_client.get("/threads/nobody-1/panels/queue/").status_code in (200, 404)
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [(broken.missing, "leon.db does not exist"), (broken.random_bytes, "leon.db is not an SQLite database")],
+)
+def test_the_whatif_partial_itself_says_what_is_wrong_with_leon_db(
+    operator_client, sample_home: Path, damage: Callable[[Path], None], says: str
+) -> None:
+    """A slider move replaces only the what-if card, so the card must say why it has no threads."""
+    damage(sample_home / "leon.db")
+    url = f"/config/?thread={THREAD}&memory.pruning.soft_trim_chars=100"
+    partial = operator_client.get(url, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="whatif")
+    assert partial.status_code == 200
+    assert html.unescape(partial.content.decode()).count(says) == 1
+    page = html.unescape(operator_client.get(url).content.decode())
+    assert page.count(says) == 1, "the full page says it once, at its top"
