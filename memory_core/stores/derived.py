@@ -15,9 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, suppress
 from pathlib import Path
 from typing import NamedTuple
@@ -76,7 +78,9 @@ class DerivedFacts:
         with self._lock:
             # A new dict, swapped in whole: lookups running meanwhile never see one half-updated.
             self._facts = {**(self._facts or {}), **found}
-            self._save(found)
+        if self._file is not None:
+            # Written by one background thread, in order: no request waits on the disk.
+            _SAVER.submit(self._save, dict(found))
 
     def _loaded(self) -> dict[str, HeadFacts]:
         facts = self._facts
@@ -88,6 +92,7 @@ class DerivedFacts:
         return facts
 
     def _load(self) -> dict[str, HeadFacts]:
+        flush()  # what this process has still to write belongs in what it reads
         if self._file is None or not self._file.exists():
             return {}
         try:
@@ -171,7 +176,30 @@ def facts_for(database: tuple[str, int, int], folder: Path | None) -> DerivedFac
         return _REGISTRY[key]
 
 
+def _new_saver() -> ThreadPoolExecutor:
+    # One thread writes every cache file, in the order facts were learned; at exit it finishes the queue.
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="head-facts-save")
+
+
+def _after_fork() -> None:
+    global _SAVER
+    _SAVER = _new_saver()  # a forked child has no copy of the parent's saving thread
+
+
+_SAVER = _new_saver()
+os.register_at_fork(after_in_child=_after_fork)
+
+
+def flush() -> None:
+    """Wait until every fact learned so far is in its cache file (tests, and a reader about to load one)."""
+    if threading.current_thread().name.startswith("head-facts-save"):
+        return  # the saver itself: what is queued behind it cannot be waited for here
+    _SAVER.submit(lambda: None).result()
+
+
 def forget_all() -> None:
-    """Drop the in-memory facts; cache files stay, so the next reader starts as a new process would."""
+    """Drop the in-memory facts; cache files stay (written out first), so the next reader starts as a new
+    process would."""
+    flush()
     with _REGISTRY_LOCK:
         _REGISTRY.clear()

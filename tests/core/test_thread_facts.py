@@ -41,7 +41,9 @@ def home(tmp_path: Path) -> Path:
 def listed(home: Path, facts: Path | None) -> tuple[ThreadRow, ...]:
     # A fresh list each time: the list kept per files version would hide what the facts did.
     clear_caches()
-    return MycelReader(point_locations(home), facts_folder=facts).list_threads().value
+    rows = MycelReader(point_locations(home), facts_folder=facts).list_threads().value
+    derived.flush()  # the cache file is written in the background
+    return rows
 
 
 def from_scratch(home: Path) -> tuple[ThreadRow, ...]:
@@ -49,6 +51,7 @@ def from_scratch(home: Path) -> tuple[ThreadRow, ...]:
 
 
 def cache_files(folder: Path) -> list[Path]:
+    derived.flush()
     return sorted(folder.glob("head-facts-*.sqlite3"))
 
 

@@ -132,12 +132,14 @@ def test_corrupt_database_is_reported_in_the_page(viewer_client, sample_home: Pa
 def test_the_list_keeps_its_head_facts_in_the_dashboards_folder_only(
     viewer_client, sample_home: Path, settings
 ):
+    from memory_core.stores import derived
     from memory_core.stores.reader import clear_caches
     from tests.core.store_builders import file_hashes
 
     before = file_hashes(sample_home)
     clear_caches()
     first = viewer_client.get("/threads/").content.decode()
+    derived.flush()  # the facts file is written in the background
     [kept] = list(Path(settings.DASHBOARD_FACTS_DIR).glob("head-facts-*.sqlite3"))
     assert kept.stat().st_size > 0
     clear_caches()  # as a new worker would start: the facts come back from the file
