@@ -57,8 +57,18 @@ class DerivedFacts:
         self._file = folder / f"head-facts-{digest}.sqlite3" if folder is not None else None
 
     def empty(self) -> bool:
-        """True until something is derived (in this process, or kept in the cache file)."""
-        return not self._loaded()
+        """True until something is derived: nothing in memory, and no cache file to read it from.
+
+        Answered without reading the file, so a new process can load it beside its first reads (`preload`).
+        """
+        facts = self._facts
+        if facts is not None:
+            return not facts
+        return self._file is None or not self._file.exists()
+
+    def preload(self) -> None:
+        """Read the cache file now (in a helper thread), rather than at the first lookup."""
+        self._loaded()
 
     def lookup(self, thread_id: str, checkpoints: int, head_checkpoint_id: str) -> HeadFacts | None:
         """The thread's facts if they were derived under this very key, else None."""

@@ -61,8 +61,12 @@ def thread_rows(
     with cyclic_gc_paused(), ThreadPoolExecutor(max_workers=3, thread_name_prefix="mycel-list") as pool:
         written = pool.submit(writes_part, problems[1])
         tables = pool.submit(_tables, opener, thread_id, problems[2])
-        # Nothing derived yet: every thread's bytes will be needed, so they are summed beside the heads.
-        summed = pool.submit(bytes_part, problems[3]).result if known.empty() else None
+        summed = None
+        if known.empty():
+            # Nothing derived yet: every thread's bytes will be needed, so they are summed beside the heads.
+            summed = pool.submit(bytes_part, problems[3]).result
+        else:
+            pool.submit(known.preload)  # a new process reads the facts file while the keys are read
         heads = heads_part(problems[0], summed)
         t = tables.result()
         rows = threads_store.combine(heads, t.infos, t.summaries, t.queued, t.sandboxes, written.result())
