@@ -137,6 +137,14 @@ def problem_from_error(exc: sqlite3.Error, *, store: str, path: Path) -> StorePr
     return StoreProblem(ProblemKind.CORRUPT, store, f"{path.name}: {text}", path)
 
 
+def _is_bad_text(exc: sqlite3.Error) -> bool:
+    return "could not decode to utf-8" in str(exc).lower()
+
+
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
 class ReadOnlyDB:
     """One read-only connection with a per-query deadline and a row cap; records truncations."""
 
@@ -157,19 +165,47 @@ class ReadOnlyDB:
     def rows(self, sql: str, params: Sequence[Any] = (), *, cap: int | None = None) -> list[tuple[Any, ...]]:
         """All rows of one query, at most `cap` (default: the reader's row cap); over the cap → TRUNCATED."""
         limit = self.row_cap if cap is None else cap
+        try:
+            found = self._fetch(sql, params, limit)
+        except sqlite3.OperationalError as exc:
+            if not _is_bad_text(exc):
+                raise StoreError(problem_from_error(exc, store=self.store, path=self.path)) from exc
+            # Text that is not UTF-8 (a tool wrote raw bytes into a TEXT column): read it again with
+            # replacement characters, and say so, rather than lose every other row of the table.
+            self.conn.text_factory = _lenient_text
+            try:
+                found = self._fetch(sql, params, limit)
+            except sqlite3.Error as again:
+                raise StoreError(problem_from_error(again, store=self.store, path=self.path)) from again
+            finally:
+                self.conn.text_factory = str
+            self._bad_text()
+        except sqlite3.Error as exc:
+            raise StoreError(problem_from_error(exc, store=self.store, path=self.path)) from exc
+        if len(found) > limit:
+            self._truncated(limit)
+            del found[limit:]
+        return found
+
+    def _fetch(self, sql: str, params: Sequence[Any], limit: int) -> list[tuple[Any, ...]]:
         self._deadline = time.monotonic() + self.timeout_s
         try:
             cursor = self.conn.execute(sql, tuple(params))
             found = cursor.fetchmany(limit + 1)
             cursor.close()
-        except sqlite3.Error as exc:
-            raise StoreError(problem_from_error(exc, store=self.store, path=self.path)) from exc
+            return found
         finally:
             self._deadline = 0.0
-        if len(found) > limit:
-            self._truncated(limit)
-            del found[limit:]
-        return found
+
+    def _bad_text(self) -> None:
+        problem = StoreProblem(
+            ProblemKind.CORRUPT,
+            self.store,
+            f"{self.path.name} holds text that is not UTF-8; it is shown with \ufffd in its place",
+            self.path,
+        )
+        if problem not in self.problems:
+            self.problems.append(problem)
 
     def _truncated(self, limit: int) -> None:
         self.problems.append(

@@ -544,3 +544,23 @@ def test_our_open_reads_keep_their_lock_so_mycel_cannot_drop_the_wal_under_them(
         assert ours.one("SELECT count(*) FROM t") == (1,)
     with opened(db, store="main", timeout_s=5, row_cap=10) as fresh:
         assert fresh.one("SELECT count(*) FROM t") == (2,)
+
+
+def test_text_that_is_not_utf8_is_shown_replaced_and_said_and_the_rest_still_reads(home: Path) -> None:
+    from memory_core.demo.tables import MEMBERS_DDL, THREADS_DDL
+
+    build_thread(home / "leon.db", "t", turns=1)
+    with closing(sqlite3.connect(home / "leon.db")) as conn, conn:
+        conn.executescript(THREADS_DDL + MEMBERS_DDL)
+        conn.execute(
+            "INSERT INTO members (id, name, type, created_at) VALUES ('m', 'Toad', 'mycel_agent', 0)"
+        )
+        # Raw bytes in a TEXT column, as a tool that wrote a path in Latin-1 would leave them.
+        conn.execute(
+            "INSERT INTO threads (id, member_id, cwd, is_main, branch_index, created_at) "
+            "VALUES ('t', 'm', CAST(x'2f686f6d652f636166e92f' AS TEXT), 1, 0, 1796033530)"
+        )
+    result = reader_for(home).list_threads()
+    [row] = result.value
+    assert row.cwd == "/home/caf\ufffd/" and row.name == "Toad" and row.messages > 0
+    assert any("not UTF-8" in p.message and p.kind is ProblemKind.CORRUPT for p in result.problems)
