@@ -30,22 +30,20 @@ class BoundedCache(OrderedDict[tuple[object, ...], T]):
                 return self[key]
         return None
 
-    def trim(self) -> None:
-        """Evict the oldest entries beyond `size` (after filling several at once)."""
+    def put(self, key: tuple[object, ...], value: T) -> None:
+        """Keep `value` under `key`, evicting the least recently used beyond `size`."""
         with self.lock:
+            self[key] = value
+            self.move_to_end(key)
             while len(self) > self.size:
                 self.popitem(last=False)
 
     def get_or_compute(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
-        with self.lock:
-            if key in self:
-                self.move_to_end(key)
-                return self[key]
+        found = self.cached(key)
+        if found is not None:
+            return found
         value = compute()
-        with self.lock:
-            self[key] = value
-            while len(self) > self.size:
-                self.popitem(last=False)
+        self.put(key, value)
         return value
 
 

@@ -136,28 +136,23 @@ def whatif_figure(whatif: ThreadWhatIf, url: Callable[[int], str]) -> dict[str, 
         return figure
     x = list(range(1, len(proposed.calls) + 1))
     hover = "call %{x}<br>%{fullData.name}: %{y:,} tokens<extra></extra>"
+    proposal = {"mode": "lines", "hovertemplate": hover, "meta": "proposed"}
     figure["data"].extend(
         [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "proposed: after pruning",
-                "x": x,
-                "y": [c.pruned_tokens for c in proposed.calls],
-                "line": {"width": 1.5, "dash": "dashdot"},
-                "hovertemplate": hover,
-                "meta": "proposed",
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "proposed: sent to the model",
-                "x": x,
-                "y": [c.sent_tokens for c in proposed.calls],
-                "line": {"width": 3, "dash": "dash"},
-                "hovertemplate": hover,
-                "meta": "proposed",
-            },
+            _trace(
+                "proposed: after pruning",
+                x,
+                [c.pruned_tokens for c in proposed.calls],
+                line={"width": 1.5, "dash": "dashdot"},
+                **proposal,
+            ),
+            _trace(
+                "proposed: sent to the model",
+                x,
+                [c.sent_tokens for c in proposed.calls],
+                line={"width": 3, "dash": "dash"},
+                **proposal,
+            ),
         ]
     )
     compacted = [(n, c) for n, c in enumerate(proposed.calls, start=1) if c.compacted]

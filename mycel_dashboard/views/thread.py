@@ -152,7 +152,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         if head is not None and state is not None and not transient
         else None
     )
-    html = _TIMELINES.get(timeline_key) if timeline_key else None
+    html = _TIMELINES.cached(timeline_key) if timeline_key else None
     if html is None:
         pruning = guarded("Mycel's pruning", prune, timeline_problems)
 
@@ -168,7 +168,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         )
         html = render_to_string("thread.html#timeline", context, request)
         if timeline_key is not None and tuple(timeline_problems) == timeline_key[-2]:
-            _TIMELINES.get_or_compute(timeline_key, lambda: html)
+            _TIMELINES.put(timeline_key, html)
     context["timeline_html"] = mark_safe(html)  # noqa: S308 - rendered (and escaped) by the timeline partial
     if wants_partial(request):
         response = HttpResponse(html)
@@ -189,7 +189,7 @@ def rendered_rail(
 ) -> RenderedRail:
     """The rail for this head, read and rendered once per worker (the count pins a partial read)."""
     key = (*head_key, thread.checkpoints)
-    found = _RAILS.get(key)
+    found = _RAILS.cached(key)
     if found is not None:
         return found
     checkpoints = reader.list_checkpoints(thread.thread_id)
@@ -199,7 +199,7 @@ def rendered_rail(
     overtaken = guarded("the rollback check", lambda: overtaken_rollback(checkpoints.value), problems)
     found = RenderedRail(html=html, problems=tuple(problems), overtaken=overtaken)
     if head is not None and not any(p.kind in _TRANSIENT for p in checkpoints.problems):
-        _RAILS.get_or_compute(key, lambda: found)
+        _RAILS.put(key, found)
     return found
 
 
@@ -222,7 +222,7 @@ def chart_context(
     # Mycel's real summaries are the best guess for the size of the ones the replay simulates.
     summary_chars = len(card.active.summary_text) if card is not None else DEFAULT_SUMMARY_CHARS
     key = (*head_key, memory.settings, summary_chars) if head_key and head_key[2] else None
-    found = _CHARTS.get(key) if key is not None else None
+    found = _CHARTS.cached(key) if key is not None else None
     if found is not None:
         return found
     found = _chart_context(thread_id, messages, memory, summary_chars, problems)
@@ -230,7 +230,7 @@ def chart_context(
         # The JSON for charts.js, escaped once (json_script) rather than on every request.
         found["figure_script"] = json_script(found["figure"], "fill-figure")
         if key is not None:
-            _CHARTS.get_or_compute(key, lambda: found)
+            _CHARTS.put(key, found)
     return found
 
 

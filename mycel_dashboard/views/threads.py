@@ -86,10 +86,8 @@ def _head_facts(
                 read_problems: list[StoreProblem] = []
                 for row, messages in reader.head_messages(todo, read_problems):
                     facts = _facts_of(messages, context_for(row).settings)
-                    with _HEADS.lock:
-                        _HEADS[_key(row, context_for)] = facts
+                    _HEADS.put(_key(row, context_for), facts)
                     found[row.thread_id] = facts
-                _HEADS.trim()
                 problems.extend(problem_text(p) for p in read_problems)
         return found
 
