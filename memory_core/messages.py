@@ -190,25 +190,3 @@ def message_from_dict(raw: Mapping[str, Any], *, strict: bool = False) -> Messag
 def messages_from_dicts(raws: Sequence[Mapping[str, Any]], *, strict: bool = False) -> tuple[Message, ...]:
     """Build Messages from a list of LangChain message dicts."""
     return tuple(message_from_dict(raw, strict=strict) for raw in raws)
-
-
-def message_to_dict(message: Message) -> dict[str, Any]:
-    """The LangChain dict form of a Message (the inverse of message_from_dict for the known fields)."""
-    out: dict[str, Any] = {
-        "type": message.type.value if message.type is not MessageType.OTHER else message.raw_type,
-        "content": message.content if isinstance(message.content, str) else list(message.content),
-        "id": message.id,
-    }
-    if message.name is not None:
-        out["name"] = message.name
-    if message.type is MessageType.AI:
-        out["tool_calls"] = [{"id": c.id, "name": c.name, "args": dict(c.args)} for c in message.tool_calls]
-    if message.tool_call_id is not None:
-        out["tool_call_id"] = message.tool_call_id
-    if message.usage_metadata is not None:
-        out["usage_metadata"] = dict(message.usage_metadata)
-    if message.metadata is not None:
-        out["metadata"] = dict(message.metadata)
-    if message.status is not None:
-        out["status"] = message.status
-    return out

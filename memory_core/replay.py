@@ -58,10 +58,6 @@ class ModelCall:
     provider_input_tokens: int | None  # usage_metadata.input_tokens of the AI message, when recorded
     tiktoken_sent: int | None = None  # real-tokenizer count of what was sent, when a counter was given
 
-    @property
-    def input_count(self) -> int:
-        return self.index
-
 
 @dataclass(slots=True)
 class _Thread:

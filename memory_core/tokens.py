@@ -10,7 +10,7 @@ import hashlib
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -170,9 +170,6 @@ class TokenCounter:
     def count_message(self, message: Message) -> int:
         """Tokens in a message's readable text (tool-call arguments and images are not counted)."""
         return self.count(message.text)
-
-    def count_messages(self, messages: Sequence[Message]) -> int:
-        return sum(self.count(m.text) for m in messages)
 
     def clear(self) -> None:
         with self._lock:

@@ -35,10 +35,6 @@ def can_act(user: AbstractBaseUser | AnonymousUser) -> bool:
     return role_of(user) is Role.OPERATOR
 
 
-def can_view(user: AbstractBaseUser | AnonymousUser) -> bool:
-    return role_of(user) is not None
-
-
 def operator_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Refuse (403) anyone who is not an operator, whatever the template shows."""
 

@@ -88,10 +88,6 @@ class ThreadListItem:
         return self.head.estimated_tokens if self.head is not None else None
 
     @property
-    def fill_percent(self) -> int | None:
-        return None if self.fill is None else round(self.fill * 100)
-
-    @property
     def over_trigger(self) -> bool:
         return self.fill is not None and self.fill > 0.7
 
