@@ -146,24 +146,26 @@ def head_estimates(
         with known.deriving, cyclic_gc_paused():
             again, missing = _estimates_known(missing.values(), known)
             found.update(again)
-            learned: dict[str, HeadFacts] = {}
+            decoded: list[tuple[ThreadRow, int | None]] = []
             for row, messages in head_messages(opener, list(missing.values()), problems):
                 estimate = estimate_tokens(messages) if messages is not None else None
                 found[row.thread_id] = estimate
-                facts = known.lookup(row.thread_id, row.checkpoints, row.head_checkpoint_id or "")
-                if facts is not None and estimate is not None:
-                    learned[row.thread_id] = facts._replace(estimated_tokens=estimate)
-            known.remember(learned)
+                decoded.append((row, estimate))
+            keep_estimates(known, decoded)
     return found, problems
 
 
-def keep_estimate(known: DerivedFacts, row: ThreadRow) -> None:
-    """Keep an estimate computed elsewhere (the thread page decodes the head anyway) with the head facts."""
-    if row.estimated_tokens is None or row.head_checkpoint_id is None:
-        return
-    facts = known.lookup(row.thread_id, row.checkpoints, row.head_checkpoint_id)
-    if facts is not None and facts.estimated_tokens is None:
-        known.remember({row.thread_id: facts._replace(estimated_tokens=row.estimated_tokens)})
+def keep_estimates(known: DerivedFacts, estimates: Iterable[tuple[ThreadRow, int | None]]) -> None:
+    """Keep estimates computed from decoded heads with the head facts, in one save (heads whose facts
+    are unknown, or whose key moved since the row was listed, are skipped)."""
+    learned: dict[str, HeadFacts] = {}
+    for row, estimate in estimates:
+        if estimate is None or row.head_checkpoint_id is None:
+            continue
+        facts = known.lookup(row.thread_id, row.checkpoints, row.head_checkpoint_id)
+        if facts is not None and facts.estimated_tokens != estimate:
+            learned[row.thread_id] = facts._replace(estimated_tokens=estimate)
+    known.remember(learned)
 
 
 def _estimates_known(

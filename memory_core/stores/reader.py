@@ -12,7 +12,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -282,6 +282,10 @@ class MycelReader:
         found, problems = listing.head_estimates(self._opener, self._known_facts(), rows)
         return Result(found, tuple(problems))
 
+    def keep_estimates(self, estimates: Iterable[tuple[ThreadRow, int | None]]) -> None:
+        """Keep estimates of listed threads' heads computed elsewhere (a page that decoded them anyway)."""
+        listing.keep_estimates(self._known_facts(), estimates)
+
     def _known_facts(self) -> derived.DerivedFacts:
         return derived.facts_for(identity_of(self.locations.main), self.facts_folder)
 
@@ -300,7 +304,7 @@ class MycelReader:
                     estimated_tokens=state.value.checkpoint.estimated_tokens,
                 )
                 # The list's context-fill column needs this very estimate: keep it with the head facts.
-                listing.keep_estimate(self._known_facts(), row)
+                self.keep_estimates([(row, row.estimated_tokens)])
         return Result(row, tuple(problems))
 
     def _thread_rows(self, thread_id: str | None) -> tuple[list[ThreadRow], list[StoreProblem]]:

@@ -110,15 +110,13 @@ def _derive(
     stale = [thread for thread, count, head, _ in moved if keyed.get(thread, _NO_KEY)[:2] != (count, head)]
     # When most threads are stale, one pass over every thread costs less than a lookup each.
     fresh = _bytes_of(db, stale if 2 * len(stale) < threads else None, thread_id) if stale else {}
-    return {
-        thread: HeadFacts(
-            count,
-            head,
-            fresh[thread] if thread in fresh else keyed[thread][2],
-            *heads.get(head, (None, None)),
-        )
-        for thread, count, head, _ in moved
-    }
+    facts: dict[str, HeadFacts] = {}
+    for thread, count, head, _ in moved:
+        messages, model = heads.get(head, (None, None))
+        size = fresh[thread] if thread in fresh else keyed[thread][2]
+        # An empty head needs no decoding to know Mycel's estimate of it.
+        facts[thread] = HeadFacts(count, head, size, messages, model, 0 if messages == 0 else None)
+    return facts
 
 
 def checkpoint_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, tuple[int, str, int]]:

@@ -88,6 +88,10 @@ def _head_facts(
                     facts = _facts_of(messages, context_for(row).settings)
                     _HEADS.put(_key(row, context_for), facts)
                     found[row.thread_id] = facts
+                # The estimates are settings-free: kept with the head facts, a later fill sort reuses them.
+                reader.keep_estimates(
+                    (row, found[row.thread_id].estimated_tokens) for row in todo if row.thread_id in found
+                )
                 problems.extend(problem_text(p) for p in read_problems)
         return found
 

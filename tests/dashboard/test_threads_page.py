@@ -159,3 +159,23 @@ def test_sorting_by_context_fill_follows_mycels_estimate(viewer_client, sample_h
     assert [estimate[t] for t in ranked] == sorted(estimate.values(), reverse=True)
     ranked = _row_ids(viewer_client.get("/threads/?sort=fill&order=asc&limit=100000").content.decode())
     assert [estimate[t] for t in ranked] == sorted(estimate.values())
+
+
+def test_a_sort_by_flags_keeps_the_estimates_a_later_fill_sort_reuses(
+    viewer_client, sample_home: Path, monkeypatch
+):
+    from memory_core.stores import listing
+    from memory_core.stores.reader import clear_caches
+    from mycel_dashboard.views import threads as threads_view
+
+    clear_caches()
+    threads_view._HEADS.clear()  # this worker's pruning verdicts from earlier tests
+    assert viewer_client.get("/threads/?sort=flags").status_code == 200
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("the flags sort had decoded this head already")
+
+    monkeypatch.setattr(listing, "decode_checkpoint", no_decoding)
+    # The same settings as the flags sort, so the visible page's pruning verdicts are kept too.
+    ranked = _row_ids(viewer_client.get("/threads/?sort=fill&order=desc").content.decode())
+    assert sorted(ranked) == sorted(SAMPLE_THREADS)
