@@ -16,10 +16,7 @@ from tests.conftest import SAMPLE_HOME
 
 
 def _sample(name: str) -> Any:
-    path = SAMPLE_HOME / name
-    if not path.exists():
-        pytest.skip("shared/samples/mycel-home is not present")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads((SAMPLE_HOME / name).read_text(encoding="utf-8"))
 
 
 def test_sample_snug_model_uses_its_mapping_limit() -> None:

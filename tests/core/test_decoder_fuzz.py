@@ -134,10 +134,9 @@ def real_blobs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str | Non
     from memory_core.demo import write_demo_home
 
     blobs: list[tuple[str | None, bytes]] = []
-    if SAMPLE_HOME.exists():
-        copy = tmp_path_factory.mktemp("sample") / "leon.db"
-        shutil.copyfile(SAMPLE_HOME / "leon.db", copy)
-        blobs += _blobs_of(copy)
+    copy = tmp_path_factory.mktemp("sample") / "leon.db"
+    shutil.copyfile(SAMPLE_HOME / "leon.db", copy)
+    blobs += _blobs_of(copy)
     demo = tmp_path_factory.mktemp("demo") / "home"
     write_demo_home(demo, seed=11, threads=3)
     blobs += _blobs_of(demo / "leon.db")
@@ -344,8 +343,6 @@ def test_nesting_up_to_the_limit_still_decodes() -> None:
 @pytest.fixture(scope="module")
 def damaged_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[str]]:
     """A copy of the sample home's leon.db (and queue/summary files) with one short thread to damage."""
-    if not SAMPLE_HOME.exists():
-        pytest.skip("shared/samples/mycel-home is not present")
     folder = tmp_path_factory.mktemp("damaged") / "home"
     folder.mkdir()
     for name in ("leon.db", "summary.db", "queue.db", "sandbox.db"):

@@ -219,9 +219,10 @@ def test_a_row_cap_becomes_a_truncated_problem(sample_home: Path) -> None:
 
 @pytest.fixture(scope="module")
 def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    demo = pytest.importorskip("memory_core.demo")
+    from memory_core.demo import write_demo_home
+
     folder = tmp_path_factory.mktemp("demo") / "home"
-    demo.write_demo_home(folder, seed=3)
+    write_demo_home(folder, seed=3)
     return folder
 
 

@@ -1,4 +1,4 @@
-"""Every case of the shared vectors (produced by running Mycel's own memory code) must agree exactly."""
+"""Every case of the public vectors (produced by running Mycel's own memory code) must agree exactly."""
 
 from __future__ import annotations
 
@@ -20,9 +20,6 @@ from memory_core.pruning import PruneAction, prune_decisions
 from memory_core.settings import MemorySettings
 from memory_core.tokens import estimate_tokens
 from tests.conftest import VECTORS
-
-if not VECTORS.exists():  # pragma: no cover - the shared folder is part of the workspace
-    pytest.skip("shared vectors are not present", allow_module_level=True)
 
 CASES: list[dict[str, Any]] = json.loads(VECTORS.read_text(encoding="utf-8"))["cases"]
 
