@@ -34,12 +34,25 @@ dev: $(STAMP) ## Django's autoreloading development server with DEBUG on
 	$(BIN)/python manage.py prepare_local
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-test: $(STAMP) ## Set up, lint, type-check memory_core and run every test
+test: $(STAMP) browser ## Set up, lint, type-check memory_core and run every test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 	$(MAKE) --no-print-directory load-smoke
+
+# The browser journeys are part of every test run, never skipped: install Chromium where we can (root with
+# apt-get, as in CI), otherwise stop with the one command that installs it.
+browser: ## Make sure Chromium is installed for the browser tests (installs it when run as root)
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing Chromium for the browser tests (apt-get)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq chromium fonts-wqy-zenhei >/dev/null; \
+	else \
+		echo "Chromium is missing for the browser tests; install it with: sudo apt-get install chromium fonts-wqy-zenhei" >&2; \
+		exit 1; \
+	fi
 
 load-smoke: $(STAMP) ## Short load run on a small home: gunicorn + 4 clients for 10 s, prints the figures
 	$(BIN)/python tests/benchmarks/load.py --quick --duration 10 --warmup 2 --clients 4
@@ -54,4 +67,4 @@ lint: $(STAMP) ## Lint and format-check only
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache
 
-.PHONY: help install run serve dev test bench lint clean
+.PHONY: help install run serve dev test browser bench lint clean

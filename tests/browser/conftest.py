@@ -1,6 +1,7 @@
 """Browser journeys: a real server process (gunicorn, as in production) and Debian's Chromium via Playwright.
 
-Skipped when Chromium is not installed; CI installs it (see .ci/run).
+Never skipped: without Chromium every journey fails with the command that installs it (`make test` installs
+it itself when it runs as root).
 """
 
 from __future__ import annotations
@@ -33,12 +34,15 @@ CHROMIUM_ARGS = [
 pytestmark = pytest.mark.browser
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+MISSING_CHROMIUM = "Chromium is missing for the browser tests; install it with: sudo apt-get install chromium fonts-wqy-zenhei"
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    # Session scope, so this fails before any server is started for a journey.
     if CHROMIUM is None:
-        skip = pytest.mark.skip(reason="chromium is not installed (apt-get install chromium)")
-        for item in items:
-            if "tests/browser" in str(item.fspath):
-                item.add_marker(skip)
+        pytest.fail(MISSING_CHROMIUM, pytrace=False)
+    return CHROMIUM
 
 
 def _write_data_home(folder: Path) -> DemoManifest:
@@ -58,12 +62,14 @@ def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashb
 # Module scope: Playwright's sync API keeps an event loop running in this thread while it is open, and
 # the tests collected after these ones (Django's database, asyncio.run in the demo writer) need none.
 @pytest.fixture(scope="module")
-def browser(dashboard_server: DashboardServer) -> Iterator[object]:
+def browser(chromium_path: str, dashboard_server: DashboardServer) -> Iterator[object]:
     # Depends on the server so the demo home is written before Playwright starts its event loop here.
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        chromium = playwright.chromium.launch(
+            executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True
+        )
         yield chromium
         chromium.close()
 
