@@ -1,48 +1,49 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, register_converter
 
-from mycel_dashboard.views import (
-    audit,
-    checkpoint,
-    config,
-    dry_run,
-    home,
-    panels,
-    rollback,
-    texts,
-    thread,
-    threads,
-)
+from mycel_dashboard.screens.audit import views as audit
+from mycel_dashboard.screens.checkpoint import views as checkpoint
+from mycel_dashboard.screens.config import views as config
+from mycel_dashboard.screens.dry_run import views as dry_run
+from mycel_dashboard.screens.home import views as home
+from mycel_dashboard.screens.rollback import views as rollback
+from mycel_dashboard.screens.thread import panel_views, text_views
+from mycel_dashboard.screens.thread import views as thread
+from mycel_dashboard.screens.threads import views as threads
+from mycel_dashboard.web.ids import IdConverter
+
+# Mycel's ids are arbitrary strings (slashes included): <id:…> carries any of them (web/ids.py).
+register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", home.home, name="home"),
     path("threads/", threads.thread_list, name="threads"),
-    path("threads/<str:thread_id>/", thread.thread_detail, name="thread"),
-    path("threads/<str:thread_id>/messages/<int:index>/", texts.message_text, name="message_text"),
-    path("threads/<str:thread_id>/spill/<str:tool_call_id>/", texts.spill, name="spill"),
-    path("threads/<str:thread_id>/panels/<slug:name>/", panels.panel, name="panel"),
+    path("threads/<id:thread_id>/", thread.thread_detail, name="thread"),
+    path("threads/<id:thread_id>/messages/<int:index>/", text_views.message_text, name="message_text"),
+    path("threads/<id:thread_id>/spill/<id:tool_call_id>/", text_views.spill, name="spill"),
+    path("threads/<id:thread_id>/panels/<slug:name>/", panel_views.panel, name="panel"),
     path(
-        "threads/<str:thread_id>/checkpoints/<str:checkpoint_id>/",
+        "threads/<id:thread_id>/checkpoints/<id:checkpoint_id>/",
         checkpoint.checkpoint_detail,
         name="checkpoint",
     ),
     # The write side: each GET is a preview, each POST an audited action.
     path(
-        "threads/<str:thread_id>/checkpoints/<str:checkpoint_id>/rollback/",
+        "threads/<id:thread_id>/checkpoints/<id:checkpoint_id>/rollback/",
         rollback.rollback_preview,
         name="rollback_preview",
     ),
     path(
-        "threads/<str:thread_id>/checkpoints/<str:checkpoint_id>/rollback/apply/",
+        "threads/<id:thread_id>/checkpoints/<id:checkpoint_id>/rollback/apply/",
         rollback.rollback_apply,
         name="rollback_apply",
     ),
-    path("threads/<str:thread_id>/undo/", rollback.undo_preview, name="undo_preview"),
-    path("threads/<str:thread_id>/undo/apply/", rollback.undo_apply, name="undo_apply"),
-    path("threads/<str:thread_id>/dry-run/", dry_run.dry_run, name="dry_run"),
-    path("threads/<str:thread_id>/dry-run/generate/", dry_run.dry_run_generate, name="dry_run_generate"),
+    path("threads/<id:thread_id>/undo/", rollback.undo_preview, name="undo_preview"),
+    path("threads/<id:thread_id>/undo/apply/", rollback.undo_apply, name="undo_apply"),
+    path("threads/<id:thread_id>/dry-run/", dry_run.dry_run, name="dry_run"),
+    path("threads/<id:thread_id>/dry-run/generate/", dry_run.dry_run_generate, name="dry_run_generate"),
     path("config/", config.config_page, name="config"),
     path("config/preview/", config.config_preview, name="config_preview"),
     path("config/save/", config.config_save, name="config_save"),

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.cache import patch_vary_headers
 
-from mycel_dashboard.permissions import can_act, role_of
+from mycel_dashboard.web.permissions import can_act, role_of
 
 
 def wants_partial(request: HttpRequest) -> bool:

@@ -51,8 +51,9 @@ def forget_everything(db: Path, *, keep_facts: bool = False) -> None:
 
     from memory_core.stores.reader import clear_caches
     from memory_core.tokens import default_counter
-    from mycel_dashboard import config_whatif
-    from mycel_dashboard.views import thread, threads
+    from mycel_dashboard.screens.config import whatif as config_whatif
+    from mycel_dashboard.screens.thread import views as thread
+    from mycel_dashboard.screens.threads import views as threads
     from tests.benchmarks.bench_stores import drop_page_cache
 
     if not keep_facts:

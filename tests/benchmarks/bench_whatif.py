@@ -28,7 +28,7 @@ from memory_core.settings import MemorySettings  # noqa: E402
 from memory_core.stores.locations import resolve_locations  # noqa: E402
 from memory_core.stores.reader import MycelReader  # noqa: E402
 from memory_core.whatif import compare_sides, thread_side, thread_whatif  # noqa: E402
-from mycel_dashboard import config_whatif  # noqa: E402
+from mycel_dashboard.screens.config import whatif as config_whatif  # noqa: E402
 
 LONG_TURNS = 500  # four messages each
 

@@ -165,7 +165,7 @@ def test_a_2000_message_timeline_renders_one_page_at_a_time():
     from memory_core.messages import Message, MessageType, ToolCall
     from memory_core.pruning import prune_decisions
     from memory_core.settings import MemorySettings
-    from mycel_dashboard.thread_view import PAGE_SIZE, View, build_timeline
+    from mycel_dashboard.screens.thread.presenter import PAGE_SIZE, View, build_timeline
 
     messages = []
     for turn in range(500):
@@ -185,7 +185,7 @@ def test_a_2000_message_timeline_renders_one_page_at_a_time():
 
 def test_checkpoint_rail_draws_a_fork_as_its_own_lane():
     from memory_core.records import CheckpointRow
-    from mycel_dashboard.thread_view import checkpoint_rail
+    from mycel_dashboard.screens.thread.presenter import checkpoint_rail
 
     def row(cid: str, parent: str | None) -> CheckpointRow:
         return CheckpointRow(cid, parent, 0, "loop", None, None, None, {}, 1, 1)

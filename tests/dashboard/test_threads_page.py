@@ -166,7 +166,7 @@ def test_a_sort_by_flags_keeps_the_estimates_a_later_fill_sort_reuses(
 ):
     from memory_core.stores import listing
     from memory_core.stores.reader import clear_caches
-    from mycel_dashboard.views import threads as threads_view
+    from mycel_dashboard.screens.threads import views as threads_view
 
     clear_caches()
     threads_view._HEADS.clear()  # this worker's pruning verdicts from earlier tests

@@ -5,7 +5,7 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from mycel_dashboard.sources import current_source
+from mycel_dashboard.web.source import current_source
 
 
 class Command(BaseCommand):

@@ -10,9 +10,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
-from mycel_dashboard.action_forms import AuditFilterForm
 from mycel_dashboard.models import AuditEntry
-from mycel_dashboard.views.common import render_screen
+from mycel_dashboard.screens.audit.forms import AuditFilterForm
+from mycel_dashboard.web.render import render_screen
 
 PAGE_SIZE = 50
 # A cell starting with one of these is a formula to a spreadsheet; tool output may put anything there.

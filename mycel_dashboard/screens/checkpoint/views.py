@@ -8,12 +8,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 
 from memory_core.diff import diff_states
 from memory_core.records import CheckpointState
-from mycel_dashboard.data import guarded, open_source, problem_text
-from mycel_dashboard.forms import CheckpointDiffForm
-from mycel_dashboard.panels import cell
-from mycel_dashboard.thread_view import call_numbers
-from mycel_dashboard.views.common import render_screen, wants_partial
-from mycel_dashboard.views.thread import thread_or_404
+from mycel_dashboard.screens.checkpoint.forms import CheckpointDiffForm
+from mycel_dashboard.screens.shared.memory import guarded, problem_text
+from mycel_dashboard.screens.thread.panels import cell
+from mycel_dashboard.screens.thread.presenter import call_numbers
+from mycel_dashboard.web.lookups import thread_or_404
+from mycel_dashboard.web.render import render_screen, wants_partial
+from mycel_dashboard.web.source import open_source
 
 
 def checkpoint_detail(request: HttpRequest, thread_id: str, checkpoint_id: str) -> HttpResponse:

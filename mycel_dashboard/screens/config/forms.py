@@ -9,7 +9,7 @@ from django import forms
 
 from memory_core.config import ConfigLayerName, Severity
 from memory_core.config.schema import INVALID, KEY_SPECS, ValueKind, coerce_value
-from mycel_dashboard.config_editor import Proposal
+from mycel_dashboard.screens.config.editor import Proposal
 
 _SHA256 = r"^[0-9a-f]{64}$"
 

@@ -22,25 +22,25 @@ from memory_core.stores.runtime_config import (
     restore_version,
     save_layer,
 )
-from mycel_dashboard import audit
-from mycel_dashboard.config_editor import DOC_VS_CODE, Proposal, editor_keys, editor_sections
-from mycel_dashboard.config_resolver import SettingsResolver, model_limits
-from mycel_dashboard.config_save import (
+from mycel_dashboard.models import AuditEntry
+from mycel_dashboard.screens.config.editor import DOC_VS_CODE, Proposal, editor_keys, editor_sections
+from mycel_dashboard.screens.config.forms import ConfigForm, RestoreForm
+from mycel_dashboard.screens.config.resolver import SettingsResolver, model_limits
+from mycel_dashboard.screens.config.save import (
     SavePreview,
     layer_file,
     layer_histories,
     override_document,
     save_preview,
 )
-from mycel_dashboard.config_whatif import compute_whatif, default_thread
-from mycel_dashboard.data import open_source, problem_text
-from mycel_dashboard.forms_config import ConfigForm, RestoreForm
-from mycel_dashboard.models import AuditEntry
-from mycel_dashboard.permissions import operator_required
-from mycel_dashboard.sources import DataSource
-from mycel_dashboard.thread_view import View
-from mycel_dashboard.views.common import render_screen, wants_partial
-from mycel_dashboard.views.thread import timeline_url
+from mycel_dashboard.screens.config.whatif import compute_whatif, default_thread
+from mycel_dashboard.screens.shared.memory import problem_text
+from mycel_dashboard.screens.thread.presenter import View
+from mycel_dashboard.web import audit
+from mycel_dashboard.web.links import timeline_url
+from mycel_dashboard.web.permissions import operator_required
+from mycel_dashboard.web.render import render_screen, wants_partial
+from mycel_dashboard.web.source import DataSource, open_source
 
 TEMPLATE = "config.html"
 # Parts of the page an htmx request may ask for by target id (everything else gets the what-if).

@@ -26,9 +26,9 @@ from memory_core.whatif import (
     fleet_whatif,
     thread_side,
 )
-from mycel_dashboard.caches import BoundedCache, derived_from
-from mycel_dashboard.charts import whatif_figure
-from mycel_dashboard.config_resolver import SettingsResolver
+from mycel_dashboard.screens.config.resolver import SettingsResolver
+from mycel_dashboard.screens.shared.caches import BoundedCache, derived_from
+from mycel_dashboard.screens.shared.charts import whatif_figure
 
 # Threads the fleet what-if covers (most recently active first); their decoded messages stay cached.
 FLEET_LIMIT = 50

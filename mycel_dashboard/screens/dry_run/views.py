@@ -11,14 +11,15 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.stores.thread_settings import thread_memory_settings
-from mycel_dashboard import audit
-from mycel_dashboard.action_forms import DryRunForm
-from mycel_dashboard.data import guarded, open_source, problem_text
 from mycel_dashboard.models import AuditEntry
-from mycel_dashboard.permissions import can_act
-from mycel_dashboard.summariser import configured_endpoint, generate_summary, summary_prompt
-from mycel_dashboard.views.common import render_screen
-from mycel_dashboard.views.thread import thread_or_404
+from mycel_dashboard.screens.dry_run.forms import DryRunForm
+from mycel_dashboard.screens.dry_run.summariser import configured_endpoint, generate_summary, summary_prompt
+from mycel_dashboard.screens.shared.memory import guarded, problem_text
+from mycel_dashboard.web import audit
+from mycel_dashboard.web.lookups import thread_or_404
+from mycel_dashboard.web.permissions import can_act
+from mycel_dashboard.web.render import render_screen
+from mycel_dashboard.web.source import open_source
 
 
 def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 from django.http import HttpRequest, HttpResponse
 
 from memory_core.stores.locations import StoreRole
-from mycel_dashboard.data import open_source
-from mycel_dashboard.views.common import render_screen
+from mycel_dashboard.web.render import render_screen
+from mycel_dashboard.web.source import open_source
 
 
 def home(request: HttpRequest) -> HttpResponse:

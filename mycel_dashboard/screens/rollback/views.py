@@ -22,12 +22,12 @@ from memory_core.stores.rollback_actions import (
     preview_undo,
 )
 from memory_core.stores.rollback_writer import RollbackRefused
-from mycel_dashboard import audit
-from mycel_dashboard.action_forms import ConfirmRollbackForm
-from mycel_dashboard.data import open_source
 from mycel_dashboard.models import AuditEntry
-from mycel_dashboard.permissions import can_act
-from mycel_dashboard.views.common import render_screen
+from mycel_dashboard.screens.rollback.forms import ConfirmRollbackForm
+from mycel_dashboard.web import audit
+from mycel_dashboard.web.permissions import can_act
+from mycel_dashboard.web.render import render_screen
+from mycel_dashboard.web.source import open_source
 
 
 def _impact_or_404(reader: MycelReader, thread_id: str, checkpoint_id: str | None) -> RollbackImpact:

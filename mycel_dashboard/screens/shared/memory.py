@@ -1,7 +1,7 @@
-"""The dashboard's one door into memory_core: which files to read, with which memory settings.
+"""What every screen shows of a thread's memory settings, and how a section of a page fails politely.
 
-Views call these helpers instead of building readers and settings themselves, so every screen reads the
-same source with the same effective config.
+The rules themselves (model, project folder, context limit) live in memory_core.stores.thread_settings;
+this module only words them for the page.
 """
 
 from __future__ import annotations
@@ -9,22 +9,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TypeVar
-
-from django.conf import settings as django_settings
 
 from memory_core.config.model import Severity
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
-from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_settings import memory_settings_for
-from mycel_dashboard.sources import DataSource, current_source
-from mycel_dashboard.thread_list import ContextLimitInfo
+from memory_core.stores.thread_settings import thread_memory_settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ContextLimitInfo:
+    value: int
+    source: str  # plain words: where the limit came from
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,29 +36,14 @@ class MemoryContext:
     notes: tuple[str, ...] = ()
 
 
-def open_source() -> tuple[DataSource, MycelReader]:
-    source = current_source()
-    return source, MycelReader(
-        source.locations,
-        query_timeout_s=django_settings.DASHBOARD_STORE_TIMEOUT_MS / 1000,
-        facts_folder=django_settings.DASHBOARD_FACTS_DIR,
-    )
-
-
-def memory_context(
-    model: str | None,
-    *,
-    override: int | None = None,
-    locations: MycelLocations | None = None,
-    project_dir: Path | None = None,
+def thread_memory(
+    thread: ThreadRow | None, *, locations: MycelLocations, override: int | None = None
 ) -> MemoryContext:
-    """Effective memory settings for a thread using `model`, from Mycel's own config files.
+    """The thread's effective memory settings from Mycel's own config files (None: an unknown thread).
 
     `override` replaces the resolved context limit (a what-if from the page's URL).
     """
-    resolved = memory_settings_for(
-        locations or current_source().locations, model=model, project_dir=project_dir
-    )
+    resolved = thread_memory_settings(locations, thread)
     settings = resolved.settings
     limit = ContextLimitInfo(resolved.limit.value, resolved.limit.explanation)
     if override:
@@ -66,18 +51,6 @@ def memory_context(
         settings = replace(settings, context_limit=override)
     notes = tuple(p.message for p in resolved.problems if p.severity is Severity.ERROR)
     return MemoryContext(settings=settings, limit=limit, notes=notes)
-
-
-def thread_memory(
-    thread: ThreadRow, *, override: int | None = None, locations: MycelLocations
-) -> MemoryContext:
-    """memory_context for one thread: its configured model and its workspace's project layer, as Mycel does."""
-    return memory_context(
-        thread.configured_model or thread.model,
-        override=override,
-        locations=locations,
-        project_dir=Path(thread.cwd) if thread.cwd else None,
-    )
 
 
 def problem_text(problem: StoreProblem) -> str:

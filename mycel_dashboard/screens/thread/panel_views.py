@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 
-from mycel_dashboard.data import guarded, open_source
-from mycel_dashboard.panels import PANELS, PanelContent
-from mycel_dashboard.views.common import render_screen
-from mycel_dashboard.views.thread import thread_or_404
+from mycel_dashboard.screens.shared.memory import guarded
+from mycel_dashboard.screens.thread.panels import PANELS, PanelContent
+from mycel_dashboard.web.lookups import thread_or_404
+from mycel_dashboard.web.render import render_screen
+from mycel_dashboard.web.source import open_source
 
 
 def panel(request: HttpRequest, thread_id: str, name: str) -> HttpResponse:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 
 from memory_core.pruning import prune_decisions
-from mycel_dashboard.data import guarded, memory_context, open_source, problem_text, thread_memory
-from mycel_dashboard.forms import TimelineForm
-from mycel_dashboard.thread_view import View, page_of
-from mycel_dashboard.views.common import render_screen
-from mycel_dashboard.views.thread import head_state, thread_or_404
+from mycel_dashboard.screens.shared.memory import guarded, problem_text, thread_memory
+from mycel_dashboard.screens.thread.forms import TimelineForm
+from mycel_dashboard.screens.thread.presenter import View, page_of
+from mycel_dashboard.web.lookups import head_state, thread_or_404
+from mycel_dashboard.web.render import render_screen
+from mycel_dashboard.web.source import open_source
 
 
 def message_text(request: HttpRequest, thread_id: str, index: int) -> HttpResponse:
@@ -26,11 +27,7 @@ def message_text(request: HttpRequest, thread_id: str, index: int) -> HttpRespon
         message = state.messages[index]
         text = message.text
         if view is View.SENT:
-            memory = (
-                thread_memory(thread, override=values["limit"], locations=source.locations)
-                if thread is not None
-                else memory_context(None, override=values["limit"], locations=source.locations)
-            )
+            memory = thread_memory(thread, override=values["limit"], locations=source.locations)
             pruning = guarded(
                 "Mycel's pruning", lambda: prune_decisions(state.messages, settings=memory.settings), problems
             )

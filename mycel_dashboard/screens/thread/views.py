@@ -6,9 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.html import json_script
 from django.utils.safestring import mark_safe
@@ -16,32 +15,28 @@ from django.utils.safestring import mark_safe
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruningResult, prune_decisions
-from memory_core.records import CheckpointState, ProblemKind, ThreadRow
+from memory_core.records import ProblemKind, ThreadRow
 from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
 from memory_core.rollback import OvertakenRollback, overtaken_rollback
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.rollback_actions import rollback_record
 from memory_core.tokens import default_counter, estimate_tokens
-from mycel_dashboard.caches import BoundedCache
-from mycel_dashboard.charts import call_points, context_fill_figure
-from mycel_dashboard.data import (
-    MemoryContext,
-    guarded,
-    open_source,
-    problem_text,
-    thread_memory,
-)
-from mycel_dashboard.forms import TimelineForm
-from mycel_dashboard.panels import PANELS
-from mycel_dashboard.thread_view import (
+from mycel_dashboard.screens.shared.caches import BoundedCache
+from mycel_dashboard.screens.shared.charts import call_points, context_fill_figure
+from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text, thread_memory
+from mycel_dashboard.screens.thread.forms import TimelineForm
+from mycel_dashboard.screens.thread.panels import PANELS
+from mycel_dashboard.screens.thread.presenter import (
     SummaryCard,
     View,
     build_timeline,
     checkpoint_rail,
-    page_of,
     summary_card,
 )
-from mycel_dashboard.views.common import render_screen, wants_partial
+from mycel_dashboard.web.links import spill_url, timeline_url
+from mycel_dashboard.web.lookups import head_state, thread_or_404
+from mycel_dashboard.web.render import render_screen, wants_partial
+from mycel_dashboard.web.source import open_source
 
 # What the page derives from a head checkpoint never changes for that head (checkpoints are immutable),
 # so each worker keeps the last few: keyed by (file, thread, head checkpoint id, ...), shared read-only.
@@ -69,21 +64,6 @@ def clear_caches() -> None:
     for cache in (_PRUNING, _CHARTS, _RAILS, _TIMELINES):
         with cache.lock:
             cache.clear()
-
-
-def thread_or_404(reader: MycelReader, thread_id: str, problems: list[str]) -> ThreadRow | None:
-    """The thread's row; 404 when no store knows it, None (with problems) when the stores cannot be read."""
-    result = reader.get_thread(thread_id)
-    problems.extend(problem_text(p) for p in result.problems)
-    if result.value is None and not result.problems:
-        raise Http404(f"No thread {thread_id!r} in any configured store.")
-    return result.value
-
-
-def head_state(reader: MycelReader, thread_id: str, problems: list[str]) -> CheckpointState | None:
-    result = reader.get_state(thread_id)
-    problems.extend(problem_text(p) for p in result.problems)
-    return result.value
 
 
 def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
@@ -156,13 +136,15 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     if html is None:
         pruning = guarded("Mycel's pruning", prune, timeline_problems)
 
-        def spill_url(tool_call_id: str) -> str:
-            return reverse("spill", args=[thread_id, tool_call_id])
-
         context["timeline"] = guarded(
             "the timeline",
             lambda: build_timeline(
-                messages, pruning=pruning, card=card, view=view, page=values["page"], spill_url=spill_url
+                messages,
+                pruning=pruning,
+                card=card,
+                view=view,
+                page=values["page"],
+                spill_url=lambda tool_call_id: spill_url(thread_id, tool_call_id),
             ),
             timeline_problems,
         )
@@ -255,7 +237,3 @@ def _chart_context(
         points, trigger_tokens=memory.settings.trigger_tokens, context_limit=memory.settings.context_limit
     )
     return {"figure": figure, "calls": calls, "compactions": sum(1 for c in calls if c.compacted)}
-
-
-def timeline_url(thread_id: str, view: View, index: int) -> str:
-    return f"{reverse('thread', args=[thread_id])}?view={view.value}&page={page_of(index)}#msg-{index}"

@@ -13,7 +13,8 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from memory_core.records import ThreadRow
-from mycel_dashboard.caches import derived_from
+from mycel_dashboard.screens.shared.caches import derived_from
+from mycel_dashboard.screens.shared.memory import ContextLimitInfo
 
 
 class Flag(StrEnum):
@@ -57,12 +58,6 @@ class ThreadListQuery:
     page: int = 1
     per_page: int = PER_PAGE
     context_limit: int | None = None  # overrides every thread's resolved limit
-
-
-@dataclass(frozen=True, slots=True)
-class ContextLimitInfo:
-    value: int
-    source: str  # plain words: where the limit came from
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,18 +13,18 @@ from memory_core.records import StoreProblem, ThreadRow
 from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import estimate_tokens
-from mycel_dashboard.caches import BoundedCache
-from mycel_dashboard.data import MemoryContext, open_source, problem_text, thread_memory
-from mycel_dashboard.forms import ThreadListForm
-from mycel_dashboard.thread_list import (
+from mycel_dashboard.screens.shared.caches import BoundedCache
+from mycel_dashboard.screens.shared.memory import ContextLimitInfo, MemoryContext, problem_text, thread_memory
+from mycel_dashboard.screens.threads.forms import ThreadListForm
+from mycel_dashboard.screens.threads.presenter import (
     FLAG_LABELS,
-    ContextLimitInfo,
     HeadFacts,
     SortKey,
     ThreadListQuery,
     thread_page,
 )
-from mycel_dashboard.views.common import render_screen
+from mycel_dashboard.web.render import render_screen
+from mycel_dashboard.web.source import open_source
 
 _COLUMNS = (
     (SortKey.THREAD, "Thread", ""),
