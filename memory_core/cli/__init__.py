@@ -1,18 +1,18 @@
 """`mycel-memory`: the engine from the command line, for scripts and CI.
 
-Each subcommand lives in its own module with `register(subparsers)`; a handler returns the exit code.
-Errors a user can cause end with one clear line on stderr and a non-zero exit, never a traceback.
+Every subcommand's arguments are defined in `parsers.py`; its handler lives in its own module, imported
+only when that command runs, and returns the exit code. Errors a user can cause end with one clear line
+on stderr and a non-zero exit, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from memory_core.cli import common
-
-_SUBCOMMAND_MODULES = ("plan", "threads", "actions", "config_cmd")
+from memory_core.cli import common, parsers
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,24 +21,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inspect and steer the memory of Mycel agents (pruning, compaction, checkpoints).",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    import importlib
-
-    for name in _SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"memory_core.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"memory_core.cli.{name}":
-                raise
-            continue
-        module.register(subparsers)
+    parsers.add_subcommands(subparsers)
     return parser
+
+
+def _handler(name: str) -> Callable[[argparse.Namespace], int]:
+    module, function = name.split(":")
+    found: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), function)
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.handler(args)
+        code: int = _handler(args.handler)(args)
     except common.CliError as exc:
         print(f"mycel-memory: error: {exc}", file=sys.stderr)
         return 2

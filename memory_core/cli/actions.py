@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from memory_core.cli.common import CliError, print_json
-from memory_core.cli.plan import add_settings_flags, settings_from_flags
+from memory_core.cli.plan import settings_from_flags
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.rollback import RollbackImpact
 from memory_core.settings import MemorySettings
@@ -29,58 +29,6 @@ from memory_core.stores.rollback_actions import (
 )
 from memory_core.stores.rollback_writer import RollbackRefused
 from memory_core.stores.thread_settings import thread_memory_settings
-
-
-def register(subparsers: Any) -> None:
-    rollback = subparsers.add_parser(
-        "rollback",
-        help="make an earlier checkpoint the thread's active state (append-only, undoable)",
-        description=(
-            "Roll THREAD_ID back to CHECKPOINT_ID by writing one new checkpoint that copies it (nothing is "
-            "deleted). Prints the impact report; --dry-run stops there."
-        ),
-    )
-    rollback.add_argument("thread_id", metavar="THREAD_ID")
-    rollback.add_argument("--to", required=True, metavar="CHECKPOINT_ID", dest="target")
-    _action_flags(rollback)
-    rollback.set_defaults(handler=run_rollback)
-
-    undo = subparsers.add_parser(
-        "undo",
-        help="undo the last rollback (roll forward to the head it replaced)",
-        description="Undo the dashboard rollback that is THREAD_ID's active checkpoint.",
-    )
-    undo.add_argument("thread_id", metavar="THREAD_ID")
-    _action_flags(undo)
-    undo.set_defaults(handler=run_undo)
-
-    dry_run = subparsers.add_parser(
-        "dry-run",
-        help="what compaction would summarise and keep for a thread (never writes)",
-        description=(
-            "Plan Mycel's compaction for THREAD_ID's next model call (or at --checkpoint) under its "
-            "effective config; flags propose other values."
-        ),
-    )
-    dry_run.add_argument("thread_id", metavar="THREAD_ID")
-    dry_run.add_argument(
-        "--checkpoint", metavar="CHECKPOINT_ID", help="plan at this checkpoint instead of the head"
-    )
-    add_settings_flags(
-        dry_run, context_limit_default="default: the thread model's limit, as Mycel resolves it"
-    )
-    dry_run.add_argument(
-        "--show-text", action="store_true", help="print the conversation text the summariser gets"
-    )
-    dry_run.add_argument("--json", action="store_true", help="print JSON")
-    dry_run.set_defaults(handler=run_dry_run)
-
-
-def _action_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dry-run", action="store_true", help="print the impact report and write nothing")
-    parser.add_argument("--force", action="store_true", help="act even though the thread looks busy")
-    parser.add_argument("--actor", default=None, help="who to record as the actor (default: $USER)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
 
 
 def _reader() -> MycelReader:

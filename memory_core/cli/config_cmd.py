@@ -43,57 +43,6 @@ from memory_core.stores.runtime_config import (
 )
 
 RESTART_NOTE = "Mycel applies memory settings when it builds an agent: restart Mycel's backend to use them."
-_LAYERS = (ConfigLayerName.USER.value, ConfigLayerName.PROJECT.value)
-
-
-def register(subparsers: Any) -> None:
-    config = subparsers.add_parser(
-        "config",
-        help="Mycel's memory config: effective values with layers, set a value, history",
-        description="Show the memory, compaction and spill-buffer values Mycel runs with, the layer each "
-        "comes from, the problems found, and the context limit of every model in use.",
-    )
-    config.add_argument("--json", action="store_true", help="print JSON")
-    _project_option(config)
-    config.set_defaults(handler=run_show)
-    actions = config.add_subparsers(dest="config_command", metavar="ACTION")
-
-    set_parser = actions.add_parser(
-        "set",
-        help="validate one value, show the diff, write it into a layer file",
-        description="Set one key in a layer file (nested form, every other key kept, previous version "
-        "backed up). VALUE is JSON when it parses, else text; null removes the key.",
-    )
-    set_parser.add_argument("key", metavar="KEY", help="dotted key, e.g. memory.pruning.soft_trim_chars")
-    set_parser.add_argument("value", metavar="VALUE")
-    set_parser.add_argument("--layer", choices=_LAYERS, required=True)
-    set_parser.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
-    set_parser.add_argument("--json", action="store_true", help="print JSON")
-    _project_option(set_parser)
-    set_parser.set_defaults(handler=run_set)
-
-    history = actions.add_parser("history", help="earlier versions of a layer file, newest first")
-    history.add_argument("--layer", choices=_LAYERS, required=True)
-    history.add_argument("--json", action="store_true", help="print JSON")
-    _project_option(history)
-    history.set_defaults(handler=run_history)
-
-    restore = actions.add_parser("restore", help="put an earlier version of a layer file back")
-    restore.add_argument("version", metavar="VERSION", help="a name listed by `config history`")
-    restore.add_argument("--layer", choices=_LAYERS, required=True)
-    restore.add_argument("--json", action="store_true", help="print JSON")
-    _project_option(restore)
-    restore.set_defaults(handler=run_restore)
-
-
-def _project_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--project-dir",
-        type=Path,
-        default=None,
-        help="the workspace whose .leon/runtime.json is the project layer "
-        "(default: $MYCEL_PROJECT_DIR, else the current directory)",
-    )
 
 
 def _project_dir(args: argparse.Namespace, locations: MycelLocations) -> Path:

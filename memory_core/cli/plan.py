@@ -46,37 +46,6 @@ def _threshold_option(text: str | None) -> float | None:
     return value
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "plan",
-        help="pruning decisions and the compaction plan for one model call",
-        description=(
-            "Show what Mycel's memory middleware does before a model call whose input is the given "
-            "messages: which tool results it trims or clears, its token estimates, and where compaction "
-            "would cut. Flags override the config file; defaults are Mycel's."
-        ),
-    )
-    parser.add_argument(
-        "--messages", required=True, metavar="FILE", help="JSON list of LangChain message dicts ('-' = stdin)"
-    )
-    add_settings_flags(parser, context_limit_default=f"default {DEFAULT_CONTEXT_LIMIT}")
-    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
-    parser.set_defaults(handler=run)
-
-
-def add_settings_flags(parser: argparse.ArgumentParser, *, context_limit_default: str) -> None:
-    """The memory-setting flags shared by `plan` and `dry-run`; they override the config file."""
-    parser.add_argument(
-        "--runtime-config", metavar="FILE", help="a runtime.json to read memory settings from"
-    )
-    parser.add_argument("--context-limit", metavar="N", help=f"context window ({context_limit_default})")
-    parser.add_argument("--threshold", metavar="F", help="trigger fraction of the limit (Mycel fixes 0.7)")
-    parser.add_argument("--soft-trim-chars", metavar="N")
-    parser.add_argument("--hard-clear-threshold", metavar="N")
-    parser.add_argument("--protect-recent", metavar="N")
-    parser.add_argument("--keep-recent-tokens", metavar="N")
-
-
 def run(args: argparse.Namespace) -> int:
     messages = _read_messages(args.messages)
     settings = settings_from_flags(args)

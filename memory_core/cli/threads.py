@@ -27,25 +27,6 @@ from memory_core.tokens import content_chars, default_counter, estimate_message_
 _QUIET_KINDS = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
 
 
-def register(subparsers: Any) -> None:
-    threads = subparsers.add_parser(
-        "threads",
-        help="every thread in the Mycel data home",
-        description="List every thread any Mycel store knows (checkpoints, threads table, queue, summaries).",
-    )
-    threads.add_argument("--json", action="store_true", help="print JSON")
-    threads.set_defaults(handler=run_threads)
-
-    thread = subparsers.add_parser(
-        "thread",
-        help="one thread: head messages, checkpoints, summaries, queue",
-        description="Show one thread: its head checkpoint's messages, every checkpoint, summaries and queue.",
-    )
-    thread.add_argument("thread_id", metavar="THREAD_ID")
-    thread.add_argument("--json", action="store_true", help="print JSON")
-    thread.set_defaults(handler=run_thread)
-
-
 def _reader() -> MycelReader:
     return MycelReader(resolve_locations(), facts_folder=default_folder(os.environ))
 

@@ -1,0 +1,178 @@
+"""Every subcommand's arguments, without importing what runs it.
+
+A command's module is imported only when that command runs (`handler` names it as "module:function"), so
+`mycel-memory threads` never loads the rollback writer (LangGraph) or the config engine. Keep this module's
+imports to argparse and constants.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from memory_core.settings import DEFAULT_CONTEXT_LIMIT
+
+# ConfigLayerName.USER / .PROJECT, spelled out so that parsing arguments does not import memory_core.config
+# (tests/core/test_cli_imports.py checks they agree).
+CONFIG_LAYERS = ("user", "project")
+
+
+def add_subcommands(subparsers: Any) -> None:
+    """Every subcommand, in the order `mycel-memory --help` lists them."""
+    _plan(subparsers)
+    _threads(subparsers)
+    _actions(subparsers)
+    _config(subparsers)
+
+
+def _plan(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "plan",
+        help="pruning decisions and the compaction plan for one model call",
+        description=(
+            "Show what Mycel's memory middleware does before a model call whose input is the given "
+            "messages: which tool results it trims or clears, its token estimates, and where compaction "
+            "would cut. Flags override the config file; defaults are Mycel's."
+        ),
+    )
+    parser.add_argument(
+        "--messages", required=True, metavar="FILE", help="JSON list of LangChain message dicts ('-' = stdin)"
+    )
+    add_settings_flags(parser, context_limit_default=f"default {DEFAULT_CONTEXT_LIMIT}")
+    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.set_defaults(handler="memory_core.cli.plan:run")
+
+
+def add_settings_flags(parser: argparse.ArgumentParser, *, context_limit_default: str) -> None:
+    """The memory-setting flags shared by `plan` and `dry-run`; they override the config file."""
+    parser.add_argument(
+        "--runtime-config", metavar="FILE", help="a runtime.json to read memory settings from"
+    )
+    parser.add_argument("--context-limit", metavar="N", help=f"context window ({context_limit_default})")
+    parser.add_argument("--threshold", metavar="F", help="trigger fraction of the limit (Mycel fixes 0.7)")
+    parser.add_argument("--soft-trim-chars", metavar="N")
+    parser.add_argument("--hard-clear-threshold", metavar="N")
+    parser.add_argument("--protect-recent", metavar="N")
+    parser.add_argument("--keep-recent-tokens", metavar="N")
+
+
+def _threads(subparsers: Any) -> None:
+    threads = subparsers.add_parser(
+        "threads",
+        help="every thread in the Mycel data home",
+        description="List every thread any Mycel store knows (checkpoints, threads table, queue, summaries).",
+    )
+    threads.add_argument("--json", action="store_true", help="print JSON")
+    threads.set_defaults(handler="memory_core.cli.threads:run_threads")
+
+    thread = subparsers.add_parser(
+        "thread",
+        help="one thread: head messages, checkpoints, summaries, queue",
+        description="Show one thread: its head checkpoint's messages, every checkpoint, summaries and queue.",
+    )
+    thread.add_argument("thread_id", metavar="THREAD_ID")
+    thread.add_argument("--json", action="store_true", help="print JSON")
+    thread.set_defaults(handler="memory_core.cli.threads:run_thread")
+
+
+def _actions(subparsers: Any) -> None:
+    rollback = subparsers.add_parser(
+        "rollback",
+        help="make an earlier checkpoint the thread's active state (append-only, undoable)",
+        description=(
+            "Roll THREAD_ID back to CHECKPOINT_ID by writing one new checkpoint that copies it (nothing is "
+            "deleted). Prints the impact report; --dry-run stops there."
+        ),
+    )
+    rollback.add_argument("thread_id", metavar="THREAD_ID")
+    rollback.add_argument("--to", required=True, metavar="CHECKPOINT_ID", dest="target")
+    _action_flags(rollback)
+    rollback.set_defaults(handler="memory_core.cli.actions:run_rollback")
+
+    undo = subparsers.add_parser(
+        "undo",
+        help="undo the last rollback (roll forward to the head it replaced)",
+        description="Undo the dashboard rollback that is THREAD_ID's active checkpoint.",
+    )
+    undo.add_argument("thread_id", metavar="THREAD_ID")
+    _action_flags(undo)
+    undo.set_defaults(handler="memory_core.cli.actions:run_undo")
+
+    dry_run = subparsers.add_parser(
+        "dry-run",
+        help="what compaction would summarise and keep for a thread (never writes)",
+        description=(
+            "Plan Mycel's compaction for THREAD_ID's next model call (or at --checkpoint) under its "
+            "effective config; flags propose other values."
+        ),
+    )
+    dry_run.add_argument("thread_id", metavar="THREAD_ID")
+    dry_run.add_argument(
+        "--checkpoint", metavar="CHECKPOINT_ID", help="plan at this checkpoint instead of the head"
+    )
+    add_settings_flags(
+        dry_run, context_limit_default="default: the thread model's limit, as Mycel resolves it"
+    )
+    dry_run.add_argument(
+        "--show-text", action="store_true", help="print the conversation text the summariser gets"
+    )
+    dry_run.add_argument("--json", action="store_true", help="print JSON")
+    dry_run.set_defaults(handler="memory_core.cli.actions:run_dry_run")
+
+
+def _action_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true", help="print the impact report and write nothing")
+    parser.add_argument("--force", action="store_true", help="act even though the thread looks busy")
+    parser.add_argument("--actor", default=None, help="who to record as the actor (default: $USER)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _config(subparsers: Any) -> None:
+    config = subparsers.add_parser(
+        "config",
+        help="Mycel's memory config: effective values with layers, set a value, history",
+        description="Show the memory, compaction and spill-buffer values Mycel runs with, the layer each "
+        "comes from, the problems found, and the context limit of every model in use.",
+    )
+    config.add_argument("--json", action="store_true", help="print JSON")
+    _project_option(config)
+    config.set_defaults(handler="memory_core.cli.config_cmd:run_show")
+    actions = config.add_subparsers(dest="config_command", metavar="ACTION")
+
+    set_parser = actions.add_parser(
+        "set",
+        help="validate one value, show the diff, write it into a layer file",
+        description="Set one key in a layer file (nested form, every other key kept, previous version "
+        "backed up). VALUE is JSON when it parses, else text; null removes the key.",
+    )
+    set_parser.add_argument("key", metavar="KEY", help="dotted key, e.g. memory.pruning.soft_trim_chars")
+    set_parser.add_argument("value", metavar="VALUE")
+    set_parser.add_argument("--layer", choices=CONFIG_LAYERS, required=True)
+    set_parser.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    set_parser.add_argument("--json", action="store_true", help="print JSON")
+    _project_option(set_parser)
+    set_parser.set_defaults(handler="memory_core.cli.config_cmd:run_set")
+
+    history = actions.add_parser("history", help="earlier versions of a layer file, newest first")
+    history.add_argument("--layer", choices=CONFIG_LAYERS, required=True)
+    history.add_argument("--json", action="store_true", help="print JSON")
+    _project_option(history)
+    history.set_defaults(handler="memory_core.cli.config_cmd:run_history")
+
+    restore = actions.add_parser("restore", help="put an earlier version of a layer file back")
+    restore.add_argument("version", metavar="VERSION", help="a name listed by `config history`")
+    restore.add_argument("--layer", choices=CONFIG_LAYERS, required=True)
+    restore.add_argument("--json", action="store_true", help="print JSON")
+    _project_option(restore)
+    restore.set_defaults(handler="memory_core.cli.config_cmd:run_restore")
+
+
+def _project_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--project-dir",
+        type=Path,
+        default=None,
+        help="the workspace whose .leon/runtime.json is the project layer "
+        "(default: $MYCEL_PROJECT_DIR, else the current directory)",
+    )
