@@ -5,9 +5,9 @@ model; its checkpoints' sizes come from every row's record header. Checkpoints a
 never change, so while a thread's checkpoint count and head id are the same, so are those facts. The list
 reads that key from the primary-key index alone and derives facts only for the threads that moved.
 
-Facts live in memory for the process. When a folder is given they are also kept in our own SQLite file
-(never one of Mycel's), so a new process, such as a gunicorn worker or a CLI run, starts warm. The file is
-only a cache: if it cannot be read or written, it is set aside and the facts are derived from leon.db.
+Facts live in memory for the process (one DerivedFacts per file, kept in a memo: memory_core/memo.py).
+When a folder is given they are also kept in our own SQLite file (never one of Mycel's), so a new process,
+such as a gunicorn worker or a CLI run, starts warm. The file is only a cache: if it cannot be read or written, it is set aside and the facts are derived from leon.db.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, suppress
 from pathlib import Path
 from typing import NamedTuple
+
+from memory_core.memo import Key, Memo
 
 log = logging.getLogger(__name__)
 
@@ -173,17 +175,17 @@ def default_folder(environ: Mapping[str, str]) -> Path:
     return cache / "mycel-memory"
 
 
-_REGISTRY: dict[tuple[tuple[str, int, int], Path | None], DerivedFacts] = {}
-_REGISTRY_LOCK = threading.Lock()
+# Every reader of the same file in this process shares one DerivedFacts; `memory_core.memo.reset()` drops
+# them, so the next reader starts as a new process would: from the cache file.
+_FACTS: Memo[DerivedFacts] = Memo("stores.head_facts", max_entries=64)
 
 
 def facts_for(database: tuple[str, int, int], folder: Path | None) -> DerivedFacts:
     """The process-wide facts for one leon.db (every reader of the same file shares them)."""
-    with _REGISTRY_LOCK:
-        key = (database, folder)
-        if key not in _REGISTRY:
-            _REGISTRY[key] = DerivedFacts(database, folder)
-        return _REGISTRY[key]
+    return _FACTS.get_or_compute(
+        Key(database, what=str(folder) if folder is not None else None),
+        lambda: DerivedFacts(database, folder),
+    )
 
 
 def _new_saver() -> ThreadPoolExecutor:
@@ -205,11 +207,3 @@ def flush() -> None:
     if threading.current_thread().name.startswith("head-facts-save"):
         return  # the saver itself: what is queued behind it cannot be waited for here
     _SAVER.submit(lambda: None).result()
-
-
-def forget_all() -> None:
-    """Drop the in-memory facts; cache files stay (written out first), so the next reader starts as a new
-    process would."""
-    flush()
-    with _REGISTRY_LOCK:
-        _REGISTRY.clear()

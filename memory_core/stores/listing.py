@@ -22,7 +22,6 @@ from memory_core.stores import threads as threads_store
 from memory_core.stores.checkpoints import decode_checkpoint, read_head_payloads
 from memory_core.stores.decode import UnreadableBlob
 from memory_core.stores.derived import DerivedFacts, HeadFacts
-from memory_core.stores.gc_pause import cyclic_gc_paused
 from memory_core.stores.locations import StoreRole
 from memory_core.stores.opening import StoreOpener, check_checkpoint_layout, unless_found
 from memory_core.tokens import estimate_tokens
@@ -58,7 +57,7 @@ def thread_rows(
         return {}
 
     problems: tuple[list[StoreProblem], ...] = ([], [], [], [])
-    with cyclic_gc_paused(), ThreadPoolExecutor(max_workers=3, thread_name_prefix="mycel-list") as pool:
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="mycel-list") as pool:
         written = pool.submit(writes_part, problems[1])
         tables = pool.submit(_tables, opener, thread_id, problems[2])
         summed = None
@@ -143,7 +142,7 @@ def head_estimates(
     problems: list[StoreProblem] = []
     if missing:
         # Requests sorting by fill at the same time wait for one pass, then reuse what it kept.
-        with known.deriving, cyclic_gc_paused():
+        with known.deriving:
             again, missing = _estimates_known(missing.values(), known)
             found.update(again)
             decoded: list[tuple[ThreadRow, int | None]] = []

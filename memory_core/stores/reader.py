@@ -11,13 +11,14 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from memory_core import memo
+from memory_core.memo import Key, Memo
 from memory_core.messages import Message, MessageType
 from memory_core.records import (
     CheckpointRow,
@@ -68,28 +69,8 @@ from memory_core.tokens import TokenCounter, default_counter, estimate_tokens
 T = TypeVar("T")
 R = TypeVar("R")
 
-_SERIES_CACHE_SIZE = 32
-# Decoded head states: every thread page, full text and what-if of a thread reads the same head, and
-# decoding a 2,000-message checkpoint costs far more than reading and hashing its bytes.
-_DECODED_CACHE_SIZE = 8
-_LIST_CACHE_SIZE = 4
-_THREAD_CACHE_SIZE = 256
-# A list read while a file was locked or slow is not kept: the next request should try again.
+# A list or row read while a file was locked or slow is not kept: the next request should try again.
 _TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
-
-
-class _Caches:
-    """Derived data keyed by file identity and checkpoint ids, shared by every reader in the process."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.series: OrderedDict[tuple[Any, ...], Series] = OrderedDict()
-        self.metadata: OrderedDict[tuple[FileIdentity, str], dict[str, tuple[Any, str | None]]] = (
-            OrderedDict()
-        )
-        self.decoded: OrderedDict[tuple[str | None, bytes], _Decoded] = OrderedDict()
-        self.lists: OrderedDict[tuple[Any, ...], Result[tuple[ThreadRow, ...]]] = OrderedDict()
-        self.threads: OrderedDict[tuple[Any, ...], Result[ThreadRow | None]] = OrderedDict()
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,18 +81,26 @@ class _Decoded:
     point: SeriesPoint
 
 
-_CACHES = _Caches()
+# What the reader derives, shared by every reader in the process (the dashboard makes one per request).
+# The rule for all of them is stated once in memory_core/memo.py: keys carry the store's identity (or the
+# files' version) and the checkpoints a value came from, so nothing here goes stale.
+SERIES: Memo[Series] = Memo("stores.series", max_entries=32)
+METADATA: Memo[dict[str, tuple[Any, str | None]]] = Memo("stores.checkpoint_metadata", max_entries=32)
+# Decoded states: every thread page, full text and what-if of a thread reads the same head, and decoding a
+# 2,000-message checkpoint costs far more than reading and hashing its bytes.
+DECODED: Memo[_Decoded] = Memo("stores.decoded_checkpoints", max_entries=8)
+THREAD_LISTS: Memo[Result[tuple[ThreadRow, ...]]] = Memo("stores.thread_lists", max_entries=4)
+THREAD_ROWS: Memo[Result[ThreadRow | None]] = Memo("stores.thread_rows", max_entries=256)
 
 
 def clear_caches() -> None:
-    """Forget every derived series, metadata and head count (benchmarks measure cold reads with it)."""
-    with _CACHES.lock:
-        _CACHES.series.clear()
-        _CACHES.metadata.clear()
-        derived.forget_all()
-        _CACHES.decoded.clear()
-        _CACHES.lists.clear()
-        _CACHES.threads.clear()
+    """Forget everything derived in this process: an alias of `memory_core.memo.reset()`, kept for callers
+    outside the engine (benchmarks, dashboard tests)."""
+    memo.reset()
+
+
+def _clean(result: Result[Any]) -> bool:
+    return not any(p.kind in _TRANSIENT for p in result.problems)
 
 
 def _file_identity(db: ReadOnlyDB) -> FileIdentity:
@@ -143,11 +132,6 @@ class MycelReader:
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
         self._opener = StoreOpener(locations, query_timeout_s, row_cap)
-        # Process-wide: the dashboard makes a reader per request, and what is cached never goes stale
-        # (checkpoints are immutable, and keys carry the file's identity).
-        self._series_cache = _CACHES.series
-        self._metadata_cache = _CACHES.metadata
-        self._lock = _CACHES.lock
 
     # -- plumbing ------------------------------------------------------------------------------------
 
@@ -204,22 +188,13 @@ class MycelReader:
         """
         # The whole list is kept per version of the files (see _files_version): a new commit to any store
         # gives a new version, so a cached list is never older than the files it was read from.
-        version = self._files_version()
-        with self._lock:
-            cached = _CACHES.lists.get(version)
-            if cached is not None:
-                _CACHES.lists.move_to_end(version)
-                # The very same immutable tuple while the files are unchanged: callers may key derived
-                # values (orderings, selections) on its identity.
-                return cached
+        # The very same immutable tuple while the files are unchanged: callers may key derived values
+        # (orderings, selections) on its identity.
+        return THREAD_LISTS.get_or_compute(Key(self._files_version()), self._read_list, keep=_clean)
+
+    def _read_list(self) -> Result[tuple[ThreadRow, ...]]:
         rows, problems = self._thread_rows(None)
-        result = Result(tuple(rows), tuple(problems))
-        if not any(p.kind in _TRANSIENT for p in problems):
-            with self._lock:
-                _CACHES.lists[version] = result
-                while len(_CACHES.lists) > _LIST_CACHE_SIZE:
-                    _CACHES.lists.popitem(last=False)
-        return result
+        return Result(tuple(rows), tuple(problems))
 
     def _files_version(self) -> tuple[Any, ...]:
         """A cheap fingerprint of what every store file holds now, taken before reading them.
@@ -251,19 +226,8 @@ class MycelReader:
 
         Kept per version of the files, like the list: every page of a thread asks for its row first.
         """
-        key = (self._files_version(), thread_id)
-        with self._lock:
-            cached = _CACHES.threads.get(key)
-            if cached is not None:
-                _CACHES.threads.move_to_end(key)
-                return cached
-        result = self._read_thread(thread_id)
-        if not any(p.kind in _TRANSIENT for p in result.problems):
-            with self._lock:
-                _CACHES.threads[key] = result
-                while len(_CACHES.threads) > _THREAD_CACHE_SIZE:
-                    _CACHES.threads.popitem(last=False)
-        return result
+        key = Key(self._files_version(), thread=thread_id)
+        return THREAD_ROWS.get_or_compute(key, lambda: self._read_thread(thread_id), keep=_clean)
 
     def head_messages(
         self, rows: Sequence[ThreadRow], problems: list[StoreProblem]
@@ -338,9 +302,9 @@ class MycelReader:
         with self._open(StoreRole.MAIN, problems) as db:
             if db is not None and db.require_table("checkpoints"):
                 self._check_checkpoint_schema(db)
-                cache_key = (_file_identity(db), thread_id)
-                with self._lock:
-                    known = dict(self._metadata_cache.get(cache_key, {}))
+                # Metadata accumulates per thread by checkpoint id (a row, once written, never changes).
+                cache_key = Key(_file_identity(db), thread=thread_id)
+                known = dict(METADATA.get(cache_key) or {})
                 worker: threading.Thread | None = None
                 with db.snapshot():
                     metas = list_checkpoint_skeleton(db, thread_id)
@@ -355,11 +319,7 @@ class MycelReader:
                             worker.join()
                 problems.extend(p for p in metadata_problems if p not in problems)
                 known.update(fetched)
-                with self._lock:
-                    self._metadata_cache[cache_key] = known
-                    self._metadata_cache.move_to_end(cache_key)
-                    while len(self._metadata_cache) > _SERIES_CACHE_SIZE:
-                        self._metadata_cache.popitem(last=False)
+                METADATA.put(cache_key, known)
                 for meta in reversed(metas):
                     found, why = known.get(meta.checkpoint_id, ({}, None))
                     meta = replace(meta, metadata=found, metadata_problem=why)
@@ -369,33 +329,41 @@ class MycelReader:
                         problems.append(_unreadable_problem(db, thread_id, meta.checkpoint_id, point.problem))
         return Result(rows, tuple(problems))
 
+    def checkpoint_series(self, thread_id: str) -> Series | None:
+        """The thread's per-checkpoint series and how it was built (payloads decoded, states rebuilt from
+        writes, fallbacks); the very one `list_checkpoints` uses. None when the thread has no checkpoint."""
+        problems: list[StoreProblem] = []
+        with self._open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.has_table("checkpoints"):
+                with db.snapshot():
+                    self._check_checkpoint_schema(db)
+                    metas = list_checkpoint_skeleton(db, thread_id)
+                    return self._series(db, thread_id, metas) if metas else None
+        return None
+
     def _series(self, db: ReadOnlyDB, thread_id: str, metas: list[CheckpointMeta]) -> Series:
         writes = _message_writes(db, thread_id)
-        key = (
+        key = Key(
             _file_identity(db),
-            thread_id,
-            len(metas),
-            metas[-1].checkpoint_id,
-            max(m.checkpoint_id for m in metas),
-            len(writes) if writes is not None else -1,
-            tuple(m.size for m in metas[-3:]),
+            thread=thread_id,
+            head=max(m.checkpoint_id for m in metas),
+            # A task's writes grow under an unchanged head, and the newest rows' sizes catch a rewrite.
+            what=(
+                len(metas),
+                metas[-1].checkpoint_id,
+                len(writes) if writes is not None else -1,
+                tuple(m.size for m in metas[-3:]),
+            ),
         )
-        with self._lock:
-            cached = self._series_cache.get(key)
-            if cached is not None:
-                self._series_cache.move_to_end(key)
-                return cached
-        series = build_series(
-            metas,
-            writes,
-            lambda checkpoint_id: read_payload(db, thread_id, checkpoint_id),
-            count=self._counter().count,
+        return SERIES.get_or_compute(
+            key,
+            lambda: build_series(
+                metas,
+                writes,
+                lambda checkpoint_id: read_payload(db, thread_id, checkpoint_id),
+                count=self._counter().count,
+            ),
         )
-        with self._lock:
-            self._series_cache[key] = series
-            while len(self._series_cache) > _SERIES_CACHE_SIZE:
-                self._series_cache.popitem(last=False)
-        return series
 
     def head_checkpoint_id(self, thread_id: str) -> str | None:
         """The active checkpoint id (greatest id), or None when the thread has none or the file is unreadable."""
@@ -445,19 +413,23 @@ class MycelReader:
         kind, blob = payload
         # SQLite columns take any type; a TEXT or INTEGER payload is keyed by its text (decoding refuses it).
         data = blob if isinstance(blob, bytes) else repr(blob).encode()
-        key = (kind, hashlib.blake2b(data, digest_size=20).digest())
-        with self._lock:
-            cached = _CACHES.decoded.get(key)
-            if cached is not None:
-                _CACHES.decoded.move_to_end(key)
-                return cached
+        # A content hash is its own store identity and version.
+        key = Key((kind, hashlib.blake2b(data, digest_size=20).digest()))
+        # An unreadable payload is not kept (it is rare, and its problem is cheap to find again).
+        return DECODED.get_or_compute(
+            key,
+            lambda: self._decode(checkpoint_id, kind, blob),
+            keep=lambda found: found.checkpoint is not None,
+        )
+
+    def _decode(self, checkpoint_id: str, kind: str | None, blob: bytes | None) -> _Decoded:
         try:
             decoded = decode_checkpoint(kind, blob)
         except UnreadableBlob as exc:
             point = SeriesPoint(checkpoint_id, None, None, None, None, readable=False, problem=str(exc))
             return _Decoded(None, point)
         counter = self._counter()
-        found = _Decoded(
+        return _Decoded(
             decoded,
             SeriesPoint(
                 checkpoint_id=checkpoint_id,
@@ -467,11 +439,6 @@ class MycelReader:
                 input_tokens=_newest_ai_input_tokens(decoded.messages),
             ),
         )
-        with self._lock:
-            _CACHES.decoded[key] = found
-            while len(_CACHES.decoded) > _DECODED_CACHE_SIZE:
-                _CACHES.decoded.popitem(last=False)
-        return found
 
     # -- the other stores ----------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from memory_core.stores.reader import MycelReader, clear_caches
+from memory_core import memo
+from memory_core.stores.reader import MycelReader
 from tests.core.store_builders import build_thread, point_locations
 
 
@@ -21,7 +22,7 @@ def _head_id(db: Path, thread_id: str) -> str:
 
 def test_a_second_read_of_the_same_head_returns_the_same_messages(tmp_path: Path) -> None:
     build_thread(tmp_path / "leon.db", "t", turns=2)
-    clear_caches()
+    memo.reset()
     reader = MycelReader(point_locations(tmp_path))
     first = reader.get_state("t").value
     again = MycelReader(point_locations(tmp_path)).get_state("t").value
@@ -34,7 +35,7 @@ def test_a_rewritten_payload_under_the_same_id_is_decoded_afresh(tmp_path: Path)
     db = tmp_path / "leon.db"
     build_thread(db, "t", turns=2)
     build_thread(db, "other", turns=1)
-    clear_caches()
+    memo.reset()
     reader = MycelReader(point_locations(tmp_path))
     before = reader.get_state("t").value
     assert before is not None and len(before.messages) > 3
@@ -63,7 +64,7 @@ def _ids(reader: MycelReader) -> set[str]:
 def test_the_thread_list_sees_every_commit_in_rollback_journal_mode(tmp_path: Path) -> None:
     db = tmp_path / "leon.db"
     build_thread(db, "a", turns=1)
-    clear_caches()
+    memo.reset()
     reader = MycelReader(point_locations(tmp_path))
     assert _ids(reader) == {"a"}
     assert _ids(reader) == {"a"}  # answered from the kept list
@@ -82,7 +83,7 @@ def test_the_thread_list_sees_every_commit_in_wal_mode_with_a_writer_open(tmp_pa
     with closing(sqlite3.connect(db)) as writer:
         writer.execute("PRAGMA journal_mode=WAL")
         writer.execute("PRAGMA wal_autocheckpoint=0")  # the WAL only grows while this writer is open
-        clear_caches()
+        memo.reset()
         reader = MycelReader(point_locations(tmp_path))
         assert _ids(reader) == {"a"}
         for n in range(3):
@@ -103,7 +104,7 @@ def test_the_thread_list_sees_every_commit_in_wal_mode_with_a_writer_open(tmp_pa
 def test_a_threads_row_is_kept_per_files_version_and_sees_new_turns(tmp_path: Path) -> None:
     db = tmp_path / "leon.db"
     build_thread(db, "t", turns=1)
-    clear_caches()
+    memo.reset()
     reader = MycelReader(point_locations(tmp_path))
     reader.get_thread("t")  # the first read of a WAL file makes SQLite create its -wal: a new version
     first = reader.get_thread("t").value
@@ -120,3 +121,15 @@ def test_a_threads_row_is_kept_per_files_version_and_sees_new_turns(tmp_path: Pa
         assert again is not None and again is not first
         assert again.checkpoints == first.checkpoints + 1
     assert reader.get_thread("unknown").value is None
+
+
+def test_a_list_of_unchanged_files_is_answered_from_the_memo(tmp_path: Path) -> None:
+    build_thread(tmp_path / "leon.db", "t", turns=1)
+    memo.reset()
+    reader = MycelReader(point_locations(tmp_path))
+    reader.list_threads()  # the first read of a file makes SQLite create its -wal: a new version
+    first = reader.list_threads().value
+    before = memo.stats()["stores.thread_lists"]
+    assert MycelReader(point_locations(tmp_path)).list_threads().value is first
+    after = memo.stats()["stores.thread_lists"]
+    assert (after.hits - before.hits, after.misses - before.misses) == (1, 0)

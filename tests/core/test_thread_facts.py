@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from memory_core import memo
 from memory_core.records import ThreadRow
 from memory_core.stores import derived, listing
 from memory_core.stores.derived import DerivedFacts, HeadFacts, default_folder
-from memory_core.stores.gc_pause import cyclic_gc_paused
-from memory_core.stores.reader import MycelReader, clear_caches
+from memory_core.stores.reader import MycelReader
 from memory_core.stores.sqlite import opened
 from memory_core.stores.threads import checkpoint_heads
 from tests.core.store_builders import build_thread, file_hashes, point_locations
@@ -40,7 +40,7 @@ def home(tmp_path: Path) -> Path:
 
 def listed(home: Path, facts: Path | None) -> tuple[ThreadRow, ...]:
     # A fresh list each time: the list kept per files version would hide what the facts did.
-    clear_caches()
+    memo.reset()
     rows = MycelReader(point_locations(home), facts_folder=facts).list_threads().value
     derived.flush()  # the cache file is written in the background
     return rows
@@ -194,26 +194,23 @@ def test_the_cli_keeps_its_facts_in_the_configured_folder(
 
     point_env_at(monkeypatch, home)
     monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "cli-cache"))
-    derived.forget_all()
+    memo.reset()
     assert cli_main(["threads", "--json"]) == 0
     assert len(cache_files(tmp_path / "cli-cache")) == 1
     assert "sk-ant" not in capsys.readouterr().out
 
 
-def test_gc_pauses_nest_and_restore_the_collector() -> None:
-    assert gc.isenabled()
-    with cyclic_gc_paused():
-        with cyclic_gc_paused():
-            assert not gc.isenabled()
-        assert not gc.isenabled(), "the outer pause still holds"
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with cyclic_gc_paused():
-            pass
-        assert not gc.isenabled(), "a collector that was off stays off"
-    finally:
-        gc.enable()
+def test_reads_leave_the_cyclic_collector_alone(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process-wide switch inside a read would pause the collector for every other request's thread."""
+    switched: list[str] = []
+    monkeypatch.setattr(gc, "disable", lambda: switched.append("disable"))
+    monkeypatch.setattr(gc, "enable", lambda: switched.append("enable"))
+    rows = listed(home, None)
+    reader = MycelReader(point_locations(home))
+    estimates = reader.head_estimates(rows).value
+    one = reader.get_thread("t2").value
+    assert one is not None and estimates["t2"] == one.estimated_tokens and one.estimated_tokens > 0
+    assert switched == []
 
 
 def test_bytes_summed_beside_the_heads_are_used_only_where_their_key_matches(home: Path) -> None:

@@ -137,6 +137,8 @@ def running_server(
             [
                 str(Path(sys.executable).with_name("gunicorn")),
                 "mycel_dashboard.wsgi",
+                "-c",
+                "python:mycel_dashboard.gunicorn_conf",
                 "--bind",
                 f"127.0.0.1:{port}",
                 "--workers",

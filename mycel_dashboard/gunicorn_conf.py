@@ -1,0 +1,20 @@
+"""gunicorn settings the command line does not carry (`gunicorn -c python:mycel_dashboard.gunicorn_conf`).
+
+The app is not preloaded in the master (`preload_app` stays off): each worker imports Django and the
+engine after the fork, so `post_fork` would run before anything worth freezing exists. `post_worker_init`
+runs once the worker has loaded the WSGI app; it loads the URLconf (and so every view and the engine
+they import, which Django would otherwise import at the first request), then settles the heap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def post_worker_init(worker: Any) -> None:
+    from django.urls import get_resolver
+
+    from memory_core.stores.gc_setup import settle_heap
+
+    get_resolver().url_patterns  # noqa: B018 - imported for its side effect: every view module is loaded
+    settle_heap()
