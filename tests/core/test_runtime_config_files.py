@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from memory_core.stores.runtime_config import (
     save_layer,
     sha256_of,
 )
+from tests.support.folders import unwritable_folder
 
 T0 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 T1 = datetime(2026, 11, 30, 11, 0, 0, tzinfo=UTC)
@@ -98,17 +98,18 @@ def test_non_object_json_is_reported(isolated_mycel_home: Path) -> None:
     assert "not an object" in read_json_file(path).problems[0].message
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
 def test_unwritable_directory_gives_clear_error_and_writes_nothing(isolated_mycel_home: Path) -> None:
     path = _user_file(isolated_mycel_home, {"a": 1})
     digest = sha256_of(path.read_bytes())
-    isolated_mycel_home.chmod(0o555)
-    try:
-        with pytest.raises(ConfigFileError, match="Nothing was changed"):
-            save_layer(path, {"a": 2}, expected_sha256=digest)
-    finally:
-        isolated_mycel_home.chmod(0o755)
+    with (
+        unwritable_folder(isolated_mycel_home),
+        pytest.raises(
+            ConfigFileError, match=r"^Cannot keep a backup in .*/\.history: .*\. Nothing was changed\.$"
+        ),
+    ):
+        save_layer(path, {"a": 2}, expected_sha256=digest)
     assert json.loads(path.read_text(encoding="utf-8")) == {"a": 1}
+    assert sorted(p.name for p in isolated_mycel_home.iterdir()) == ["runtime.json"]
 
 
 def test_blocked_backup_folder_gives_clear_error_and_writes_nothing(isolated_mycel_home: Path) -> None:

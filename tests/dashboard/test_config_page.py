@@ -1,14 +1,13 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
-import pytest
 from django.test import Client
 
 from mycel_dashboard.models import AuditEntry
+from tests.support.folders import unwritable_folder
 
 TOOL_HEAVY = "m_npRsndIka9dx-2"  # Bash outputs of 1,737, 6,431 and 12,731 chars
 COMPACTED = "m_0D8EzdJXJhk9-2"  # leon:snug, context limit 5500
@@ -256,18 +255,17 @@ def test_unwritable_config_folder_is_refused_and_nothing_is_written(operator_cli
     assert sorted(p.name for p in sample_home.glob(".runtime.json*")) == []
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
 def test_read_only_config_folder_is_refused(operator_client, sample_home: Path):
     original = json.dumps({"memory": {"pruning": {"protect_recent": 4}}})
     _user_file(sample_home).write_text(original)
     _, sha = _preview(operator_client, **{SOFT: "2000"})
-    sample_home.chmod(0o555)
-    try:
+    before = sorted(p.name for p in sample_home.iterdir())
+    with unwritable_folder(sample_home):
         response = _save(operator_client, sha, **{SOFT: "2000"})
-    finally:
-        sample_home.chmod(0o755)
     assert response.status_code == 409
+    assert f"Cannot keep a backup in {sample_home / '.history'}" in response.content.decode()
     assert _user_file(sample_home).read_text() == original
+    assert sorted(p.name for p in sample_home.iterdir()) == before
 
 
 def test_history_lists_earlier_versions_and_restores_one(operator_client, sample_home: Path):
