@@ -12,5 +12,5 @@ class CliError(Exception):
 
 
 def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    # One write of the whole text: json.dump streams tens of thousands of small writes.
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")

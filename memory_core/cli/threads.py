@@ -2,6 +2,8 @@
 
 Reads the same environment variables as Mycel (LEON_DB_PATH, LEON_SANDBOX_DB_PATH, LEON_QUEUE_DB_PATH…).
 Problems met while reading (a missing file, a damaged checkpoint) go to stderr; JSON stays on stdout.
+Only what reading needs is imported here (never LangGraph: tests/core/test_cli_imports.py). What `thread`
+derives from the checkpoints is kept in the facts folder, so the next run reads no checkpoint payload.
 """
 
 from __future__ import annotations
@@ -9,32 +11,47 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from memory_core.cli.common import CliError, print_json
+from memory_core.cli.table import one_line, print_table, printable, short_id
 from memory_core.messages import Message
 from memory_core.records import ProblemKind, StoreProblem, ThreadRow
-from memory_core.rollback import overtaken_rollback
 from memory_core.stores.derived import default_folder
-from memory_core.stores.locations import resolve_locations
+from memory_core.stores.locations import MycelLocations, resolve_locations
+from memory_core.stores.opening import identity_of
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.thread_facts import ThreadFactsFile
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
 
 # Files that are often simply absent; saying so on every command would bury real problems.
 _QUIET_KINDS = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
+# Bump when what `_derive_facts` keeps changes: facts kept by an older version are then derived again.
+_FACTS_FORMAT = 1
 
 
 def _reader() -> MycelReader:
     return MycelReader(resolve_locations(), facts_folder=default_folder(os.environ))
 
 
+def _require_data(locations: MycelLocations) -> None:
+    """No Mycel file at all where the variables point: say where we looked, rather than list nothing."""
+    if not any(path.exists() for path in locations.databases().values()):
+        raise CliError(
+            f"no Mycel data: {locations.main} does not exist (set LEON_DB_PATH to Mycel's leon.db; "
+            "LEON_SANDBOX_DB_PATH and LEON_QUEUE_DB_PATH for the other stores)"
+        )
+
+
 def _warn(problems: Iterable[StoreProblem]) -> None:
-    for problem in dict.fromkeys(problems):
-        if problem.kind not in _QUIET_KINDS:
-            print(f"mycel-memory: warning: {problem.message}", file=sys.stderr)
+    _warn_lines(problem.message for problem in dict.fromkeys(problems) if problem.kind not in _QUIET_KINDS)
+
+
+def _warn_lines(lines: Iterable[str]) -> None:
+    for line in dict.fromkeys(lines):
+        print(f"mycel-memory: warning: {printable(line)}", file=sys.stderr)
 
 
 def _iso(value: datetime | None) -> str:
@@ -59,17 +76,19 @@ def thread_json(row: ThreadRow) -> dict[str, Any]:
 
 
 def run_threads(args: argparse.Namespace) -> int:
-    result = _reader().list_threads()
+    reader = _reader()
+    _require_data(reader.locations)
+    result = reader.list_threads()
     _warn(result.problems)
     rows = [thread_json(r) for r in result.value]
     if args.json:
         print_json(rows)
         return 0
-    _print_table(
+    print_table(
         ("THREAD", "NAME", "MODEL", "MSGS", "CKPTS", "SUMM", "QUEUED", "BYTES", "UPDATED"),
         [
             (
-                r["thread_id"],
+                short_id(r["thread_id"]),
                 r["name"] or "",
                 r["model"] or "",
                 r["messages"],
@@ -98,30 +117,39 @@ def _message_json(index: int, message: Message, count: Any) -> dict[str, Any]:
     }
 
 
-def run_thread(args: argparse.Namespace) -> int:
-    reader = _reader()
-    thread_id: str = args.thread_id
-    found = reader.get_thread(thread_id)
-    if found.value is None:
-        _warn(found.problems)
-        raise CliError(f"unknown thread {thread_id!r}: no Mycel store has it")
-    row = found.value
-    problems: list[StoreProblem] = list(found.problems)
-    state = reader.get_state(thread_id) if row.head_checkpoint_id else None
+def _thread_facts(reader: MycelReader, row: ThreadRow) -> dict[str, Any]:
+    """What the thread's checkpoints yield: the head's messages, every checkpoint's series, an overtaken
+    rollback, and the warnings met deriving them; kept under the thread's key, derived only when it moved."""
+    kept = (
+        ThreadFactsFile(identity_of(reader.locations.main), reader.facts_folder)
+        if reader.facts_folder is not None and row.head_checkpoint_id is not None
+        else None
+    )
+    # The tiktoken encoding is part of the key: counts under another encoding are other facts.
+    key = [_FACTS_FORMAT, row.checkpoints, row.head_checkpoint_id, default_counter().encoding_name]
+    found = kept.lookup(row.thread_id, key) if kept is not None else None
+    if isinstance(found, dict):
+        return found
+    facts, stable = _derive_facts(reader, row)
+    if kept is not None and stable:
+        kept.remember(row.thread_id, key, facts)
+    return facts
+
+
+def _derive_facts(reader: MycelReader, row: ThreadRow) -> tuple[dict[str, Any], bool]:
+    """The facts, and whether they may be kept under the row's key (read from exactly those checkpoints,
+    and with no problem that could read differently next time, such as a lock or a row cap)."""
+    from memory_core.rollback import overtaken_rollback  # only when deriving: a warm run never needs it
+
+    thread_id = row.thread_id
+    # The head by its id, so the messages belong to the very checkpoint the key names.
+    state = reader.get_state(thread_id, row.head_checkpoint_id) if row.head_checkpoint_id else None
     checkpoints = reader.list_checkpoints(thread_id)
-    summaries = reader.list_summaries(thread_id)
-    queue = reader.list_queue(thread_id)
-    for part in (state, checkpoints, summaries, queue):
-        if part is not None:
-            problems.extend(part.problems)
-    _warn(problems)
-    count = default_counter().count
+    problems = [*(state.problems if state is not None else ()), *checkpoints.problems]
     messages = state.value.messages if state is not None and state.value is not None else ()
-    data: dict[str, Any] = {
-        "thread_id": row.thread_id,
-        "head_checkpoint_id": row.head_checkpoint_id,
-        "name": row.name,
-        "model": row.model,
+    count = default_counter().count
+    overtaken = overtaken_rollback(checkpoints.value)
+    facts: dict[str, Any] = {
         "messages": [_message_json(i, m, count) for i, m in enumerate(messages)],
         "checkpoints": [
             {
@@ -138,6 +166,47 @@ def run_thread(args: argparse.Namespace) -> int:
             }
             for c in checkpoints.value
         ],
+        "rollback_overtaken": None
+        if overtaken is None
+        else {
+            "rollback_checkpoint_id": overtaken.rollback_checkpoint_id,
+            "target": overtaken.target or None,
+            "at": overtaken.at,
+            "actor": overtaken.actor,
+            "continued_from": overtaken.continued_from,
+        },
+        "warnings": [p.message for p in dict.fromkeys(problems) if p.kind not in _QUIET_KINDS],
+    }
+    newest = checkpoints.value[0].checkpoint_id if checkpoints.value else None
+    stable = (
+        len(checkpoints.value) == row.checkpoints
+        and newest == row.head_checkpoint_id
+        and all(p.kind is ProblemKind.UNREADABLE_CHECKPOINT for p in problems)
+    )
+    return facts, stable
+
+
+def run_thread(args: argparse.Namespace) -> int:
+    reader = _reader()
+    _require_data(reader.locations)
+    thread_id: str = args.thread_id
+    found = reader.get_thread(thread_id)
+    if found.value is None:
+        _warn(found.problems)
+        raise CliError(f"unknown thread {printable(repr(thread_id))}: no Mycel store has it")
+    row = found.value
+    facts = _thread_facts(reader, row)
+    summaries = reader.list_summaries(thread_id)
+    queue = reader.list_queue(thread_id)
+    _warn([*found.problems, *summaries.problems, *queue.problems])
+    _warn_lines(facts["warnings"])
+    data: dict[str, Any] = {
+        "thread_id": row.thread_id,
+        "head_checkpoint_id": row.head_checkpoint_id,
+        "name": row.name,
+        "model": row.model,
+        "messages": facts["messages"],
+        "checkpoints": facts["checkpoints"],
         "summaries": [
             {
                 "summary_id": s.summary_id,
@@ -154,41 +223,34 @@ def run_thread(args: argparse.Namespace) -> int:
             {"id": q.id, "content": q.content, "notification_type": q.notification_type, "source": q.source}
             for q in queue.value
         ],
+        "rollback_overtaken": facts["rollback_overtaken"],
     }
-    overtaken = overtaken_rollback(checkpoints.value)
-    data["rollback_overtaken"] = (
-        None
-        if overtaken is None
-        else {
-            "rollback_checkpoint_id": overtaken.rollback_checkpoint_id,
-            "target": overtaken.target or None,
-            "at": overtaken.at,
-            "actor": overtaken.actor,
-            "continued_from": overtaken.continued_from,
-        }
-    )
     if args.json:
         print_json(data)
         return 0
+    overtaken = data["rollback_overtaken"]
     if overtaken is not None:
-        print(
-            f"mycel-memory: warning: the rollback {overtaken.rollback_checkpoint_id} by {overtaken.actor} is no "
-            f"longer active: the agent went on from {overtaken.continued_from}",
-            file=sys.stderr,
+        _warn_lines(
+            [
+                f"the rollback {overtaken['rollback_checkpoint_id']} by {overtaken['actor']} is no "
+                f"longer active: the agent went on from {overtaken['continued_from']}"
+            ]
         )
     _print_thread(row, data)
     return 0
 
 
 def _print_thread(row: ThreadRow, data: dict[str, Any]) -> None:
-    print(f"thread   {row.thread_id}  {row.name or ''}")
-    print(f"model    {row.model or '-'}")
+    print(printable(f"thread   {row.thread_id}  {row.name or ''}"))
+    print(printable(f"model    {row.model or '-'}"))
     print(
-        f"head     {row.head_checkpoint_id or '-'}  ({row.checkpoints} checkpoints, {row.bytes_on_disk:,} bytes)"
+        printable(
+            f"head     {row.head_checkpoint_id or '-'}  ({row.checkpoints} checkpoints, {row.bytes_on_disk:,} bytes)"
+        )
     )
     print()
     print(f"messages at the head ({len(data['messages'])})")
-    _print_table(
+    print_table(
         ("#", "TYPE", "ID", "CHARS", "EST", "TIKTOKEN"),
         [
             (m["index"], m["type"], m["id"] or "", m["chars"], m["estimated_tokens"], m["tiktoken_tokens"])
@@ -197,7 +259,7 @@ def _print_thread(row: ThreadRow, data: dict[str, Any]) -> None:
     )
     print()
     print(f"checkpoints, newest first ({len(data['checkpoints'])})")
-    _print_table(
+    print_table(
         ("CHECKPOINT", "PARENT", "STEP", "SOURCE", "MSGS", "EST", "TIKTOKEN", "INPUT"),
         [
             (
@@ -215,7 +277,7 @@ def _print_thread(row: ThreadRow, data: dict[str, Any]) -> None:
     )
     print()
     print(f"summaries ({len(data['summaries'])})")
-    _print_table(
+    print_table(
         ("SUMMARY", "UP TO", "ACTIVE", "SPLIT", "STORE"),
         [
             (s["summary_id"], s["compact_up_to_index"], s["is_active"], s["is_split_turn"], s["store"])
@@ -224,25 +286,7 @@ def _print_thread(row: ThreadRow, data: dict[str, Any]) -> None:
     )
     print()
     print(f"queue ({len(data['queue'])})")
-    _print_table(
+    print_table(
         ("ID", "TYPE", "CONTENT"),
-        [(q["id"], q["notification_type"], _one_line(q["content"])) for q in data["queue"]],
+        [(q["id"], q["notification_type"], one_line(q["content"])) for q in data["queue"]],
     )
-
-
-def _one_line(text: str, width: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def _width(text: str) -> int:
-    # CJK characters (分身 in branch names) take two terminal columns.
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def _print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
-    widths = [max(_width(row[i]) for row in cells) for i in range(len(headers))]
-    for row in cells:
-        padded = (cell + " " * (width - _width(cell)) for cell, width in zip(row, widths, strict=True))
-        print("  ".join(padded).rstrip())
