@@ -53,6 +53,14 @@ class ModelView:
         return estimate_tokens(self.messages)
 
 
+def newest_active(summaries: Sequence[SummaryRow]) -> SummaryRow | None:
+    """The summary row Mycel loads for a thread: the newest active one (there should be exactly one)."""
+    active = [s for s in summaries if s.is_active]
+    if not active:
+        return None
+    return max(active, key=lambda s: (s.created_at is not None, s.created_at or 0, s.compacted_at))
+
+
 def summary_skip_reason(summary: ActiveSummary, message_count: int) -> str | None:
     """Why Mycel would not apply this summary to a call with `message_count` messages (None: it applies)."""
     if not summary.summary_text:

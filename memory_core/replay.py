@@ -32,6 +32,12 @@ from memory_core.tokens import TokenCounter, content_chars, estimate_message_tok
 DEFAULT_SUMMARY_CHARS = 4000
 
 
+def simulated_summary_chars(stored_summary_text: str | None) -> int:
+    """The length the replay gives the summaries it simulates: Mycel's own active summary's, when it
+    stored one (the best guess for the size of the others), else DEFAULT_SUMMARY_CHARS."""
+    return len(stored_summary_text) if stored_summary_text else DEFAULT_SUMMARY_CHARS
+
+
 def placeholder_summary(chars: int) -> str:
     """Stand-in summary text of exactly `chars` characters."""
     unit = "summary placeholder "

@@ -14,7 +14,7 @@ from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruneAction, prune_decisions
 from memory_core.replay import DEFAULT_SUMMARY_CHARS, ModelCall, replay_calls
 from memory_core.settings import MemorySettings
-from memory_core.tokens import estimate_tokens
+from memory_core.tokens import TokenCounter, estimate_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +85,15 @@ class ThreadWhatIf:
 
 
 def thread_side(
-    messages: Sequence[Message], *, settings: MemorySettings, summary_chars: int = DEFAULT_SUMMARY_CHARS
+    messages: Sequence[Message],
+    *,
+    settings: MemorySettings,
+    summary_chars: int = DEFAULT_SUMMARY_CHARS,
+    counter: TokenCounter | None = None,
 ) -> ThreadSide:
-    """Replay every model call of a thread under `settings`, plus its next call."""
-    calls = replay_calls(messages, settings=settings, summary_chars=summary_chars)
+    """Replay every model call of a thread under `settings`, plus its next call (with a `counter`, each
+    call also gets a tiktoken count of what was sent)."""
+    calls = replay_calls(messages, settings=settings, summary_chars=summary_chars, counter=counter)
     pruning = prune_decisions(messages, settings=settings)
     pruned_tokens = estimate_tokens(pruning.messages)
     next_call = NextCall(

@@ -37,12 +37,13 @@ def thread_model(row: ThreadRow | None) -> str | None:
 def project_folder(locations: MycelLocations, row: ThreadRow | None) -> Path | None:
     """The workspace whose `.leon/runtime.json` is the thread's project layer.
 
-    Mycel builds a thread's agent in the thread's workspace (`threads.cwd`), so that folder comes first;
-    MYCEL_PROJECT_DIR stands in for a thread without one, and for the config screen with no thread.
+    Mycel builds a thread's agent in the thread's workspace (`threads.cwd`). MYCEL_PROJECT_DIR, when set,
+    is the operator's word for where that workspace is here (a copied data home's cwd points at another
+    machine), so it comes first; the config screen with no thread uses it too.
     """
-    if row is not None and row.cwd:
-        return Path(row.cwd)
-    return locations.project_dir
+    if locations.project_dir is not None:
+        return locations.project_dir
+    return Path(row.cwd) if row is not None and row.cwd else None
 
 
 def memory_settings_for(

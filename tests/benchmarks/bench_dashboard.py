@@ -49,21 +49,15 @@ def forget_everything(db: Path, *, keep_facts: bool = False) -> None:
     """
     from django.conf import settings
 
-    from memory_core.stores.reader import clear_caches
+    from memory_core import memo
     from memory_core.tokens import default_counter
-    from mycel_dashboard.screens.config import whatif as config_whatif
-    from mycel_dashboard.screens.thread import views as thread
-    from mycel_dashboard.screens.threads import views as threads
     from tests.benchmarks.bench_stores import drop_page_cache
 
     if not keep_facts:
         shutil.rmtree(settings.DASHBOARD_FACTS_DIR, ignore_errors=True)
     drop_page_cache(db)
-    clear_caches()
+    memo.reset()
     default_counter().clear()
-    config_whatif.clear_caches()
-    thread.clear_caches()
-    threads._HEADS.clear()
 
 
 def main() -> int:

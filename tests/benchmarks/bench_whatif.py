@@ -23,12 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from memory_core import memo  # noqa: E402
 from memory_core.demo import write_demo_home  # noqa: E402
 from memory_core.settings import MemorySettings  # noqa: E402
 from memory_core.stores.locations import resolve_locations  # noqa: E402
 from memory_core.stores.reader import MycelReader  # noqa: E402
-from memory_core.whatif import compare_sides, thread_side, thread_whatif  # noqa: E402
-from mycel_dashboard.screens.config import whatif as config_whatif  # noqa: E402
+from memory_core.whatif import compare_sides, thread_whatif  # noqa: E402
+from mycel_dashboard.screens.shared import replays  # noqa: E402
 
 LONG_TURNS = 500  # four messages each
 
@@ -82,16 +83,23 @@ def main() -> int:
 
     naive_ms = _timed(naive, args.repeat)
 
-    config_whatif.clear_caches()
-    messages = config_whatif.cached_messages(reader, row)  # the first request decodes once
-    config_whatif.cached_side(reader, row, messages, current, 4000)
+    memo.reset()
+    store = str(reader.locations.main)
+    head = replays.replay_input(reader, row)  # the first request decodes once and replays "now"
+    messages = head.messages
+    replays.current_replay(store, thread_id, row.head_checkpoint_id, messages, current, summary_chars=4000)
     proposals = [replace(current, soft_trim_chars=2000 - 50 * (n + 1)) for n in range(args.repeat)]
 
     def cached() -> object:
         proposed = proposals.pop(0) if proposals else replace(current, soft_trim_chars=1234)
-        msgs = config_whatif.cached_messages(reader, row)
-        now = config_whatif.cached_side(reader, row, msgs, current, 4000)
-        return compare_sides(msgs, now, thread_side(msgs, settings=proposed))
+        msgs = replays.replay_input(reader, row).messages
+        now = replays.current_replay(
+            store, thread_id, row.head_checkpoint_id, msgs, current, summary_chars=4000
+        )
+        then = replays.proposed_replay(
+            store, thread_id, row.head_checkpoint_id, msgs, proposed, summary_chars=4000
+        )
+        return compare_sides(msgs, now, then)
 
     cached_ms = _timed(cached, args.repeat)
     whatif = cached()

@@ -132,17 +132,17 @@ def test_corrupt_database_is_reported_in_the_page(viewer_client, sample_home: Pa
 def test_the_list_keeps_its_head_facts_in_the_dashboards_folder_only(
     viewer_client, sample_home: Path, settings
 ):
+    from memory_core import memo
     from memory_core.stores import derived
-    from memory_core.stores.reader import clear_caches
     from tests.core.store_builders import file_hashes
 
     before = file_hashes(sample_home)
-    clear_caches()
+    memo.reset()
     first = viewer_client.get("/threads/").content.decode()
     derived.flush()  # the facts file is written in the background
     [kept] = list(Path(settings.DASHBOARD_FACTS_DIR).glob("head-facts-*.sqlite3"))
     assert kept.stat().st_size > 0
-    clear_caches()  # as a new worker would start: the facts come back from the file
+    memo.reset()  # as a new worker would start: the facts come back from the file
     assert _row_ids(viewer_client.get("/threads/").content.decode()) == _row_ids(first)
     assert file_hashes(sample_home) == before
     assert not list(sample_home.rglob("head-facts-*"))
@@ -164,12 +164,10 @@ def test_sorting_by_context_fill_follows_mycels_estimate(viewer_client, sample_h
 def test_a_sort_by_flags_keeps_the_estimates_a_later_fill_sort_reuses(
     viewer_client, sample_home: Path, monkeypatch
 ):
+    from memory_core import memo
     from memory_core.stores import listing
-    from memory_core.stores.reader import clear_caches
-    from mycel_dashboard.screens.threads import views as threads_view
 
-    clear_caches()
-    threads_view._HEADS.clear()  # this worker's pruning verdicts from earlier tests
+    memo.reset()  # this worker's facts and pruning verdicts from earlier tests
     assert viewer_client.get("/threads/?sort=flags").status_code == 200
 
     def no_decoding(*args, **kwargs):

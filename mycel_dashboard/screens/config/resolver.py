@@ -1,4 +1,6 @@
-"""What Mycel would run with per thread, now and under the Config screen's proposal (config files read once)."""
+"""What Mycel would run with per thread, now and under the Config screen's proposal (config files read
+once per model and project folder). The rules are memory_core.stores.thread_settings'; this only keeps
+what it read for the length of one request."""
 
 from __future__ import annotations
 
@@ -11,7 +13,12 @@ from memory_core.context_limits import ContextLimit
 from memory_core.records import ThreadRow
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
-from memory_core.stores.runtime_config import LoadedConfig, get_loaded_config
+from memory_core.stores.thread_settings import (
+    ThreadMemorySettings,
+    memory_settings_for,
+    project_folder,
+    thread_model,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,33 +36,33 @@ class ModelLimit:
 
 
 class SettingsResolver:
-    """MemorySettings per (model, workspace), current and proposed; config files are read once per pair."""
+    """MemorySettings per thread, current and proposed, as thread_settings decides them."""
 
-    def __init__(
-        self, locations: MycelLocations, overrides: Mapping[str, Any], project_dir: Path | None = None
-    ) -> None:
+    def __init__(self, locations: MycelLocations, overrides: Mapping[str, Any]) -> None:
         self.locations = locations
         self.overrides = overrides
-        self.project_dir = project_dir
-        self._loaded: dict[tuple[str | None, str | None, bool], LoadedConfig] = {}
+        self._resolved: dict[tuple[str | None, Path | None, bool], ThreadMemorySettings] = {}
 
-    def loaded(self, model: str | None, cwd: str | None, *, proposed: bool) -> LoadedConfig:
-        key = (model, cwd, proposed)
-        if key not in self._loaded:
-            project = self.project_dir or (Path(cwd) if cwd else None)
-            self._loaded[key] = get_loaded_config(
+    def resolved(
+        self, model: str | None, project_dir: Path | None, *, proposed: bool
+    ) -> ThreadMemorySettings:
+        key = (model, project_dir, proposed)
+        if key not in self._resolved:
+            self._resolved[key] = memory_settings_for(
                 self.locations,
                 model=model,
-                project_dir=project,
-                overrides=self.overrides if proposed and self.overrides else None,
+                project_dir=project_dir,
+                overrides=self.overrides if proposed else None,
             )
-        return self._loaded[key]
+        return self._resolved[key]
+
+    def for_thread(self, row: ThreadRow | None, *, proposed: bool) -> ThreadMemorySettings:
+        return self.resolved(thread_model(row), project_folder(self.locations, row), proposed=proposed)
 
     def pair(self, row: ThreadRow) -> tuple[MemorySettings, MemorySettings]:
-        model = row.configured_model or row.model
         return (
-            self.loaded(model, row.cwd, proposed=False).effective.settings,
-            self.loaded(model, row.cwd, proposed=True).effective.settings,
+            self.for_thread(row, proposed=False).settings,
+            self.for_thread(row, proposed=True).settings,
         )
 
 
@@ -63,14 +70,15 @@ def model_limits(threads: Sequence[ThreadRow], resolver: SettingsResolver) -> tu
     """Every model in use across threads, with Mycel's context limit for it and where that comes from."""
     counts: dict[str | None, int] = {}
     for row in threads:
-        model = row.configured_model or row.model
+        model = thread_model(row)
         counts[model] = counts.get(model, 0) + 1
+    project = project_folder(resolver.locations, None)
     return tuple(
         ModelLimit(
             model=model,
             threads=count,
-            current=resolver.loaded(model, None, proposed=False).context_limit,
-            proposed=resolver.loaded(model, None, proposed=True).context_limit,
+            current=resolver.resolved(model, project, proposed=False).limit,
+            proposed=resolver.resolved(model, project, proposed=True).limit,
         )
         for model, count in sorted(counts.items(), key=lambda item: (-item[1], item[0] or ""))
     )

@@ -22,6 +22,7 @@ from memory_core.stores.runtime_config import (
     restore_version,
     save_layer,
 )
+from memory_core.stores.thread_settings import project_folder
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.config.editor import DOC_VS_CODE, Proposal, editor_keys, editor_sections
 from mycel_dashboard.screens.config.forms import ConfigForm, RestoreForm
@@ -81,7 +82,7 @@ def _state(data: QueryDict) -> _State:
     first = ConfigForm(data, keys=())
     chosen_id = first.chosen_thread or default_thread(threads)
     chosen = next((t for t in threads if t.thread_id == chosen_id), None)
-    project_dir = source.locations.project_dir or (Path(chosen.cwd) if chosen and chosen.cwd else None)
+    project_dir = project_folder(source.locations, chosen)
     loaded = get_loaded_config(source.locations, project_dir=project_dir)
     form = ConfigForm(data, keys=editor_keys(loaded.effective))
     proposal = form.proposal()
@@ -108,7 +109,7 @@ def _part(request: HttpRequest) -> str | None:
 
 def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str, Any]:
     overrides = override_document(state.changes)
-    resolver = SettingsResolver(state.locations, overrides, state.locations.project_dir)
+    resolver = SettingsResolver(state.locations, overrides)
     proposed = get_loaded_config(state.locations, project_dir=state.project_dir, overrides=overrides or None)
     chosen_id = state.chosen.thread_id if state.chosen else None
 

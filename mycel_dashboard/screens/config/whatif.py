@@ -1,6 +1,7 @@
-"""The Config screen's live what-if: the chosen thread with its chart and the fleet totals, with caches.
+"""The Config screen's live what-if: the chosen thread with its chart and the fleet totals.
 
-Decoded messages and replayed sides are cached per thread head, so a slider move never re-reads SQLite.
+The current side of every thread is the replay the Thread screen draws (screens/shared/replays.py), kept
+per head with the decoded messages, so a slider move never re-reads SQLite and replays only the proposal.
 """
 
 from __future__ import annotations
@@ -10,31 +11,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.messages import Message
 from memory_core.pruning import PruneAction
 from memory_core.records import ThreadRow
-from memory_core.replay import DEFAULT_SUMMARY_CHARS
-from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
 from memory_core.whatif import (
     BadgeChange,
     FleetThread,
     FleetWhatIf,
-    ThreadSide,
     ThreadWhatIf,
     compare_sides,
     fleet_whatif,
-    thread_side,
 )
 from mycel_dashboard.screens.config.resolver import SettingsResolver
-from mycel_dashboard.screens.shared.caches import BoundedCache, derived_from
+from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.charts import whatif_figure
+from mycel_dashboard.screens.shared.replays import current_replay, proposed_replay, replay_input
 
-# Threads the fleet what-if covers (most recently active first); their decoded messages stay cached.
+# Threads the fleet what-if covers (most recently active first).
 FLEET_LIMIT = 50
-_MESSAGES: BoundedCache[tuple[Message, ...]] = BoundedCache(FLEET_LIMIT + 14)
-# A slider revisits values: keep the fleet's replays for the last few dozen proposals, not just four.
-_SIDES: BoundedCache[ThreadSide] = BoundedCache(32 * FLEET_LIMIT)
 
 BADGE_LABELS: Mapping[PruneAction, str] = {
     PruneAction.UNCHANGED: "unchanged",
@@ -42,36 +36,6 @@ BADGE_LABELS: Mapping[PruneAction, str] = {
     PruneAction.SOFT_TRIMMED: "soft-trimmed",
     PruneAction.HARD_CLEARED: "hard-cleared",
 }
-
-
-def cached_messages(reader: MycelReader, row: ThreadRow) -> tuple[Message, ...]:
-    """The head checkpoint's messages, decoded once per head (slider moves never re-read SQLite)."""
-
-    def decode() -> tuple[Message, ...]:
-        state = reader.get_state(row.thread_id, row.head_checkpoint_id)
-        return state.value.messages if state.value is not None else ()
-
-    return _MESSAGES.get_or_compute(
-        (str(reader.locations.main), row.thread_id, row.head_checkpoint_id), decode
-    )
-
-
-def cached_side(
-    reader: MycelReader,
-    row: ThreadRow,
-    messages: Sequence[Message],
-    settings: MemorySettings,
-    summary_chars: int,
-) -> ThreadSide:
-    key = (str(reader.locations.main), row.thread_id, row.head_checkpoint_id, settings, summary_chars)
-    return _SIDES.get_or_compute(
-        key, lambda: thread_side(messages, settings=settings, summary_chars=summary_chars)
-    )
-
-
-def clear_caches() -> None:
-    _MESSAGES.clear()
-    _SIDES.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,11 +81,11 @@ def compute_whatif(
     resolver: SettingsResolver,
     *,
     chosen_id: str | None,
-    summary_chars: int = DEFAULT_SUMMARY_CHARS,
     thread_url: Callable[[str, int], str],
 ) -> WhatIf:
     """The chosen thread's what-if (with its chart) and the fleet totals, under current vs proposed."""
     started = time.perf_counter()
+    store = str(reader.locations.main)
     problems: list[str] = []
     chosen: ChosenThread | None = None
     thread_ms = 0.0
@@ -134,12 +98,30 @@ def compute_whatif(
     for row in targets:
         thread_started = time.perf_counter()
         try:
-            messages = cached_messages(reader, row)
+            head = replay_input(reader, row)
             current, proposed = resolver.pair(row)
-            chars = summary_chars if row.thread_id == chosen_id else DEFAULT_SUMMARY_CHARS
-            now = cached_side(reader, row, messages, current, chars)
-            then = now if proposed == current else cached_side(reader, row, messages, proposed, chars)
-            whatif = compare_sides(messages, now, then)
+            # "Now" is the very replay the Thread screen draws; only the proposal is replayed afresh.
+            now = current_replay(
+                store,
+                row.thread_id,
+                row.head_checkpoint_id,
+                head.messages,
+                current,
+                summary_chars=head.summary_chars,
+            )
+            then = (
+                now
+                if proposed == current
+                else proposed_replay(
+                    store,
+                    row.thread_id,
+                    row.head_checkpoint_id,
+                    head.messages,
+                    proposed,
+                    summary_chars=head.summary_chars,
+                )
+            )
+            whatif = compare_sides(head.messages, now, then)
         except Exception as exc:  # noqa: BLE001 - one unreadable thread must not take the page down
             problems.append(f"{row.thread_id}: could not compute the what-if ({type(exc).__name__}: {exc})")
             continue
@@ -150,7 +132,7 @@ def compute_whatif(
                 row=row,
                 whatif=whatif,
                 figure=whatif_figure(whatif, lambda index, tid=row.thread_id: thread_url(tid, index)),
-                message_count=len(messages),
+                message_count=len(head.messages),
             )
             thread_ms = (time.perf_counter() - thread_started) * 1000
     fleet = fleet_whatif(items)

@@ -9,13 +9,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TypeVar
 
 from memory_core.config.model import Severity
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
-from memory_core.stores.thread_settings import thread_memory_settings
+from memory_core.stores.thread_settings import project_folder, thread_memory_settings, thread_model
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -51,6 +52,22 @@ def thread_memory(
         settings = replace(settings, context_limit=override)
     notes = tuple(p.message for p in resolved.problems if p.severity is Severity.ERROR)
     return MemoryContext(settings=settings, limit=limit, notes=notes)
+
+
+class ThreadMemories:
+    """thread_memory for many threads in one request: the config files are read once per model and
+    project folder, not once per thread."""
+
+    def __init__(self, locations: MycelLocations, *, override: int | None = None) -> None:
+        self.locations = locations
+        self.override = override
+        self._found: dict[tuple[str | None, Path | None], MemoryContext] = {}
+
+    def __call__(self, thread: ThreadRow) -> MemoryContext:
+        key = (thread_model(thread), project_folder(self.locations, thread))
+        if key not in self._found:
+            self._found[key] = thread_memory(thread, locations=self.locations, override=self.override)
+        return self._found[key]
 
 
 def problem_text(problem: StoreProblem) -> str:

@@ -13,3 +13,4 @@ class TimelineForm(LenientForm):
     )
     page = forms.IntegerField(required=False, min_value=1, initial=None, label="page")
     limit = forms.IntegerField(required=False, min_value=1, max_value=100_000_000, label="context limit")
+    rail = forms.IntegerField(required=False, min_value=1, initial=1, label="checkpoint page")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 
-from memory_core.pruning import prune_decisions
 from mycel_dashboard.screens.shared.memory import guarded, problem_text, thread_memory
 from mycel_dashboard.screens.thread.forms import TimelineForm
+from mycel_dashboard.screens.thread.parts import pruning_of
 from mycel_dashboard.screens.thread.presenter import View, page_of
 from mycel_dashboard.web.lookups import head_state, thread_or_404
 from mycel_dashboard.web.render import render_screen
@@ -20,7 +20,7 @@ def message_text(request: HttpRequest, thread_id: str, index: int) -> HttpRespon
     problems: list[str] = []
     thread = thread_or_404(reader, thread_id, problems)
     state = head_state(reader, thread_id, problems)
-    if thread is not None and state is not None and not 0 <= index < len(state.messages):
+    if state is not None and not 0 <= index < len(state.messages):
         raise Http404(f"Thread {thread_id!r} has no message #{index}.")
     text = None
     if state is not None:
@@ -28,8 +28,13 @@ def message_text(request: HttpRequest, thread_id: str, index: int) -> HttpRespon
         text = message.text
         if view is View.SENT:
             memory = thread_memory(thread, override=values["limit"], locations=source.locations)
+            head = state.checkpoint.checkpoint_id
             pruning = guarded(
-                "Mycel's pruning", lambda: prune_decisions(state.messages, settings=memory.settings), problems
+                "Mycel's pruning",
+                lambda: pruning_of(
+                    str(source.locations.main), thread_id, head, state.messages, memory.settings
+                ),
+                problems,
             )
             if pruning is not None:
                 text = pruning.decisions[index].message.text

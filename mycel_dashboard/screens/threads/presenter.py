@@ -231,3 +231,32 @@ def thread_page(
         pages=pages,
         query=query,
     )
+
+
+_COLUMNS = (
+    (SortKey.THREAD, "Thread", ""),
+    (SortKey.NAME, "Name", ""),
+    (SortKey.MODEL, "Model", ""),
+    (SortKey.MESSAGES, "Messages", "num"),
+    (SortKey.CHECKPOINTS, "Checkpoints", "num"),
+    (SortKey.UPDATED, "Last activity", ""),
+    (SortKey.BYTES, "On disk", "num"),
+    (SortKey.FILL, "Context fill", ""),
+    (SortKey.FLAGS, "Flags", ""),
+)
+_TEXT_COLUMNS = {SortKey.THREAD, SortKey.NAME, SortKey.MODEL}
+
+
+def column_headers(query: ThreadListQuery) -> list[dict[str, object]]:
+    """The table's headers, each with the order a click on it sorts by."""
+    columns = []
+    for key, label, css in _COLUMNS:
+        active = key is query.sort
+        if active:
+            next_order = "asc" if query.descending else "desc"
+        else:
+            next_order = "asc" if key in _TEXT_COLUMNS else "desc"
+        columns.append(
+            {"key": key.value, "label": label, "css": css, "active": active, "next_order": next_order}
+        )
+    return columns

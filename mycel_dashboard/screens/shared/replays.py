@@ -1,0 +1,107 @@
+"""A thread's model calls replayed under a config: the one replay that the Thread screen's chart draws and
+that the Config screen's what-if calls "current", so the two can never disagree.
+
+Kept in memo (memory_core/memo.py) per head checkpoint and settings: checkpoints are immutable, so a
+replay of a head under the same settings never changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory_core.memo import Key, Memo, digest
+from memory_core.messages import Message
+from memory_core.model_view import newest_active
+from memory_core.records import ProblemKind, SummaryRow, ThreadRow
+from memory_core.replay import simulated_summary_chars
+from memory_core.settings import MemorySettings
+from memory_core.stores.reader import MycelReader
+from memory_core.tokens import default_counter
+from memory_core.whatif import ThreadSide, thread_side
+
+# The fleet what-if covers 50 threads and a slider revisits values: room for a few dozen proposals each.
+_SIDES: Memo[ThreadSide] = Memo("dashboard.replays", max_entries=32 * 64)
+_HEADS: Memo[ReplayInput] = Memo("dashboard.replay_inputs", max_entries=128)
+# A read that met a lock or a time limit is not kept: the next request tries again.
+_TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayInput:
+    """What a replay needs of a thread's head: its messages and the size its simulated summaries get."""
+
+    messages: tuple[Message, ...]
+    summary_chars: int
+    transient: bool = False  # a read met a lock or a time limit
+
+
+def summary_chars_of(summaries: Sequence[SummaryRow]) -> int:
+    """The simulated summaries' size for a thread with these stored summaries (the one rule)."""
+    active = newest_active(summaries)
+    return simulated_summary_chars(active.summary_text if active is not None else None)
+
+
+def replay_input(reader: MycelReader, row: ThreadRow) -> ReplayInput:
+    """The head's messages and summary size, read once per head checkpoint."""
+
+    def read() -> ReplayInput:
+        state = reader.get_state(row.thread_id, row.head_checkpoint_id)
+        summaries = reader.list_summaries(row.thread_id)
+        problems = state.problems + summaries.problems
+        return ReplayInput(
+            messages=state.value.messages if state.value is not None else (),
+            summary_chars=summary_chars_of(summaries.value),
+            transient=any(p.kind in _TRANSIENT for p in problems),
+        )
+
+    key = Key(store=str(reader.locations.main), thread=row.thread_id, head=row.head_checkpoint_id)
+    return _HEADS.get_or_compute(key, read, keep=lambda found: not found.transient)
+
+
+def current_replay(
+    store: str,
+    thread_id: str,
+    head: str | None,
+    messages: Sequence[Message],
+    settings: MemorySettings,
+    *,
+    summary_chars: int,
+) -> ThreadSide:
+    """Every model call of the thread under the settings Mycel applies to it, with tiktoken counts."""
+    return _replay(store, thread_id, head, messages, settings, summary_chars, counted=True)
+
+
+def proposed_replay(
+    store: str,
+    thread_id: str,
+    head: str | None,
+    messages: Sequence[Message],
+    settings: MemorySettings,
+    *,
+    summary_chars: int,
+) -> ThreadSide:
+    """The same replay under a proposed config (no tiktoken counts: the what-if compares estimates)."""
+    return _replay(store, thread_id, head, messages, settings, summary_chars, counted=False)
+
+
+def _replay(
+    store: str,
+    thread_id: str,
+    head: str | None,
+    messages: Sequence[Message],
+    settings: MemorySettings,
+    summary_chars: int,
+    *,
+    counted: bool,
+) -> ThreadSide:
+    def compute() -> ThreadSide:
+        counter = default_counter() if counted else None
+        return thread_side(messages, settings=settings, summary_chars=summary_chars, counter=counter)
+
+    if head is None:
+        return compute()
+    key = Key(
+        store=store, thread=thread_id, head=head, settings=digest(settings), what=(counted, summary_chars)
+    )
+    return _SIDES.get_or_compute(key, compute)

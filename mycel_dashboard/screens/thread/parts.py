@@ -1,0 +1,176 @@
+"""The Thread screen's parts — timeline, chart, checkpoint rail — each derived from the head checkpoint.
+
+What a part derives from a head never changes for that head (checkpoints are immutable), so pruning and
+the rail are kept in memo (memory_core/memo.py) under (file, thread, head, settings); the chart is the
+shared replay (screens/shared/replays.py) the Config screen's what-if also uses. Data is kept, never
+rendered HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from memory_core.memo import Key, Memo, digest
+from memory_core.messages import Message
+from memory_core.model_view import ActiveSummary, model_view
+from memory_core.pruning import PruningResult, prune_decisions
+from memory_core.records import ProblemKind, SummaryRow, ThreadRow
+from memory_core.replay import ModelCall
+from memory_core.rollback import OvertakenRollback, overtaken_rollback
+from memory_core.settings import MemorySettings
+from memory_core.stores.reader import MycelReader
+from mycel_dashboard.screens.shared.charts import call_points, context_fill_figure
+from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text
+from mycel_dashboard.screens.shared.replays import current_replay, summary_chars_of
+from mycel_dashboard.screens.thread.presenter import (
+    RailItem,
+    SummaryCard,
+    Timeline,
+    View,
+    build_timeline,
+    checkpoint_rail,
+    summary_card,
+)
+
+_PRUNING: Memo[PruningResult] = Memo("thread.pruning", max_entries=16)
+_RAILS: Memo[RailPart] = Memo("thread.rail", max_entries=16)
+# A read that met a lock or a time limit is not kept: the next request tries again.
+_TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
+# Checkpoints the rail shows at once, newest first; "Earlier" pages through the rest.
+RAIL_PAGE = 50
+
+
+def pruning_of(
+    store: str, thread_id: str, head: str | None, messages: Sequence[Message], settings: MemorySettings
+) -> PruningResult:
+    """Mycel's pruning of the head's messages under `settings` (the timeline's badges, the sent view)."""
+    if head is None:
+        return prune_decisions(messages, settings=settings)
+    key = Key(store=store, thread=thread_id, head=head, settings=digest(settings))
+    return _PRUNING.get_or_compute(key, lambda: prune_decisions(messages, settings=settings))
+
+
+def active_card(
+    summaries: Sequence[SummaryRow], messages: Sequence[Message], memory: MemoryContext, problems: list[str]
+) -> SummaryCard | None:
+    """The summary card, with memory_core's word on whether Mycel would apply it (and why not)."""
+    card = summary_card(summaries, len(messages))
+    if card is None:
+        return None
+    sent = guarded(
+        "the model's view",
+        lambda: model_view(messages, settings=memory.settings, summary=ActiveSummary.from_row(card.active)),
+        problems,
+    )
+    if sent is None:
+        return card
+    if sent.summary_note:
+        problems.append(f"The active summary is not applied: {sent.summary_note}.")
+    return replace(card, applied=sent.summary_applied)
+
+
+def timeline_of(
+    store: str,
+    thread_id: str,
+    head: str | None,
+    messages: Sequence[Message],
+    *,
+    memory: MemoryContext,
+    card: SummaryCard | None,
+    view: View,
+    page: int | None,
+    spill_url: Callable[[str], str],
+    problems: list[str],
+) -> Timeline | None:
+    pruning = guarded(
+        "Mycel's pruning", lambda: pruning_of(store, thread_id, head, messages, memory.settings), problems
+    )
+    return guarded(
+        "the timeline",
+        lambda: build_timeline(
+            messages, pruning=pruning, card=card, view=view, page=page, spill_url=spill_url
+        ),
+        problems,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ChartPart:
+    figure: dict[str, Any] | None
+    calls: tuple[ModelCall, ...] = ()
+    missing: str | None = None  # why there is no chart
+
+    @property
+    def compactions(self) -> int:
+        return sum(1 for c in self.calls if c.compacted)
+
+
+def chart_of(
+    store: str,
+    thread_id: str,
+    head: str | None,
+    messages: Sequence[Message],
+    *,
+    memory: MemoryContext,
+    summaries: Sequence[SummaryRow],
+    call_url: Callable[[int], str],
+    problems: list[str],
+) -> ChartPart:
+    """The context-fill figure: the shared replay of every model call under the effective settings."""
+    if not messages:
+        return ChartPart(figure=None)
+    side = guarded(
+        "the model-call replay",
+        lambda: current_replay(
+            store, thread_id, head, messages, memory.settings, summary_chars=summary_chars_of(summaries)
+        ),
+        problems,
+    )
+    if side is None:
+        return ChartPart(figure=None, missing="the model calls could not be replayed (see above).")
+    figure = context_fill_figure(
+        call_points(side.calls, call_url),
+        trigger_tokens=memory.settings.trigger_tokens,
+        context_limit=memory.settings.context_limit,
+    )
+    return ChartPart(figure=figure, calls=side.calls)
+
+
+@dataclass(frozen=True, slots=True)
+class RailPart:
+    """Every checkpoint of the thread as rail items (newest first) and what reading them met."""
+
+    items: tuple[RailItem, ...]
+    problems: tuple[str, ...]
+    overtaken: OvertakenRollback | None = None  # the newest rollback, when the agent went on elsewhere
+    transient: bool = False
+
+    def page(self, number: int) -> tuple[RailItem, ...]:
+        start = (max(number, 1) - 1) * RAIL_PAGE
+        return self.items[start : start + RAIL_PAGE]
+
+    def has_page(self, number: int) -> bool:
+        return 0 < (number - 1) * RAIL_PAGE < len(self.items)
+
+
+def rail_of(reader: MycelReader, thread: ThreadRow, head: str | None) -> RailPart:
+    """The rail for this head, read once per head (the checkpoint count pins a partial read)."""
+
+    def read() -> RailPart:
+        checkpoints = reader.list_checkpoints(thread.thread_id)
+        problems = [problem_text(p) for p in checkpoints.problems]
+        items = guarded("the checkpoint rail", lambda: checkpoint_rail(checkpoints.value, head), problems)
+        overtaken = guarded("the rollback check", lambda: overtaken_rollback(checkpoints.value), problems)
+        return RailPart(
+            items=items or (),
+            problems=tuple(problems),
+            overtaken=overtaken,
+            transient=any(p.kind in _TRANSIENT for p in checkpoints.problems),
+        )
+
+    if head is None:
+        return read()
+    key = Key(store=str(reader.locations.main), thread=thread.thread_id, head=head, what=thread.checkpoints)
+    return _RAILS.get_or_compute(key, read, keep=lambda part: not part.transient)

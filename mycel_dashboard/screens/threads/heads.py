@@ -1,0 +1,84 @@
+"""What the thread list needs from head checkpoints: whether pruning changes a result, and the estimate.
+
+Both depend only on the head checkpoint and the thread's settings, so each is kept in memo
+(memory_core/memo.py) under (file, thread, head, settings). A sort by flags needs every head: the misses
+are read together, over one connection, each decoded once; requests arriving together wait for one pass
+and reuse it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from memory_core.memo import Key, Memo, digest
+from memory_core.messages import Message
+from memory_core.pruning import prune_decisions
+from memory_core.records import StoreProblem, ThreadRow
+from memory_core.settings import MemorySettings
+from memory_core.stores.reader import MycelReader
+from memory_core.tokens import estimate_tokens
+from mycel_dashboard.screens.shared.memory import problem_text
+from mycel_dashboard.screens.threads.presenter import HeadFacts
+
+_HEADS: Memo[HeadFacts] = Memo("threads.head_facts", max_entries=20_000)
+# One batch of head reads at a time: a second request waits, then finds the first one's facts kept.
+_DERIVING = threading.Lock()
+
+
+def head_facts_reader(
+    reader: MycelReader, settings_for: Callable[[ThreadRow], MemorySettings], problems: list[str]
+) -> Callable[[Sequence[ThreadRow]], dict[str, HeadFacts]]:
+    """A function giving the head facts of many rows at once (what `thread_page` asks for)."""
+    store = str(reader.locations.main)
+
+    def key(row: ThreadRow) -> Key:
+        return Key(
+            store=store, thread=row.thread_id, head=row.head_checkpoint_id, settings=digest(settings_for(row))
+        )
+
+    def kept(rows: Sequence[ThreadRow], found: dict[str, HeadFacts]) -> list[ThreadRow]:
+        missing = []
+        for row in rows:
+            if not row.head_checkpoint_id or row.messages == 0:
+                found[row.thread_id] = HeadFacts(
+                    pruned=False, estimated_tokens=0 if row.head_checkpoint_id else None
+                )
+                continue
+            facts = _HEADS.get(key(row))
+            if facts is None:
+                missing.append(row)
+            else:
+                found[row.thread_id] = facts
+        return missing
+
+    def head_facts(rows: Sequence[ThreadRow]) -> dict[str, HeadFacts]:
+        found: dict[str, HeadFacts] = {}
+        todo = kept(rows, found)
+        if not todo:
+            return found
+        with _DERIVING:
+            todo = kept(todo, found)
+            read_problems: list[StoreProblem] = []
+            for row, messages in reader.head_messages(todo, read_problems):
+                facts = _facts_of(messages, settings_for(row))
+                _HEADS.put(key(row), facts)
+                found[row.thread_id] = facts
+            # The estimates are settings-free: kept with the head facts, a later fill sort reuses them.
+            reader.keep_estimates(
+                (row, found[row.thread_id].estimated_tokens) for row in todo if row.thread_id in found
+            )
+            problems.extend(problem_text(p) for p in read_problems)
+        return found
+
+    return head_facts
+
+
+def _facts_of(messages: tuple[Message, ...] | None, settings: MemorySettings) -> HeadFacts:
+    if messages is None:
+        return HeadFacts(pruned=False, estimated_tokens=None)
+    result = prune_decisions(messages, settings=settings)
+    return HeadFacts(
+        pruned=any(d.action.changes_content for d in result.decisions),
+        estimated_tokens=estimate_tokens(messages),
+    )
