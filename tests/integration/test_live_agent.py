@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from memory_core.demo import DemoManifest, write_demo_home
+from memory_core.demo import DemoManifest, determinism, write_demo_home
 from memory_core.messages import MessageType
 from memory_core.rollback import ROLLBACK_METADATA_KEY
 from memory_core.stores.checkpoints import time_of_checkpoint_id
@@ -326,7 +326,11 @@ def _config_rounds(home: Path, first: Session, second: Session) -> list[ConfigSa
     value = 2100
     sha = _config_preview(first, value)
     hand_edit = json.dumps({"memory": {"pruning": {SOFT.rsplit(".", 1)[1]: 1999}}, "edited": "by hand"})
-    _config_file(home).write_text(hand_edit, encoding="utf-8")
+    # Written aside and renamed, as editors save: readers running meanwhile must never see it half-written
+    # (truncate-then-write let one read find an empty runtime.json and report it).
+    aside = home / "runtime.json.editing"
+    aside.write_text(hand_edit, encoding="utf-8")
+    aside.replace(_config_file(home))
     answer = _config_save(first, sha, value)
     after = _config_file(home).read_text(encoding="utf-8")
     saves.append(
@@ -415,12 +419,15 @@ def live_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRun]:
     started = time.monotonic()
     base = tmp_path_factory.mktemp("live-agent")
     home = base / "mycel-home"
-    manifest = write_demo_home(home, seed=7)
+    # The agent writes with the wall clock, so the demo's recorded turns must lie in its past (a machine
+    # whose clock is before 2026-11-30 gets them a day ago); otherwise every thread would look busy.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(determinism, "_BASE_EPOCH", min(determinism._BASE_EPOCH, time.time() - 86_400))
+        manifest = write_demo_home(home, seed=7)
     with _ro(home / "leon.db") as conn:
         (newest_id,) = conn.execute("SELECT max(checkpoint_id) FROM checkpoints").fetchone()
     newest_demo = time_of_checkpoint_id(str(newest_id))
-    if newest_demo is None or newest_demo.timestamp() > time.time() - 20:
-        pytest.skip("the wall clock is not past the demo home's recorded time; rollbacks would be refused")
+    assert newest_demo is not None and newest_demo.timestamp() < time.time() - 20, newest_demo
     threads = {t.key: t.thread_id for t in manifest.threads}
     targets = _pick_targets(home, manifest)
     control = base / "control"
