@@ -1,7 +1,8 @@
 """Credentials planted under many key spellings never reach a page, a partial, an export, a CLI line or a log.
 
 The hostile home plants them in checkpoint metadata (flat, nested dicts, lists), in a message's metadata,
-in runtime.json, models.json (`providers.*.api_key`) and the project layer.
+in runtime.json, models.json (`providers.*.api_key`) and the project layer. The real sample home holds the
+key Mycel itself copied into every checkpoint's metadata.
 """
 
 from __future__ import annotations
@@ -11,16 +12,23 @@ import json
 import logging
 import re
 import shutil
+import sqlite3
 import urllib.parse
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from langchain_core.messages import AIMessage, HumanMessage
 
 from memory_core.cli import main as cli_main
 from memory_core.demo import FAKE_API_KEY
+from memory_core.secrets import REDACTED
+from tests.conftest import SAMPLE_HOME
+from tests.dashboard.broken_homes import every_screen, sample_checkpoints
+from tests.dashboard.planting import plant_thread
 from tests.hostile.pages import act_with_hostile_strings, body_of, checkpoint_ids, get_visits
 from tests.hostile.payloads import SECRETS, HostileHome
 from tests.support.server import PASSWORD, running_server
@@ -179,3 +187,55 @@ def test_a_real_server_logs_no_secret_at_debug(pristine: HostileHome, tmp_path: 
     assert main in bodies["/threads/"]  # logged in: the pages were the real ones, not the login form
     assert "GET" in log or "DEBUG" in log or "Not Found" in log  # the server did log
     assert leaks(log) == []
+
+
+# -- the real sample home: Mycel itself copied its model key into every checkpoint's metadata --------------
+
+SAMPLE_KEY = "sk-ant-FAKE-sample-key"
+PLANTED_THREAD = "m_secretSecret-1"
+# The environment-variable spelling, which the hostile home does not use.
+PLANTED = {"OPENAI_API_KEY": "leak-OPENAI-API-KEY-0014", **SECRETS}
+
+
+def _sample_thread_ids() -> list[str]:
+    uri = f"file:{SAMPLE_HOME / 'leon.db'}?mode=ro&immutable=1"
+    with closing(sqlite3.connect(uri, uri=True)) as db:
+        return [r[0] for r in db.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id")]
+
+
+def test_no_page_over_the_sample_home_shows_mycels_own_key_or_a_planted_one(
+    viewer_client: Client, sample_home: Path
+):
+    assert SAMPLE_KEY.encode() in (sample_home / "leon.db").read_bytes()  # really in the data
+    planted = plant_thread(
+        sample_home / "leon.db",
+        PLANTED_THREAD,
+        [HumanMessage(content="hi", id="h"), AIMessage(content="hello", id="a")],
+        metadata={**PLANTED, "model": "gpt-4o-mini"},
+    )
+    screens = [
+        screen
+        for thread_id in _sample_thread_ids()
+        for screen in every_screen(thread_id)
+        if screen.name not in ("home", "threads", "audit")  # once, with the planted thread's below
+    ]
+    screens += every_screen(PLANTED_THREAD, checkpoint_ids=[planted])
+    listing = body_of(viewer_client.get(reverse("threads")))
+    assert f'href="{reverse("thread", args=[PLANTED_THREAD])}"' in listing
+    for screen in screens:
+        response = viewer_client.get(screen.url, **screen.headers)
+        assert response.status_code < 500, screen
+        body = body_of(response)
+        assert SAMPLE_KEY not in body, screen
+        assert leaks(body) == [], screen
+    assert len(screens) > 150
+
+
+def test_checkpoint_metadata_says_which_key_was_redacted(viewer_client: Client, sample_home: Path):
+    thread_id = "m_0D8EzdJXJhk9-1"
+    checkpoint_id = sample_checkpoints(thread_id)[0]
+    body = body_of(viewer_client.get(reverse("checkpoint", args=[thread_id, checkpoint_id])))
+    assert SAMPLE_KEY not in body
+    assert re.search(r"api_key.{0,80}" + re.escape(REDACTED), body, re.S), (
+        "the key's name is shown, its value hidden"
+    )
