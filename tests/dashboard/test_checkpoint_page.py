@@ -22,7 +22,8 @@ def test_checkpoint_shows_its_state_and_the_diff_against_its_parent(viewer_clien
     assert response.status_code == 200
     assert "State at this checkpoint" in body
     assert "Against its parent" in body
-    assert "added" in body
+    assert "1 message added, 0 removed, 0 changed, 0 other channels changed." in body
+    assert '<span class="badge ok">added</span> <span class="role">AI</span>' in body
     assert "HX-Request" in response["Vary"]
 
 

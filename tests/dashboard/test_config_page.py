@@ -77,8 +77,10 @@ def test_page_lists_the_context_limit_of_every_model_in_use(viewer_client, sampl
 def test_page_says_where_mycels_docs_and_code_differ(viewer_client, sample_home: Path):
     body = viewer_client.get("/config/").content.decode()
     assert "min_messages is documented" in body
-    assert "fixed at 0.7" in body
-    assert "top-level keys" in body
+    assert "The compaction threshold is fixed at 0.7 in Mycel&#x27;s code" in body
+    assert (
+        "Old-style top-level keys (e.g. &quot;context_limit&quot;: 50000 at the top of runtime.json" in body
+    )
     assert "not read by Mycel" in body  # min_messages, reserve_tokens, trim_tool_results are flagged
 
 

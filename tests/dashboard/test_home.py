@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
@@ -19,8 +20,11 @@ def test_home_lists_found_and_missing_files(viewer_client, sample_home: Path):
     response = viewer_client.get("/")
     assert response.status_code == 200
     body = response.content.decode()
-    assert str(sample_home / "leon.db") in body
-    assert "found" in body
+    for name in ("leon.db", "summary.db", "file_ops.db", "events.db"):
+        row = re.search(
+            rf"<code>{re.escape(str(sample_home / name))}</code></td>\s*<td>(.*?)</td>", body, re.S
+        )
+        assert row and '<span class="badge ok">found</span>' in row.group(1), name
 
 
 def test_home_says_demo_when_no_mycel_data(viewer_client):

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
@@ -26,12 +27,15 @@ def test_sandbox_panel_shows_the_threads_lease(viewer_client, sample_home: Path)
 
 def test_file_operations_panel_lists_writes_and_edits(viewer_client, sample_home: Path):
     body = viewer_client.get("/threads/m_npRsndIka9dx-3/panels/file-operations/", **HTMX).content.decode()
-    assert "write" in body and "edit" in body
+    assert 'Write and Edit operations <span class="muted">(2)</span>' in body
+    assert "<td>write</td>" in body and "<td>edit</td>" in body
 
 
 def test_run_events_panel_shows_the_provider_error(viewer_client, sample_home: Path):
     body = viewer_client.get("/threads/m_npRsndIka9dx-3/panels/run-events/", **HTMX).content.decode()
-    assert "error" in body
+    assert "<td>error</td>" in body  # the event type
+    provider_error = "Error code: 500 - {'type': 'error', 'error': {'type': 'api_error', 'message': 'Internal server error'}}"
+    assert html.escape(provider_error) in body
 
 
 def test_empty_queue_says_why(viewer_client, sample_home: Path):

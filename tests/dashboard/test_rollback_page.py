@@ -37,7 +37,7 @@ def test_preview_shows_the_impact_report_without_writing(operator_client, sample
     body = response.content.decode()
     assert "Messages that leave the active history" in body
     assert "Nothing is deleted" in body
-    assert "not reverted" in body
+    assert "File operations after the target, <strong>not reverted</strong>: 0" in body
     assert _ids(sample_home) == ids
 
 

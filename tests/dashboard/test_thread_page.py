@@ -68,7 +68,11 @@ def test_spilled_result_links_to_the_spill_file(viewer_client, sample_home: Path
     assert link in body
     spill = viewer_client.get(link)
     assert spill.status_code == 200
-    assert "59" in spill.content.decode()  # 59,668 bytes, shown as a size
+    spill_file = sample_home / "workspaces/morel-lab/.leon/tool-results/toolu_i2HMWbiZ2p2J7AfAvuVmbjGJ.txt"
+    body = spill.content.decode()
+    # 59,668 bytes, as Django's filesizeformat writes them (with a no-break space)
+    assert f"<code>{spill_file}</code> (58.3\xa0KB); the checkpoint keeps only a preview." in body
+    assert spill_file.read_text().splitlines()[-1] in body  # the whole file, not the preview
 
 
 def test_long_results_are_collapsed_with_the_full_text_at_hand(viewer_client, sample_home: Path):
@@ -153,7 +157,12 @@ def test_full_message_text_is_one_click_away(viewer_client, sample_home: Path):
 def test_bad_timeline_parameters_are_reported(viewer_client, sample_home: Path):
     response = viewer_client.get(f"/threads/{TOOL_HEAVY}/?view=bogus&page=abc")
     assert response.status_code == 200
-    assert "Ignored" in response.content.decode()
+    body = response.content.decode()
+    assert (
+        "Ignored view &#x27;bogus&#x27;: Select a valid choice. bogus is not one of the available choices."
+        in body
+    )
+    assert "Ignored page &#x27;abc&#x27;: Enter a whole number." in body
 
 
 def test_context_limit_override_moves_the_lines(viewer_client, sample_home: Path):
