@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.cache import patch_vary_headers
@@ -17,10 +18,20 @@ def wants_partial(request: HttpRequest) -> bool:
     return bool(htmx) and not htmx.history_restore_request
 
 
+# Names Django's context processors fill (flash messages, the request, the user, permissions): a page's
+# own data under one of them would silently replace the framework's, e.g. print messages as flash notes.
+RESERVED_CONTEXT_NAMES = frozenset(
+    {"messages", "request", "user", "perms", "csrf_token", "DEFAULT_MESSAGE_LEVELS"}
+)
+
+
 def render_screen(
     request: HttpRequest, template: str, partial: str | None, context: dict[str, Any], *, status: int = 200
 ) -> HttpResponse:
     """Render `template`, or `template#partial` for an htmx request; the response varies on HX-Request."""
+    clash = RESERVED_CONTEXT_NAMES.intersection(context)
+    if clash:
+        raise ImproperlyConfigured(f"{template}: context names {sorted(clash)} belong to Django; rename them")
     name = f"{template}#{partial}" if partial and wants_partial(request) else template
     role = role_of(request.user)
     context = {"user_role": role.value if role else None, "can_act": can_act(request.user), **context}

@@ -58,7 +58,7 @@ def checkpoint_detail(request: HttpRequest, thread_id: str, checkpoint_id: str) 
         else:
             diff_problems.append("The checkpoint to compare with could not be read.")
     numbers = call_numbers(state.messages) if state is not None else {}
-    messages = (
+    state_messages = (
         [
             {
                 "index": i,
@@ -78,7 +78,7 @@ def checkpoint_detail(request: HttpRequest, thread_id: str, checkpoint_id: str) 
         "checkpoint": row,
         "checkpoint_id": checkpoint_id,
         "state": state,
-        "messages": messages,
+        "state_messages": state_messages,
         "metadata": [(key, cell(value)) for key, value in sorted((row.metadata if row else {}).items())],
         "channels": [(key, cell(value)) for key, value in sorted((state.channels if state else {}).items())],
         "choices": sorted(listing.value, key=lambda c: c.checkpoint_id, reverse=True),
