@@ -18,7 +18,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, suppress
 from pathlib import Path
@@ -47,10 +47,11 @@ class HeadFacts(NamedTuple):
 class DerivedFacts:
     """Head facts per thread for one leon.db, in memory and optionally in a cache file in `folder`.
 
-    `database` identifies the file (path, device, inode): a leon.db replaced by another file starts afresh.
+    `database` identifies the store (a file's path, device, inode): a leon.db replaced by another file starts
+    afresh.
     """
 
-    def __init__(self, database: tuple[str, int, int], folder: Path | None) -> None:
+    def __init__(self, database: Hashable, folder: Path | None) -> None:
         self._lock = threading.Lock()
         # Held while facts are derived, so requests arriving together derive them once and share them.
         self.deriving = threading.Lock()
@@ -180,7 +181,7 @@ def default_folder(environ: Mapping[str, str]) -> Path:
 _FACTS: Memo[DerivedFacts] = Memo("stores.head_facts", max_entries=64)
 
 
-def facts_for(database: tuple[str, int, int], folder: Path | None) -> DerivedFacts:
+def facts_for(database: Hashable, folder: Path | None) -> DerivedFacts:
     """The process-wide facts for one leon.db (every reader of the same file shares them)."""
     return _FACTS.get_or_compute(
         Key(database, what=str(folder) if folder is not None else None),

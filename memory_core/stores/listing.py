@@ -19,7 +19,8 @@ from memory_core.stores import queue as queue_store
 from memory_core.stores import sandbox as sandbox_store
 from memory_core.stores import summaries as summaries_store
 from memory_core.stores import threads as threads_store
-from memory_core.stores.checkpoints import decode_checkpoint, read_head_payloads
+from memory_core.stores.backend import Payload
+from memory_core.stores.checkpoints import decode_checkpoint
 from memory_core.stores.decode import UnreadableBlob
 from memory_core.stores.derived import DerivedFacts, HeadFacts
 from memory_core.stores.locations import StoreRole
@@ -110,23 +111,20 @@ def _tables(opener: StoreOpener, thread_id: str | None, problems: list[StoreProb
     return tables
 
 
+HeadPayloads = Callable[[Sequence[tuple[str, str]], list[StoreProblem]], Iterable[tuple[str, str, Payload]]]
+
+
 def head_messages(
-    opener: StoreOpener, rows: Sequence[ThreadRow], problems: list[StoreProblem]
+    head_payloads: HeadPayloads, rows: Sequence[ThreadRow], problems: list[StoreProblem]
 ) -> Iterator[tuple[ThreadRow, tuple[Message, ...] | None]]:
-    """Each listed thread's head messages (None when unreadable), read over one connection in one query
-    and decoded one at a time."""
+    """Each listed thread's head messages (None when unreadable), read in one go by `head_payloads`
+    (StoreBackend.head_payloads) and decoded one at a time."""
     by_head = {
         (row.thread_id, row.head_checkpoint_id): row for row in rows if row.head_checkpoint_id is not None
     }
     if not by_head:
         return
-    payloads: list[tuple[str, str, str | None, bytes | None]] = []
-    with opener.open(StoreRole.MAIN, problems) as db:
-        if db is not None and db.require_table("checkpoints"):
-            with db.snapshot():
-                check_checkpoint_layout(db)
-                payloads = read_head_payloads(db, list(by_head))
-    for thread_id, checkpoint_id, kind, blob in payloads:
+    for thread_id, checkpoint_id, (kind, blob) in head_payloads(list(by_head), problems):
         try:
             messages: tuple[Message, ...] | None = decode_checkpoint(kind, blob).messages
         except UnreadableBlob:
@@ -134,10 +132,16 @@ def head_messages(
         yield by_head[(thread_id, checkpoint_id)], messages
 
 
+HeadMessages = Callable[
+    [Sequence[ThreadRow], list[StoreProblem]], Iterable[tuple[ThreadRow, tuple[Message, ...] | None]]
+]
+
+
 def head_estimates(
-    opener: StoreOpener, known: DerivedFacts, rows: Sequence[ThreadRow]
+    head_messages: HeadMessages, known: DerivedFacts, rows: Sequence[ThreadRow]
 ) -> tuple[dict[str, int | None], list[StoreProblem]]:
-    """Mycel's estimate of each thread's head messages, derived once per head and kept with its facts."""
+    """Mycel's estimate of each thread's head messages, derived once per head and kept with its facts;
+    `head_messages` reads and decodes many heads at once (MycelReader.head_messages)."""
     found, missing = _estimates_known(rows, known)
     problems: list[StoreProblem] = []
     if missing:
@@ -146,7 +150,7 @@ def head_estimates(
             again, missing = _estimates_known(missing.values(), known)
             found.update(again)
             decoded: list[tuple[ThreadRow, int | None]] = []
-            for row, messages in head_messages(opener, list(missing.values()), problems):
+            for row, messages in head_messages(list(missing.values()), problems):
                 estimate = estimate_tokens(messages) if messages is not None else None
                 found[row.thread_id] = estimate
                 decoded.append((row, estimate))

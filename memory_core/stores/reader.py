@@ -1,18 +1,17 @@
-"""MycelReader: every read the dashboard and the CLI make of Mycel's files, behind one small API.
+"""MycelReader: every read the dashboard and the CLI make of Mycel's data, behind one small API.
 
-Each call opens the files it needs read-only, answers from one snapshot per file, closes them, and
-returns a Result: the value plus the problems met on the way (missing file or table, lock, damage,
-time limit, row cap). Nothing raises out of here for bad data; secrets are redacted before any record
-exists.
+Each call asks the backend (backend.py: SQLite first, sqlite_backend.py) for what it needs, answers from
+one snapshot per store, and returns a Result: the value plus the problems met on the way (missing file or
+table, lock, damage, time limit, row cap). Nothing raises out of here for bad data; secrets are redacted
+before any record exists. What is derived here (series, decoded states, lists) is kept in memos
+(memory_core/memo.py), keyed by the backend's identity and version.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -35,39 +34,21 @@ from memory_core.records import (
     ThreadRow,
 )
 from memory_core.stores import derived, listing
-from memory_core.stores import events as events_store
-from memory_core.stores import file_ops as file_ops_store
-from memory_core.stores import queue as queue_store
-from memory_core.stores import sandbox as sandbox_store
 from memory_core.stores import spill as spill_store
-from memory_core.stores import summaries as summaries_store
+from memory_core.stores.backend import CheckpointSnapshot, Metadata, Payload, StoreBackend
 from memory_core.stores.checkpoints import (
     CheckpointMeta,
     DecodedCheckpoint,
-    checkpoint_metadata,
     decode_checkpoint,
-    get_checkpoint_meta,
-    head_checkpoint_id,
-    list_checkpoint_skeleton,
-    read_payload,
     time_of_checkpoint_id,
 )
 from memory_core.stores.decode import UnreadableBlob
-from memory_core.stores.locations import MycelLocations, StoreRole
-from memory_core.stores.opening import (
-    FileIdentity,
-    StoreOpener,
-    check_checkpoint_layout,
-    identity_of,
-    unless_found,
-)
-from memory_core.stores.schema import describe_file
-from memory_core.stores.series import Series, SeriesPoint, WriteRow, build_series
-from memory_core.stores.sqlite import ReadOnlyDB, file_header, journal_mode_of
+from memory_core.stores.locations import MycelLocations
+from memory_core.stores.series import Series, SeriesPoint, build_series
+from memory_core.stores.sqlite_backend import SqliteBackend
 from memory_core.tokens import TokenCounter, default_counter, estimate_tokens
 
 T = TypeVar("T")
-R = TypeVar("R")
 
 # A list or row read while a file was locked or slow is not kept: the next request should try again.
 _TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
@@ -103,10 +84,6 @@ def _clean(result: Result[Any]) -> bool:
     return not any(p.kind in _TRANSIENT for p in result.problems)
 
 
-def _file_identity(db: ReadOnlyDB) -> FileIdentity:
-    return identity_of(db.path)
-
-
 @dataclass(frozen=True, slots=True)
 class Result(Generic[T]):
     """A value and the problems met while reading it (empty when everything was clean)."""
@@ -116,7 +93,8 @@ class Result(Generic[T]):
 
 
 class MycelReader:
-    """Read-only access to one Mycel data home (see MycelLocations for where each file is)."""
+    """Read-only access to one Mycel data home (see MycelLocations for where each file is), through one
+    StoreBackend (SQLite by default)."""
 
     def __init__(
         self,
@@ -125,20 +103,17 @@ class MycelReader:
         query_timeout_s: float = 5.0,
         row_cap: int = 100_000,
         facts_folder: Path | None = None,
+        backend: StoreBackend | None = None,
     ) -> None:
         self.locations = locations
         # Where the thread list keeps what it derives, so a new process starts warm (see derived.py).
         self.facts_folder = facts_folder
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
-        self._opener = StoreOpener(locations, query_timeout_s, row_cap)
-
-    # -- plumbing ------------------------------------------------------------------------------------
-
-    def _open(
-        self, role: StoreRole, problems: list[StoreProblem]
-    ) -> AbstractContextManager[ReadOnlyDB | None]:
-        return self._opener.open(role, problems)
+        # Mycel main's SQLite files unless told otherwise: the engine is the backend's business alone.
+        self.backend: StoreBackend = backend or SqliteBackend(
+            locations, query_timeout_s=query_timeout_s, row_cap=row_cap
+        )
 
     def _counter(self) -> TokenCounter:
         return default_counter()
@@ -147,37 +122,7 @@ class MycelReader:
 
     def file_status(self) -> list[StoreFileStatus]:
         """One line per Mycel file: present or not, size, tables, schema remarks, the problem if any."""
-        out: list[StoreFileStatus] = []
-        for role, path in self.locations.databases().items():
-            if not path.exists():
-                out.append(
-                    StoreFileStatus(
-                        role.value,
-                        path,
-                        False,
-                        None,
-                        problem=StoreProblem(
-                            ProblemKind.MISSING_FILE, role.value, f"{path.name} does not exist", path
-                        ),
-                    )
-                )
-                continue
-            size = path.stat().st_size
-            try:
-                journal = journal_mode_of(file_header(path))
-            except OSError:
-                journal = None
-            problems: list[StoreProblem] = []
-            tables: dict[str, tuple[str, ...]] = {}
-            with self._open(role, problems) as db:
-                if db is not None:
-                    tables = db.tables()
-            notes, schema_problem = describe_file(role, path, tables)
-            problem = schema_problem or next(
-                (p for p in problems if p.kind is not ProblemKind.TRUNCATED), None
-            )
-            out.append(StoreFileStatus(role.value, path, True, size, tuple(tables), notes, journal, problem))
-        return out
+        return self.backend.file_status()
 
     # -- threads -------------------------------------------------------------------------------------
 
@@ -186,47 +131,22 @@ class MycelReader:
 
         `messages` is the head checkpoint's count; `estimated_tokens` is left None here (get_thread fills it).
         """
-        # The whole list is kept per version of the files (see _files_version): a new commit to any store
-        # gives a new version, so a cached list is never older than the files it was read from.
-        # The very same immutable tuple while the files are unchanged: callers may key derived values
+        # The whole list is kept per version of the stores (StoreBackend.version): a new commit to any
+        # store gives a new version, so a kept list is never older than the stores it was read from. The
+        # very same immutable tuple while the files are unchanged: callers may key derived values
         # (orderings, selections) on its identity.
-        return THREAD_LISTS.get_or_compute(Key(self._files_version()), self._read_list, keep=_clean)
+        return THREAD_LISTS.get_or_compute(Key(self.backend.version()), self._read_list, keep=_clean)
 
     def _read_list(self) -> Result[tuple[ThreadRow, ...]]:
         rows, problems = self._thread_rows(None)
         return Result(tuple(rows), tuple(problems))
-
-    def _files_version(self) -> tuple[Any, ...]:
-        """A cheap fingerprint of what every store file holds now, taken before reading them.
-
-        Per file and its -wal: inode, size, mtime and the first 100 bytes. A commit in rollback-journal
-        mode bumps the database header's change counter; in WAL mode it appends frames (the WAL grows)
-        or, after a checkpoint reset, rewrites the WAL header with new salts. Reading the files after
-        taking this can only give a list as new or newer than the version it is kept under.
-        """
-        parts: list[tuple[Any, ...]] = [(self.query_timeout_s, self.row_cap)]
-        for path in self.locations.databases().values():
-            for candidate in (path, Path(f"{path}-wal")):
-                try:
-                    if candidate == path:
-                        # Never open+close the database file itself: that drops our SQLite locks (file_header).
-                        stat, head = candidate.stat(), file_header(candidate)
-                    else:
-                        with candidate.open("rb") as handle:
-                            stat = os.fstat(handle.fileno())
-                            head = handle.read(100)
-                except OSError:
-                    parts.append((str(candidate),))
-                    continue
-                parts.append((str(candidate), stat.st_ino, stat.st_size, stat.st_mtime_ns, head))
-        return tuple(parts)
 
     def get_thread(self, thread_id: str) -> Result[ThreadRow | None]:
         """One thread's list row with Mycel's estimate of its head; None when no store knows the id.
 
         Kept per version of the files, like the list: every page of a thread asks for its row first.
         """
-        key = Key(self._files_version(), thread=thread_id)
+        key = Key(self.backend.version(), thread=thread_id)
         return THREAD_ROWS.get_or_compute(key, lambda: self._read_thread(thread_id), keep=_clean)
 
     def head_messages(
@@ -234,7 +154,7 @@ class MycelReader:
     ) -> Iterator[tuple[ThreadRow, tuple[Message, ...] | None]]:
         """Each listed thread's head messages (None when unreadable), read over one connection in one query
         and decoded one at a time, for what the list needs of many heads at once (flags, context fill)."""
-        return listing.head_messages(self._opener, rows, problems)
+        return listing.head_messages(self.backend.head_payloads, rows, problems)
 
     def head_estimates(self, rows: Sequence[ThreadRow]) -> Result[dict[str, int | None]]:
         """Mycel's estimate (chars // 2) of each listed thread's head messages, for the context-fill column.
@@ -243,7 +163,7 @@ class MycelReader:
         10,000 threads by context fill decodes each head once, not once per request or per worker. None
         where a thread has no readable head.
         """
-        found, problems = listing.head_estimates(self._opener, self._known_facts(), rows)
+        found, problems = listing.head_estimates(self.head_messages, self._known_facts(), rows)
         return Result(found, tuple(problems))
 
     def keep_estimates(self, estimates: Iterable[tuple[ThreadRow, int | None]]) -> None:
@@ -251,14 +171,16 @@ class MycelReader:
         listing.keep_estimates(self._known_facts(), estimates)
 
     def _known_facts(self) -> derived.DerivedFacts:
-        return derived.facts_for(identity_of(self.locations.main), self.facts_folder)
+        return derived.facts_for(self.backend.identity(), self.facts_folder)
 
     def _read_thread(self, thread_id: str) -> Result[ThreadRow | None]:
         rows, problems = self._thread_rows(thread_id)
         if not rows:
             return Result(None, tuple(problems))
         row = rows[0]
-        if row.head_checkpoint_id is not None:
+        # Head facts kept with their estimate already say what decoding the head would (a CLI run, a new
+        # worker): the head is then decoded only by whoever needs its messages.
+        if row.head_checkpoint_id is not None and (row.messages is None or row.estimated_tokens is None):
             state = self.get_state(thread_id, row.head_checkpoint_id)
             problems.extend(state.problems)
             if state.value is not None and state.value.checkpoint.readable:
@@ -272,10 +194,7 @@ class MycelReader:
         return Result(row, tuple(problems))
 
     def _thread_rows(self, thread_id: str | None) -> tuple[list[ThreadRow], list[StoreProblem]]:
-        return listing.thread_rows(self._opener, self._known_facts(), thread_id)
-
-    def _check_checkpoint_schema(self, db: ReadOnlyDB) -> None:
-        check_checkpoint_layout(db)
+        return self.backend.thread_rows(self._known_facts(), thread_id)
 
     # -- checkpoints ---------------------------------------------------------------------------------
 
@@ -287,64 +206,61 @@ class MycelReader:
         """
         problems: list[StoreProblem] = []
         rows: list[CheckpointRow] = []
-        # Metadata sits after the payload in every record, so reading it walks the thread's whole byte
-        # range; a second connection reads it while this one builds the series from a few blobs + writes.
-        # Checkpoint rows are never rewritten, so metadata is cached by id and the two snapshots agree on
+        # Metadata sits after the payload in every SQLite record, so reading it walks the thread's whole
+        # byte range; a second read fetches it while this one builds the series from a few blobs + writes.
+        # Checkpoint rows are never rewritten, so metadata is kept by id and the two snapshots agree on
         # every id both contain.
         metadata_problems: list[StoreProblem] = []
-        fetched: dict[str, tuple[Any, str | None]] = {}
+        fetched: Metadata = {}
 
         def read_metadata(missing: list[str]) -> None:
-            with self._open(StoreRole.MAIN, metadata_problems) as other:
-                if other is not None and other.has_table("checkpoints"):
-                    fetched.update(checkpoint_metadata(other, thread_id, missing))
+            fetched.update(self.backend.checkpoint_metadata(thread_id, missing, metadata_problems))
 
-        with self._open(StoreRole.MAIN, problems) as db:
-            if db is not None and db.require_table("checkpoints"):
-                self._check_checkpoint_schema(db)
-                # Metadata accumulates per thread by checkpoint id (a row, once written, never changes).
-                cache_key = Key(_file_identity(db), thread=thread_id)
-                known = dict(METADATA.get(cache_key) or {})
-                worker: threading.Thread | None = None
-                with db.snapshot():
-                    metas = list_checkpoint_skeleton(db, thread_id)
-                    missing = [m.checkpoint_id for m in metas if m.checkpoint_id not in known]
-                    if missing:
-                        worker = threading.Thread(target=read_metadata, args=(missing,), daemon=True)
-                        worker.start()
-                    try:
-                        series = self._series(db, thread_id, metas) if metas else None
-                    finally:
-                        if worker is not None:
-                            worker.join()
-                problems.extend(p for p in metadata_problems if p not in problems)
-                known.update(fetched)
-                METADATA.put(cache_key, known)
-                for meta in reversed(metas):
-                    found, why = known.get(meta.checkpoint_id, ({}, None))
-                    meta = replace(meta, metadata=found, metadata_problem=why)
-                    point = series.points.get(meta.checkpoint_id) if series else None
-                    rows.append(_checkpoint_row(meta, point))
-                    if point is not None and not point.readable:
-                        problems.append(_unreadable_problem(db, thread_id, meta.checkpoint_id, point.problem))
+        # Metadata accumulates per thread by checkpoint id (a row, once written, never changes).
+        cache_key = Key(self.backend.identity(), thread=thread_id)
+        known = dict(METADATA.get(cache_key) or {})
+        metas: list[CheckpointMeta] = []
+        series: Series | None = None
+        with self.backend.checkpoints(thread_id, problems) as snapshot:
+            if snapshot is None:
+                return Result(rows, tuple(problems))
+            metas = snapshot.skeleton()
+            missing = [m.checkpoint_id for m in metas if m.checkpoint_id not in known]
+            worker: threading.Thread | None = None
+            if missing:
+                worker = threading.Thread(target=read_metadata, args=(missing,), daemon=True)
+                worker.start()
+            try:
+                series = self._series(snapshot, thread_id, metas) if metas else None
+            finally:
+                if worker is not None:
+                    worker.join()
+            where = (snapshot.store, snapshot.location)
+        problems.extend(p for p in metadata_problems if p not in problems)
+        known.update(fetched)
+        METADATA.put(cache_key, known)
+        for meta in reversed(metas):
+            found, why = known.get(meta.checkpoint_id, ({}, None))
+            meta = replace(meta, metadata=found, metadata_problem=why)
+            point = series.points.get(meta.checkpoint_id) if series else None
+            rows.append(_checkpoint_row(meta, point))
+            if point is not None and not point.readable:
+                problems.append(_unreadable_problem(where, thread_id, meta.checkpoint_id, point.problem))
         return Result(rows, tuple(problems))
 
     def checkpoint_series(self, thread_id: str) -> Series | None:
         """The thread's per-checkpoint series and how it was built (payloads decoded, states rebuilt from
         writes, fallbacks); the very one `list_checkpoints` uses. None when the thread has no checkpoint."""
-        problems: list[StoreProblem] = []
-        with self._open(StoreRole.MAIN, problems) as db:
-            if db is not None and db.has_table("checkpoints"):
-                with db.snapshot():
-                    self._check_checkpoint_schema(db)
-                    metas = list_checkpoint_skeleton(db, thread_id)
-                    return self._series(db, thread_id, metas) if metas else None
+        with self.backend.checkpoints(thread_id, []) as snapshot:
+            if snapshot is not None:
+                metas = snapshot.skeleton()
+                return self._series(snapshot, thread_id, metas) if metas else None
         return None
 
-    def _series(self, db: ReadOnlyDB, thread_id: str, metas: list[CheckpointMeta]) -> Series:
-        writes = _message_writes(db, thread_id)
+    def _series(self, snapshot: CheckpointSnapshot, thread_id: str, metas: list[CheckpointMeta]) -> Series:
+        writes = snapshot.message_writes()
         key = Key(
-            _file_identity(db),
+            self.backend.identity(),
             thread=thread_id,
             head=max(m.checkpoint_id for m in metas),
             # A task's writes grow under an unchanged head, and the newest rows' sizes catch a rewrite.
@@ -356,22 +272,13 @@ class MycelReader:
             ),
         )
         return SERIES.get_or_compute(
-            key,
-            lambda: build_series(
-                metas,
-                writes,
-                lambda checkpoint_id: read_payload(db, thread_id, checkpoint_id),
-                count=self._counter().count,
-            ),
+            key, lambda: build_series(metas, writes, snapshot.payload, count=self._counter().count)
         )
 
     def head_checkpoint_id(self, thread_id: str) -> str | None:
         """The active checkpoint id (greatest id), or None when the thread has none or the file is unreadable."""
-        problems: list[StoreProblem] = []
-        with self._open(StoreRole.MAIN, problems) as db:
-            if db is not None and db.has_table("checkpoints"):
-                return head_checkpoint_id(db, thread_id)
-        return None
+        with self.backend.checkpoints(thread_id, []) as snapshot:
+            return snapshot.head_id() if snapshot is not None else None
 
     def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> Result[CheckpointState | None]:
         """The decoded state at a checkpoint (the active one by default); None for an unknown id.
@@ -380,24 +287,23 @@ class MycelReader:
         """
         problems: list[StoreProblem] = []
         state: CheckpointState | None = None
-        with self._open(StoreRole.MAIN, problems) as db:
-            if db is not None and db.require_table("checkpoints"):
-                with db.snapshot():
-                    self._check_checkpoint_schema(db)
-                    target = checkpoint_id or head_checkpoint_id(db, thread_id)
-                    meta = get_checkpoint_meta(db, thread_id, target) if target else None
-                    payload = read_payload(db, thread_id, target) if meta and target else None
-                if meta is not None and payload is not None:
-                    state = self._decode_state(meta, payload)
-                    if not state.checkpoint.readable:
-                        problems.append(
-                            _unreadable_problem(db, thread_id, meta.checkpoint_id, state.checkpoint.problem)
-                        )
+        meta: CheckpointMeta | None = None
+        payload: Payload | None = None
+        with self.backend.checkpoints(thread_id, problems) as snapshot:
+            if snapshot is not None:
+                target = checkpoint_id or snapshot.head_id()
+                meta = snapshot.meta(target) if target else None
+                payload = snapshot.payload(target) if meta and target else None
+                where = (snapshot.store, snapshot.location)
+        if meta is not None and payload is not None:
+            state = self._decode_state(meta, payload)
+            if not state.checkpoint.readable:
+                problems.append(
+                    _unreadable_problem(where, thread_id, meta.checkpoint_id, state.checkpoint.problem)
+                )
         return Result(state, tuple(problems))
 
-    def _decode_state(
-        self, meta: CheckpointMeta, payload: tuple[str | None, bytes | None]
-    ) -> CheckpointState:
+    def _decode_state(self, meta: CheckpointMeta, payload: Payload) -> CheckpointState:
         found = self._decode_cached(meta.checkpoint_id, payload)
         decoded, point = found.checkpoint, replace(found.point, checkpoint_id=meta.checkpoint_id)
         if decoded is None:
@@ -407,7 +313,7 @@ class MycelReader:
             row = replace(row, created_at=decoded.ts)
         return CheckpointState(checkpoint=row, messages=decoded.messages, channels=decoded.channels)
 
-    def _decode_cached(self, checkpoint_id: str, payload: tuple[str | None, bytes | None]) -> _Decoded:
+    def _decode_cached(self, checkpoint_id: str, payload: Payload) -> _Decoded:
         # Keyed by the bytes themselves (type + digest), so a rewritten or replaced row can never be
         # answered from what an older payload decoded to. Decoded records are frozen: safe to share.
         kind, blob = payload
@@ -444,66 +350,34 @@ class MycelReader:
 
     def list_summaries(self, thread_id: str) -> Result[list[SummaryRow]]:
         """A thread's summaries from summary.db (web threads) and leon.db (the others), oldest first."""
-        return self._from_both(
-            (StoreRole.SUMMARY, StoreRole.MAIN),
-            "summaries",
-            lambda db: summaries_store.list_summaries(db, thread_id),
-            sort_key=lambda s: (s.created_at.isoformat() if s.created_at else "", s.compacted_at),
-        )
+        problems: list[StoreProblem] = []
+        items = self.backend.list_summaries(thread_id, problems)
+        items.sort(key=lambda s: (s.created_at.isoformat() if s.created_at else "", s.compacted_at))
+        return Result(items, tuple(problems))
 
     def list_file_operations(self, thread_id: str) -> Result[list[FileOperation]]:
         """A thread's file operations from file_ops.db and leon.db, oldest first."""
-        return self._from_both(
-            (StoreRole.FILE_OPS, StoreRole.MAIN),
-            "file_operations",
-            lambda db: file_ops_store.list_file_operations(db, thread_id),
-            sort_key=lambda op: op.timestamp.timestamp() if op.timestamp else 0.0,
-        )
-
-    def _from_both(
-        self,
-        roles: tuple[StoreRole, ...],
-        table: str,
-        read: Callable[[ReadOnlyDB], list[R]],
-        sort_key: Callable[[R], Any],
-    ) -> Result[list[R]]:
         problems: list[StoreProblem] = []
-        found = False
-        items: list[R] = []
-        for role in roles:
-            with self._open(role, problems) as db:
-                if db is not None and db.has_table(table):
-                    found = True
-                    items.extend(read(db))
-        items.sort(key=sort_key)
-        return Result(items, tuple(unless_found(problems, found)))
+        items = self.backend.list_file_operations(thread_id, problems)
+        items.sort(key=lambda op: op.timestamp.timestamp() if op.timestamp else 0.0)
+        return Result(items, tuple(problems))
 
     def list_queue(self, thread_id: str | None = None) -> Result[list[QueueItem]]:
         """Pending queue items (of one thread, or all), oldest first; consumed items are gone (§7.1)."""
         problems: list[StoreProblem] = []
-        items: list[QueueItem] = []
-        with self._open(StoreRole.QUEUE, problems) as db:
-            if db is not None:
-                items = queue_store.list_queue(db, thread_id)
+        items = self.backend.list_queue(thread_id, problems)
         return Result(items, tuple(problems))
 
     def list_run_events(self, thread_id: str) -> Result[list[RunEvent]]:
         """A thread's run events in order (Mycel keeps only the latest run plus activity events)."""
         problems: list[StoreProblem] = []
-        items: list[RunEvent] = []
-        with self._open(StoreRole.EVENTS, problems) as db:
-            if db is not None:
-                items = events_store.list_run_events(db, thread_id)
+        items = self.backend.list_run_events(thread_id, problems)
         return Result(items, tuple(problems))
 
     def get_sandbox(self, thread_id: str) -> Result[SandboxState | None]:
         """The thread's leases, instances, terminals, sessions, lease events, snapshots and volumes."""
         problems: list[StoreProblem] = []
-        state: SandboxState | None = None
-        with self._open(StoreRole.SANDBOX, problems) as db:
-            if db is not None:
-                with db.snapshot():
-                    state = sandbox_store.get_sandbox(db, thread_id)
+        state = self.backend.get_sandbox(thread_id, problems)
         return Result(state, tuple(problems))
 
     def get_spill_file(self, thread_id: str, tool_call_id: str) -> Result[SpillFile | None]:
@@ -554,18 +428,6 @@ class MycelReader:
                     yield workspace
 
 
-def _message_writes(db: ReadOnlyDB, thread_id: str) -> list[WriteRow] | None:
-    if not db.has_table("writes"):
-        return None
-    task_path = "task_path" if "task_path" in db.columns("writes") else "''"
-    rows = db.rows(
-        f"SELECT checkpoint_id, task_id, {task_path}, idx, type, value FROM writes "
-        "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = 'messages'",
-        (thread_id,),
-    )
-    return [WriteRow(str(r[0]), str(r[1]), str(r[2] or ""), int(r[3]), r[4], r[5]) for r in rows]
-
-
 def _newest_ai_input_tokens(messages: tuple[Message, ...]) -> int | None:
     for message in reversed(messages):
         if message.type is MessageType.AI:
@@ -601,10 +463,12 @@ def _checkpoint_row(meta: CheckpointMeta, point: SeriesPoint | None) -> Checkpoi
     )
 
 
-def _unreadable_problem(db: ReadOnlyDB, thread_id: str, checkpoint_id: str, why: str | None) -> StoreProblem:
+def _unreadable_problem(
+    where: tuple[str, Path | None], thread_id: str, checkpoint_id: str, why: str | None
+) -> StoreProblem:
     return StoreProblem(
         ProblemKind.UNREADABLE_CHECKPOINT,
-        db.store,
+        where[0],
         f"checkpoint {checkpoint_id} of {thread_id} cannot be read: {why or 'unknown reason'}",
-        db.path,
+        where[1],
     )

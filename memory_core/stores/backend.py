@@ -1,0 +1,121 @@
+"""What MycelReader needs from a storage engine: the one backend protocol under the one read API.
+
+MycelReader (reader.py) is what every screen and command reads through; everything it adds is the same
+whatever holds Mycel's data: the memos, decoding without pickle, the series rebuilt from write deltas, the
+spill-file search. A backend answers in the engine's own terms and turns every failure into a
+StoreProblem (missing, locked, damaged, time limit, row cap), never an exception. SQLite, Mycel main's
+files, is the first implementation (sqlite_backend.py). Mycel dev keeps checkpoints in PostgreSQL
+(AsyncPostgresSaver's tables in schema `agent`) and the other stores in Supabase tables: a second
+implementation of this protocol, with its own identity and version (e.g. the server's system id and
+the newest checkpoint id, since Postgres has no file to stat), not a second reader.
+
+Nothing here names an engine's types. A payload is a checkpoint as LangGraph's serde gives it (type and
+bytes); an engine that stores channels apart (Postgres' `checkpoint_blobs`) gives its own payload type,
+which the shared decoder then learns (decode.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+from memory_core.records import (
+    FileOperation,
+    QueueItem,
+    RunEvent,
+    SandboxState,
+    StoreFileStatus,
+    StoreProblem,
+    SummaryRow,
+    ThreadRow,
+)
+from memory_core.stores.checkpoints import CheckpointMeta
+from memory_core.stores.derived import DerivedFacts
+from memory_core.stores.series import WriteRow
+
+Payload = tuple[str | None, bytes | None]  # a checkpoint's serde type and bytes; (None, None) when absent
+Metadata = dict[str, tuple[Mapping[str, Any], str | None]]  # by checkpoint id: redacted metadata, or why not
+
+
+class CheckpointSnapshot(Protocol):
+    """One thread's checkpoints in one consistent read (a transaction), while its `with` block is open."""
+
+    @property
+    def store(self) -> str:
+        """Which store, for problems ("main")."""
+        ...
+
+    @property
+    def location(self) -> Path | None:
+        """Where it is, for problems."""
+        ...
+
+    def skeleton(self) -> list[CheckpointMeta]:
+        """Every checkpoint of the thread, oldest first: ids, parents, payload size; no metadata."""
+        ...
+
+    def head_id(self) -> str | None:
+        """The active checkpoint: the greatest id, as LangGraph's savers pick it."""
+        ...
+
+    def meta(self, checkpoint_id: str) -> CheckpointMeta | None: ...
+
+    def payload(self, checkpoint_id: str) -> Payload: ...
+
+    def message_writes(self) -> list[WriteRow] | None:
+        """The `messages` channel's write deltas of every step; None when the engine keeps none."""
+        ...
+
+
+class StoreBackend(Protocol):
+    """The reads of one Mycel data home, in one engine."""
+
+    def identity(self) -> Hashable:
+        """The checkpoint store's identity: a replaced store never reuses what was derived from the old one."""
+        ...
+
+    def version(self) -> Hashable:
+        """A cheap fingerprint of what every store holds now, taken before reading: a new commit anywhere
+        gives a new version, so what is kept under it is never older than the data it was read from."""
+        ...
+
+    def file_status(self) -> list[StoreFileStatus]:
+        """One line per store: present or not, size, tables, schema remarks, the problem if any."""
+        ...
+
+    def thread_rows(
+        self, known: DerivedFacts, thread_id: str | None
+    ) -> tuple[list[ThreadRow], list[StoreProblem]]:
+        """Every thread any store knows (or just `thread_id`), newest activity first; head facts reused
+        from `known` under the same key and kept there."""
+        ...
+
+    def head_payloads(
+        self, heads: Sequence[tuple[str, str]], problems: list[StoreProblem]
+    ) -> Iterator[tuple[str, str, Payload]]:
+        """(thread id, checkpoint id, payload) for many (thread id, checkpoint id) pairs in one read."""
+        ...
+
+    def checkpoints(
+        self, thread_id: str, problems: list[StoreProblem]
+    ) -> AbstractContextManager[CheckpointSnapshot | None]:
+        """A consistent read of one thread's checkpoints, or None (the problem says why)."""
+        ...
+
+    def checkpoint_metadata(
+        self, thread_id: str, only: Sequence[str], problems: list[StoreProblem]
+    ) -> Metadata:
+        """Redacted metadata of these checkpoints (its own read: it may run beside `checkpoints`)."""
+        ...
+
+    def list_summaries(self, thread_id: str, problems: list[StoreProblem]) -> list[SummaryRow]: ...
+
+    def list_file_operations(self, thread_id: str, problems: list[StoreProblem]) -> list[FileOperation]: ...
+
+    def list_queue(self, thread_id: str | None, problems: list[StoreProblem]) -> list[QueueItem]: ...
+
+    def list_run_events(self, thread_id: str, problems: list[StoreProblem]) -> list[RunEvent]: ...
+
+    def get_sandbox(self, thread_id: str, problems: list[StoreProblem]) -> SandboxState | None: ...

@@ -1,0 +1,253 @@
+"""The SQLite backend: Mycel main's files (leon.db and the side stores beside it), read-only.
+
+Each read opens the file it needs with `mode=ro`, a busy timeout, a per-query time limit and a row cap
+(opening.py, sqlite.py), answers from one snapshot, and closes it. The table readers it composes are the
+modules beside it: checkpoints.py, listing.py + threads.py (the thread list), summaries.py, file_ops.py,
+queue.py, events.py, sandbox.py.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memory_core.records import (
+    FileOperation,
+    ProblemKind,
+    QueueItem,
+    RunEvent,
+    SandboxState,
+    StoreFileStatus,
+    StoreProblem,
+    SummaryRow,
+    ThreadRow,
+)
+from memory_core.stores import events as events_store
+from memory_core.stores import file_ops as file_ops_store
+from memory_core.stores import listing
+from memory_core.stores import queue as queue_store
+from memory_core.stores import sandbox as sandbox_store
+from memory_core.stores import summaries as summaries_store
+from memory_core.stores.backend import Metadata, Payload
+from memory_core.stores.checkpoints import (
+    CheckpointMeta,
+    checkpoint_metadata,
+    get_checkpoint_meta,
+    head_checkpoint_id,
+    list_checkpoint_skeleton,
+    read_head_payloads,
+    read_payload,
+)
+from memory_core.stores.derived import DerivedFacts
+from memory_core.stores.locations import MycelLocations, StoreRole
+from memory_core.stores.opening import (
+    FileIdentity,
+    StoreOpener,
+    check_checkpoint_layout,
+    identity_of,
+    unless_found,
+)
+from memory_core.stores.schema import describe_file
+from memory_core.stores.series import WriteRow
+from memory_core.stores.sqlite import ReadOnlyDB, file_header, journal_mode_of
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """One thread's checkpoints inside one read transaction of leon.db (CheckpointSnapshot)."""
+
+    db: ReadOnlyDB
+    thread_id: str
+
+    @property
+    def store(self) -> str:
+        return self.db.store
+
+    @property
+    def location(self) -> Path | None:
+        return self.db.path
+
+    def skeleton(self) -> list[CheckpointMeta]:
+        return list_checkpoint_skeleton(self.db, self.thread_id)
+
+    def head_id(self) -> str | None:
+        return head_checkpoint_id(self.db, self.thread_id)
+
+    def meta(self, checkpoint_id: str) -> CheckpointMeta | None:
+        return get_checkpoint_meta(self.db, self.thread_id, checkpoint_id)
+
+    def payload(self, checkpoint_id: str) -> Payload:
+        return read_payload(self.db, self.thread_id, checkpoint_id)
+
+    def message_writes(self) -> list[WriteRow] | None:
+        if not self.db.has_table("writes"):
+            return None
+        task_path = "task_path" if "task_path" in self.db.columns("writes") else "''"
+        rows = self.db.rows(
+            f"SELECT checkpoint_id, task_id, {task_path}, idx, type, value FROM writes "
+            "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = 'messages'",
+            (self.thread_id,),
+        )
+        return [WriteRow(str(r[0]), str(r[1]), str(r[2] or ""), int(r[3]), r[4], r[5]) for r in rows]
+
+
+class SqliteBackend:
+    """Mycel main's SQLite files at `locations` (StoreBackend)."""
+
+    def __init__(self, locations: MycelLocations, *, query_timeout_s: float, row_cap: int) -> None:
+        self.locations = locations
+        self.query_timeout_s = query_timeout_s
+        self.row_cap = row_cap
+        self._opener = StoreOpener(locations, query_timeout_s, row_cap)
+
+    def identity(self) -> FileIdentity:
+        return identity_of(self.locations.main)
+
+    def version(self) -> tuple[Any, ...]:
+        """Per file and its -wal: inode, size, mtime and the first 100 bytes.
+
+        A commit in rollback-journal mode bumps the database header's change counter; in WAL mode it
+        appends frames (the WAL grows) or, after a checkpoint reset, rewrites the WAL header with new salts.
+        """
+        parts: list[tuple[Any, ...]] = [(self.query_timeout_s, self.row_cap)]
+        for path in self.locations.databases().values():
+            for candidate in (path, Path(f"{path}-wal")):
+                try:
+                    if candidate == path:
+                        # Never open+close the database file itself: that drops our SQLite locks (file_header).
+                        stat, head = candidate.stat(), file_header(candidate)
+                    else:
+                        with candidate.open("rb") as handle:
+                            stat = os.fstat(handle.fileno())
+                            head = handle.read(100)
+                except OSError:
+                    parts.append((str(candidate),))
+                    continue
+                parts.append((str(candidate), stat.st_ino, stat.st_size, stat.st_mtime_ns, head))
+        return tuple(parts)
+
+    def file_status(self) -> list[StoreFileStatus]:
+        out: list[StoreFileStatus] = []
+        for role, path in self.locations.databases().items():
+            if not path.exists():
+                missing = StoreProblem(
+                    ProblemKind.MISSING_FILE, role.value, f"{path.name} does not exist", path
+                )
+                out.append(StoreFileStatus(role.value, path, False, None, problem=missing))
+                continue
+            size = path.stat().st_size
+            try:
+                journal = journal_mode_of(file_header(path))
+            except OSError:
+                journal = None
+            problems: list[StoreProblem] = []
+            tables: dict[str, tuple[str, ...]] = {}
+            with self._opener.open(role, problems) as db:
+                if db is not None:
+                    tables = db.tables()
+            notes, schema_problem = describe_file(role, path, tables)
+            problem = schema_problem or next(
+                (p for p in problems if p.kind is not ProblemKind.TRUNCATED), None
+            )
+            out.append(StoreFileStatus(role.value, path, True, size, tuple(tables), notes, journal, problem))
+        return out
+
+    def thread_rows(
+        self, known: DerivedFacts, thread_id: str | None
+    ) -> tuple[list[ThreadRow], list[StoreProblem]]:
+        return listing.thread_rows(self._opener, known, thread_id)
+
+    def head_payloads(
+        self, heads: Sequence[tuple[str, str]], problems: list[StoreProblem]
+    ) -> Iterator[tuple[str, str, Payload]]:
+        payloads: list[tuple[str, str, str | None, bytes | None]] = []
+        with self._opener.open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.require_table("checkpoints"):
+                with db.snapshot():
+                    check_checkpoint_layout(db)
+                    payloads = read_head_payloads(db, heads)
+        for thread_id, checkpoint_id, kind, blob in payloads:
+            yield thread_id, checkpoint_id, (kind, blob)
+
+    @contextmanager
+    def checkpoints(self, thread_id: str, problems: list[StoreProblem]) -> Iterator[_Snapshot | None]:
+        # The opener turns a failure inside the block into a problem, so a refused layout or a locked
+        # BEGIN still has to yield once: None.
+        yielded = False
+        with self._opener.open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.require_table("checkpoints"):
+                with db.snapshot():
+                    check_checkpoint_layout(db)
+                    yielded = True
+                    yield _Snapshot(db, thread_id)
+        if not yielded:
+            yield None
+
+    def checkpoint_metadata(
+        self, thread_id: str, only: Sequence[str], problems: list[StoreProblem]
+    ) -> Metadata:
+        with self._opener.open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.has_table("checkpoints"):
+                return checkpoint_metadata(db, thread_id, only)
+        return {}
+
+    def list_summaries(self, thread_id: str, problems: list[StoreProblem]) -> list[SummaryRow]:
+        # Web threads' summaries live in summary.db, the others' in leon.db (reference §1.4).
+        return self._from_both(
+            (StoreRole.SUMMARY, StoreRole.MAIN),
+            "summaries",
+            lambda db: summaries_store.list_summaries(db, thread_id),
+            problems,
+        )
+
+    def list_file_operations(self, thread_id: str, problems: list[StoreProblem]) -> list[FileOperation]:
+        return self._from_both(
+            (StoreRole.FILE_OPS, StoreRole.MAIN),
+            "file_operations",
+            lambda db: file_ops_store.list_file_operations(db, thread_id),
+            problems,
+        )
+
+    def _from_both(
+        self,
+        roles: tuple[StoreRole, ...],
+        table: str,
+        read: Callable[[ReadOnlyDB], list[R]],
+        problems: list[StoreProblem],
+    ) -> list[R]:
+        met: list[StoreProblem] = []
+        found = False
+        items: list[R] = []
+        for role in roles:
+            with self._opener.open(role, met) as db:
+                if db is not None and db.has_table(table):
+                    found = True
+                    items.extend(read(db))
+        # A missing file or table is news only if neither place has the table.
+        problems.extend(unless_found(met, found))
+        return items
+
+    def list_queue(self, thread_id: str | None, problems: list[StoreProblem]) -> list[QueueItem]:
+        with self._opener.open(StoreRole.QUEUE, problems) as db:
+            if db is not None:
+                return queue_store.list_queue(db, thread_id)
+        return []
+
+    def list_run_events(self, thread_id: str, problems: list[StoreProblem]) -> list[RunEvent]:
+        with self._opener.open(StoreRole.EVENTS, problems) as db:
+            if db is not None:
+                return events_store.list_run_events(db, thread_id)
+        return []
+
+    def get_sandbox(self, thread_id: str, problems: list[StoreProblem]) -> SandboxState | None:
+        with self._opener.open(StoreRole.SANDBOX, problems) as db:
+            if db is not None:
+                with db.snapshot():
+                    return sandbox_store.get_sandbox(db, thread_id)
+        return None

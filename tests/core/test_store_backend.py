@@ -1,0 +1,88 @@
+"""MycelReader reads only through its StoreBackend: a second engine is a second backend, not a fork."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memory_core import memo
+from memory_core.records import StoreProblem
+from memory_core.stores.backend import CheckpointSnapshot, StoreBackend
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.sqlite_backend import SqliteBackend
+from tests.core.store_builders import build_thread, point_locations
+
+
+class _Recording:
+    """A backend over another one that records every call: stands in for a second engine."""
+
+    def __init__(self, inner: SqliteBackend) -> None:
+        self.inner = inner
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        self.calls.append(name)
+        return getattr(self.inner, name)
+
+    @contextmanager
+    def checkpoints(
+        self, thread_id: str, problems: list[StoreProblem]
+    ) -> Iterator[CheckpointSnapshot | None]:
+        self.calls.append("checkpoints")
+        with self.inner.checkpoints(thread_id, problems) as snapshot:
+            yield snapshot
+
+
+def _reader(home: Path, backend: StoreBackend | None = None) -> MycelReader:
+    return MycelReader(point_locations(home), backend=backend)
+
+
+def test_every_read_goes_through_the_backend_and_gives_what_sqlite_gives(tmp_path: Path) -> None:
+    build_thread(tmp_path / "leon.db", "t", turns=2)
+    locations = point_locations(tmp_path)
+    memo.reset()
+    direct = _reader(tmp_path)
+    expected = (
+        direct.list_threads().value,
+        direct.list_checkpoints("t").value,
+        direct.get_state("t").value,
+        direct.list_summaries("t").value,
+        direct.list_queue("t").value,
+    )
+    memo.reset()
+    recording = _Recording(SqliteBackend(locations, query_timeout_s=5.0, row_cap=100_000))
+    through: StoreBackend = recording  # its checkpoints() and __getattr__ delegation
+    reader = _reader(tmp_path, through)
+    got = (
+        reader.list_threads().value,
+        reader.list_checkpoints("t").value,
+        reader.get_state("t").value,
+        reader.list_summaries("t").value,
+        reader.list_queue("t").value,
+    )
+    assert got == expected
+    assert {"version", "identity", "thread_rows", "checkpoints", "list_summaries", "list_queue"} <= set(
+        recording.calls
+    )
+
+
+def test_what_is_kept_is_keyed_by_the_backends_identity(tmp_path: Path) -> None:
+    """Two stores with the same thread id never share a series: the memo key carries the store's identity."""
+    for name, turns in (("one", 1), ("two", 3)):
+        (tmp_path / name).mkdir()
+        build_thread(tmp_path / name / "leon.db", "same-id", turns=turns)
+    memo.reset()
+    one = _reader(tmp_path / "one").list_checkpoints("same-id").value
+    two = _reader(tmp_path / "two").list_checkpoints("same-id").value
+    assert len(one) < len(two)
+    assert memo.stats()["stores.series"].entries == 2
+
+
+def test_a_missing_checkpoint_store_yields_no_snapshot_and_says_why(tmp_path: Path) -> None:
+    backend = SqliteBackend(point_locations(tmp_path), query_timeout_s=5.0, row_cap=10)
+    problems: list[StoreProblem] = []
+    with backend.checkpoints("t", problems) as snapshot:
+        assert snapshot is None
+    assert [p.message for p in problems] == ["leon.db does not exist"]
