@@ -12,9 +12,14 @@ from typing import Any
 
 
 def post_worker_init(worker: Any) -> None:
+    import gc
+
     from django.urls import get_resolver
 
     from memory_core.stores.gc_setup import settle_heap
 
     get_resolver().url_patterns  # noqa: B018 - imported for its side effect: every view module is loaded
     settle_heap()
+    worker.log.info(
+        "heap settled: %d objects frozen, gc thresholds %s", gc.get_freeze_count(), gc.get_threshold()
+    )

@@ -86,3 +86,46 @@ def test_a_missing_checkpoint_store_yields_no_snapshot_and_says_why(tmp_path: Pa
     with backend.checkpoints("t", problems) as snapshot:
         assert snapshot is None
     assert [p.message for p in problems] == ["leon.db does not exist"]
+
+
+_READ_SIDE = (
+    "reader",
+    "backend",
+    "sqlite_backend",
+    "listing",
+    "threads",
+    "derived",
+    "checkpoints",
+    "series",
+    "decode",
+    "opening",
+    "sqlite",
+    "summaries",
+    "file_ops",
+    "queue",
+    "events",
+    "sandbox",
+)
+_WRITE_SIDE = ("memory_core.stores.rollback_writer", "memory_core.stores.rollback_actions")
+
+
+def test_the_read_side_imports_neither_the_writers_nor_langgraph() -> None:
+    """The read/write border: reading never loads the audited writers, nor LangGraph (which they need)."""
+    import ast
+
+    folder = Path(__file__).resolve().parents[2] / "memory_core" / "stores"
+    crossing: list[str] = []
+    for name in _READ_SIDE:
+        tree = ast.parse((folder / f"{name}.py").read_text())
+        for node in ast.walk(tree):
+            imported: list[str] = []
+            if isinstance(node, ast.Import):
+                imported = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            crossing += [
+                f"{name}.py imports {module}"
+                for module in imported
+                if module in _WRITE_SIDE or module.split(".")[0] == "langgraph"
+            ]
+    assert crossing == []
