@@ -1,38 +1,38 @@
 """Spilled tool outputs: `{workspace}/.leon/tool-results/{tool_call_id}.txt` (reference §5).
 
-Paths come from data (threads.cwd, a ToolMessage's text), so every candidate is confined: the id is one
-plain file-name part, and after resolving symlinks the file must sit directly in the workspace's own
-`.leon/tool-results` folder.
+Paths come from data (threads.cwd, a ToolMessage's text), so every candidate is confined: the id may hold
+no '..' part, and after resolving symlinks the file must sit inside the workspace's own
+`.leon/tool-results` folder (an id with "/" puts it in a subfolder there, as Mycel's os.path.join does).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from memory_core.records import SpillFile
+from memory_core.spill_notice import SPILL_FOLDER, spill_notice
 
-SPILL_FOLDER = (".leon", "tool-results")
-_SAVED_TO = re.compile(r"Full output saved to: ([^\n]+)")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,199}$")
 MAX_SPILL_BYTES = 20_000_000
+_NAME_BYTES = 251  # a file name is at most 255 bytes, and Mycel adds ".txt"
 
 
 def is_safe_tool_call_id(tool_call_id: str) -> bool:
-    """One plain name part: no separators, no '..', no leading dot, no control characters."""
-    return bool(_SAFE_ID.match(tool_call_id)) and ".." not in tool_call_id
+    """An id Mycel could have named a file after inside tool-results: any text, but no '..' or empty part,
+    no NUL, no part too long for a file name ("/" makes subfolders, as Mycel's os.path.join does)."""
+    if not tool_call_id or "\x00" in tool_call_id or tool_call_id.startswith("/"):
+        return False
+    parts = tool_call_id.split("/")
+    return all(part not in {"", ".", ".."} for part in parts) and all(
+        len(part.encode("utf-8", "surrogatepass")) <= _NAME_BYTES for part in parts
+    )
 
 
 def workspace_from_text(text: str) -> Path | None:
     """The workspace named in a spill notice ("Full output saved to: {ws}/.leon/tool-results/{id}.txt")."""
-    found = _SAVED_TO.search(text)
-    if not found:
-        return None
-    path = Path(found.group(1).strip())
-    if path.parent.name != SPILL_FOLDER[1] or path.parent.parent.name != SPILL_FOLDER[0]:
-        return None
-    return path.parent.parent.parent
+    notice = spill_notice(text)
+    workspace = notice.workspace if notice is not None else None
+    return Path(workspace) if workspace is not None else None
 
 
 def relocated(workspace: Path, homes: Iterable[Path]) -> list[Path]:
@@ -61,9 +61,9 @@ def confined_spill_path(workspace: Path, tool_call_id: str) -> Path | None:
             return None  # .leon or tool-results is a symlink pointing elsewhere
         candidate = folder / f"{tool_call_id}.txt"
         resolved = candidate.resolve(strict=True)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):
         return None
-    if resolved != candidate or resolved.parent != folder or not resolved.is_file():
+    if resolved != candidate or not resolved.is_relative_to(folder) or not resolved.is_file():
         return None
     return resolved
 

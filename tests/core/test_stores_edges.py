@@ -191,7 +191,9 @@ def test_pickle_payload_is_refused_not_unpickled(home: Path) -> None:
     _set_blob(home / "leon.db", ids[-1], "pickle", payload)
     state = reader_for(home).get_state("t").value
     assert state is not None and not state.checkpoint.readable
-    assert "pickle" in (state.checkpoint.problem or "")
+    assert "pickle payloads are refused: unpickling untrusted data can run arbitrary code" in (
+        state.checkpoint.problem or ""
+    )
     assert not marker.exists()
 
 
@@ -302,8 +304,23 @@ def test_spill_file_is_read_from_the_workspace_tool_results_folder(home: Path) -
     assert result.value is not None and result.value.text == "full output"
 
 
+@pytest.mark.parametrize("tool_call_id", ["a/b", ".hidden", "call 1?#%", "工具调用-1", "toolu_" + "x" * 240])
+def test_any_id_mycel_could_name_a_file_after_is_read_inside_tool_results(
+    home: Path, tool_call_id: str
+) -> None:
+    # Mycel writes os.path.join(workspace, ".leon/tool-results", f"{id}.txt"): "/" makes a subfolder there.
+    build_thread(home / "leon.db", "t", turns=1)
+    spill = home / "ws" / ".leon" / "tool-results" / f"{tool_call_id}.txt"
+    spill.parent.mkdir(parents=True)
+    spill.write_text(f"full output of {tool_call_id}")
+    _threads_table(home / "leon.db", "t", str(home / "ws"))
+    result = reader_for(home).get_spill_file("t", tool_call_id)
+    assert result.value is not None and result.value.text == f"full output of {tool_call_id}"
+
+
 @pytest.mark.parametrize(
-    "tool_call_id", ["../../secret", "a/b", "/etc/passwd", "..", ".hidden", "x\x00y", ""]
+    "tool_call_id",
+    ["x/y/../../../secret", "../../secret", "/etc/passwd", "..", "a//b", "x\x00y", "", "é" * 200],
 )
 def test_spill_ids_that_try_to_escape_are_refused(home: Path, tool_call_id: str) -> None:
     build_thread(home / "leon.db", "t", turns=1)

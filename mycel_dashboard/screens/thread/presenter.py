@@ -17,13 +17,12 @@ from typing import Any
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruneAction, PruneDecision, PruningResult
 from memory_core.records import CheckpointRow, SummaryRow
+from memory_core.spill_notice import spill_notice
 
 PAGE_SIZE = 200  # messages per timeline page: a 2,000-message thread renders ten light pages
 COLLAPSE_CHARS = 1200  # longer texts start collapsed
 PREVIEW_CHARS = 600
 INLINE_FULL_CHARS = 20_000  # longer texts load on demand instead of riding along in the page
-
-_SPILL = re.compile(r"^Output too large \((?P<size>\d+) bytes\)\. Full output saved to: (?P<path>[^\n]+)")
 
 
 class View(StrEnum):
@@ -124,8 +123,8 @@ def page_of(index: int) -> int:
 
 def spill_of(text: str) -> tuple[int, str] | None:
     """(bytes, path) when a tool result is Mycel's spill-buffer preview, else None."""
-    found = _SPILL.match(text)
-    return (int(found["size"]), found["path"].strip()) if found else None
+    notice = spill_notice(text)
+    return (notice.size, notice.path) if notice else None
 
 
 def tool_names_by_call_id(messages: Sequence[Message]) -> dict[str, str]:
