@@ -272,8 +272,21 @@ class MycelReader:
             ),
         )
         return SERIES.get_or_compute(
-            key, lambda: build_series(metas, writes, snapshot.payload, count=self._counter().count)
+            key,
+            lambda: build_series(
+                metas,
+                writes,
+                snapshot.payload,
+                count=self._counter().count,
+                decoded_before=self._decoded_before,
+            ),
         )
+
+    def _decoded_before(self, checkpoint_id: str, payload: Payload) -> tuple[Message, ...] | None:
+        # The head a page (or get_thread) just decoded: redaction changes no text and no count, so its
+        # messages serve the series as well as a second, unredacted decode would.
+        found = DECODED.get(_decoded_key(payload))
+        return found.checkpoint.messages if found is not None and found.checkpoint is not None else None
 
     def head_checkpoint_id(self, thread_id: str) -> str | None:
         """The active checkpoint id (greatest id), or None when the thread has none or the file is unreadable."""
@@ -317,13 +330,9 @@ class MycelReader:
         # Keyed by the bytes themselves (type + digest), so a rewritten or replaced row can never be
         # answered from what an older payload decoded to. Decoded records are frozen: safe to share.
         kind, blob = payload
-        # SQLite columns take any type; a TEXT or INTEGER payload is keyed by its text (decoding refuses it).
-        data = blob if isinstance(blob, bytes) else repr(blob).encode()
-        # A content hash is its own store identity and version.
-        key = Key((kind, hashlib.blake2b(data, digest_size=20).digest()))
         # An unreadable payload is not kept (it is rare, and its problem is cheap to find again).
         return DECODED.get_or_compute(
-            key,
+            _decoded_key(payload),
             lambda: self._decode(checkpoint_id, kind, blob),
             keep=lambda found: found.checkpoint is not None,
         )
@@ -426,6 +435,14 @@ class MycelReader:
                 workspace = spill_store.workspace_from_text(message.text)
                 if workspace is not None:
                     yield workspace
+
+
+def _decoded_key(payload: Payload) -> Key:
+    kind, blob = payload
+    # SQLite columns take any type; a TEXT or INTEGER payload is keyed by its text (decoding refuses it).
+    data = blob if isinstance(blob, bytes) else repr(blob).encode()
+    # A content hash is its own store identity and version.
+    return Key((kind, hashlib.blake2b(data, digest_size=20).digest()))
 
 
 def _newest_ai_input_tokens(messages: tuple[Message, ...]) -> int | None:

@@ -218,8 +218,13 @@ def build_series(
     load_payload: Callable[[str], tuple[str | None, bytes | None]],
     *,
     count: TokenCount | None,
+    decoded_before: Callable[[str, tuple[str | None, bytes | None]], Sequence[Message] | None] | None = None,
 ) -> Series:
-    """The series for every checkpoint in `metas`; `writes` None means the thread has no usable writes."""
+    """The series for every checkpoint in `metas`; `writes` None means the thread has no usable writes.
+
+    `decoded_before(checkpoint_id, payload)` may give the messages of a payload the caller decoded already
+    (the head a page just read), so it is not decoded a second time.
+    """
     ids = {m.checkpoint_id for m in metas}
     children: dict[str, list[str]] = defaultdict(list)
     parent_of: dict[str, str | None] = {}
@@ -237,10 +242,16 @@ def build_series(
         found = decoded_states.get(checkpoint_id)
         if found is not None:
             return found
+        payload = load_payload(checkpoint_id)
+        known = decoded_before(checkpoint_id, payload) if decoded_before is not None else None
+        if known is not None:
+            result: _State | str = _state([_entry(m, count) for m in known])
+            decoded_states[checkpoint_id] = result
+            return result
         decoded_count += 1
         try:
-            payload = decode_checkpoint(*load_payload(checkpoint_id), redacted=False)
-            result: _State | str = _state([_entry(m, count) for m in payload.messages])
+            messages = decode_checkpoint(*payload, redacted=False).messages
+            result = _state([_entry(m, count) for m in messages])
         except UnreadableBlob as exc:
             result = str(exc)
         decoded_states[checkpoint_id] = result
