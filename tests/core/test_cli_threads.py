@@ -299,3 +299,19 @@ def test_the_series_from_a_head_decoded_before_equals_the_series_decoded_afresh(
     assert seeded is not None
     assert reader.list_checkpoints("t-1").value == afresh
     assert seeded.decoded == 1  # the root; the head came from get_state
+
+
+def test_every_odd_id_rolls_back_in_a_dry_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    _home(tmp_path, monkeypatch, *ODD_IDS, turns=2)
+    for thread_id in ODD_IDS:
+        _, out, _ = _run(capsys, "thread", thread_id, "--json")
+        checkpoints = json.loads(out)["checkpoints"]
+        target = checkpoints[-2]["checkpoint_id"]
+        code, out, err = _run(capsys, "rollback", thread_id, "--to", target, "--dry-run", "--json")
+        assert code == 0, err
+        report = json.loads(out)
+        assert report["thread_id"] == thread_id
+        assert report["target_checkpoint_id"] == target
+        assert report["head_checkpoint_id"] == checkpoints[0]["checkpoint_id"]
