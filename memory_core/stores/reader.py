@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from memory_core import memo
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message, MessageType
 from memory_core.records import (
@@ -72,12 +71,6 @@ METADATA: Memo[dict[str, tuple[Any, str | None]]] = Memo("stores.checkpoint_meta
 DECODED: Memo[_Decoded] = Memo("stores.decoded_checkpoints", max_entries=8)
 THREAD_LISTS: Memo[Result[tuple[ThreadRow, ...]]] = Memo("stores.thread_lists", max_entries=4)
 THREAD_ROWS: Memo[Result[ThreadRow | None]] = Memo("stores.thread_rows", max_entries=256)
-
-
-def clear_caches() -> None:
-    """Forget everything derived in this process: an alias of `memory_core.memo.reset()`, kept for callers
-    outside the engine (benchmarks, dashboard tests)."""
-    memo.reset()
 
 
 def _clean(result: Result[Any]) -> bool:

@@ -34,10 +34,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from memory_core import memo  # noqa: E402
 from memory_core.demo.tables import MEMBERS_DDL, THREADS_DDL  # noqa: E402
 from memory_core.stores import reader as reader_module  # noqa: E402
 from memory_core.stores.gc_setup import settle_heap  # noqa: E402
-from memory_core.stores.reader import MycelReader, clear_caches  # noqa: E402
+from memory_core.stores.reader import MycelReader  # noqa: E402
 from memory_core.tokens import default_counter  # noqa: E402
 from tests.core.store_builders import build_thread, point_locations  # noqa: E402
 
@@ -232,7 +233,7 @@ def main() -> int:
     def cold_start() -> None:
         # Cold: the file's pages dropped from the OS cache, no derived cache, token counts forgotten.
         drop_page_cache(db)
-        clear_caches()
+        memo.reset()
         default_counter().clear()
 
     # First call in this process: also loads the tiktoken encoder once.
@@ -248,13 +249,13 @@ def main() -> int:
     warm = median(timed(lambda: MycelReader(locations).list_checkpoints(BIG))[0] for _ in range(5))
 
     def uncached_series() -> float:
-        clear_caches()
+        memo.reset()
         return timed(lambda: MycelReader(locations).list_checkpoints(BIG))[0]
 
     warm_uncached = median(uncached_series() for _ in range(3))
 
     # The thread list. What it derives from head checkpoints (message counts, models) is kept in a cache
-    # folder of ours; clear_caches() forgets everything in memory, as a new process would start.
+    # folder of ours; memo.reset() forgets everything in memory, as a new process would start.
     facts = ROOT / "var" / "bench" / f"facts-{folder.name}"
 
     def new_process_list(*, cold: bool, first_ever: bool) -> tuple[float, Any]:
@@ -262,7 +263,7 @@ def main() -> int:
             shutil.rmtree(facts, ignore_errors=True)
         if cold:
             drop_page_cache(db)
-        clear_caches()
+        memo.reset()
         return timed(lambda: MycelReader(locations, facts_folder=facts).list_threads())
 
     list_first_cold, listed = new_process_list(cold=True, first_ever=True)
@@ -279,7 +280,7 @@ def main() -> int:
     list_warm = median(
         timed(lambda: MycelReader(locations, facts_folder=facts).list_threads())[0] for _ in range(5)
     )
-    clear_caches()  # so the comparison list is derived from scratch, not the list kept per files version
+    memo.reset()  # so the comparison list is derived from scratch, not the list kept per files version
     same_list = listed.value == MycelReader(locations).list_threads().value
     naive_list = median(timed(lambda: naive_thread_list(db))[0] for _ in range(2))
     rss_fast = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

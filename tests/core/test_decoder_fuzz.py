@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from memory_core import memo
 from memory_core.records import ProblemKind
 from memory_core.stores.checkpoints import decode_checkpoint, meta_from_row
 from memory_core.stores.decode import (
@@ -34,7 +35,7 @@ from memory_core.stores.decode import (
     decode_metadata,
     decode_typed,
 )
-from memory_core.stores.reader import MycelReader, clear_caches
+from memory_core.stores.reader import MycelReader
 from tests.conftest import SAMPLE_HOME
 from tests.core.store_builders import point_locations
 
@@ -384,7 +385,7 @@ def test_reader_reports_damaged_rows_and_still_shows_the_rest(
         )
         conn.commit()
     try:
-        clear_caches()
+        memo.reset()
         reader = MycelReader(point_locations(folder))
         listed = watched(reader.list_threads, "list_threads")
         assert thread_id in {row.thread_id for row in listed.value}
