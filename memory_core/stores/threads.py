@@ -259,6 +259,7 @@ _NO_CHECKPOINTS = HeadFacts(0, "", 0, None, None)  # a thread known only to othe
 _NO_INFO = ThreadInfo("", None, None, None, None, None, None)
 
 
+# A pure function of the id (no store in its key), so not a Memo: see memory_core/memo.py.
 @lru_cache(maxsize=200_000)
 def _head_time(checkpoint_id: str) -> tuple[datetime | None, float]:
     found = time_of_checkpoint_id(checkpoint_id) if checkpoint_id else None
