@@ -57,7 +57,13 @@ def test_move_a_slider_see_the_chart_change_and_save(operator_page: BrowserPage,
         assert "memory.pruning.soft_trim_chars" in page.inner_text("#save-panel table.diff")
         page.click("#save-panel button:has-text('Save to the user layer')")
         page.wait_for_selector("#save-panel .saved", timeout=15_000)
-        assert "restart" in page.inner_text("#save-panel")
+        saved_line = page.inner_text("#save-panel .saved")
+        kept = "; the previous version is kept as runtime.json.bak-" if original is not None else "."
+        assert saved_line.startswith(f"Saved {user_file}{kept}"), saved_line
+        assert (
+            "Mycel reads runtime.json only when it builds an agent: restart Mycel's backend (or delete the "
+            "thread's agent) before the new memory settings apply."
+        ) in page.inner_text("#save-panel .warning")
         saved = json.loads(user_file.read_text())
         assert saved["memory"]["pruning"]["soft_trim_chars"] == 1500
         # The config-saved event refreshes the effective values: now from the user layer.

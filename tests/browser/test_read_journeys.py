@@ -69,7 +69,8 @@ def test_compaction_dry_run(viewer_page: BrowserPage, dashboard_server: Dashboar
     page.goto(f"{dashboard_server.url}/threads/{thread}/")
     page.click("text=Compaction dry-run…")
     page.wait_for_selector("#dry-run-result")
-    assert "yes" in page.inner_text("#dry-run-result dl.facts")
+    compacts = "#dry-run-result dl.facts div:has(dt:text-is('Compacts on the next call?')) dd .badge"
+    assert page.inner_text(compacts) == "yes"
     page.fill("input[name=context_limit]", "1000000")
     page.wait_for_url(re.compile(r"context_limit=1000000"))
     page.wait_for_selector("#dry-run-result .notice:has-text('Proposed values')")

@@ -6,6 +6,15 @@ import re
 
 from tests.browser.conftest import BrowserPage, DashboardServer
 
+CHECKPOINT = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+APPLIED = (
+    "{verb}: the active checkpoint is now "
+    + CHECKPOINT
+    + r" \(was "
+    + CHECKPOINT
+    + r"\)\. Nothing was deleted\."
+)
+
 
 def _active_step(page) -> str:
     return page.locator("ol.rail li.active").first.inner_text()
@@ -29,7 +38,7 @@ def test_operator_rolls_back_and_undoes(operator_page: BrowserPage, dashboard_se
 
     page.click("form.confirm button[type=submit]")
     page.wait_for_url(re.compile(rf"/threads/{thread}/$"))
-    assert "Rolled back" in page.inner_text(".flash")
+    assert re.fullmatch(APPLIED.format(verb="Rolled back"), page.inner_text(".flash").strip())
     assert page.locator("ol.rail li").count() == before + 1
     assert "Undo it" in page.inner_text("ol.rail >> xpath=..")
     operator_page.shot("rolled-back")
@@ -38,7 +47,7 @@ def test_operator_rolls_back_and_undoes(operator_page: BrowserPage, dashboard_se
     page.wait_for_selector("#rollback-report")
     page.click("form.confirm button[type=submit]")
     page.wait_for_url(re.compile(rf"/threads/{thread}/$"))
-    assert "Undone" in page.inner_text(".flash")
+    assert re.fullmatch(APPLIED.format(verb="Undone"), page.inner_text(".flash").strip())
     assert page.locator("ol.rail li").count() == before + 2
 
     page.click("nav.mainnav >> text=Audit")

@@ -29,7 +29,10 @@ def test_sample_snug_model_uses_its_mapping_limit() -> None:
     assert limit.value == 5500
     assert limit.source is ContextLimitSource.MODELS_MAPPING
     assert limit.resolved_model == "claude-sonnet-4-5-20250929"
-    assert "mapping" in limit.explanation
+    assert limit.explanation == (
+        "leon:snug maps to claude-sonnet-4-5-20250929. "
+        "models.json mapping['leon:snug'].context_limit sets 5,500 tokens."
+    )
 
 
 def test_mapping_limit_wins_over_runtime_context_limit() -> None:
@@ -57,7 +60,11 @@ def test_leon_large_resolves_to_opus_with_a_million_tokens(pricing: str | None) 
 def test_no_model_means_mycels_web_default_leon_large() -> None:
     limit = resolve_context_limit(None, runtime_context_limit=0, models_document=None, pricing_document=None)
     assert limit.value == 1_000_000
-    assert "leon:large" in limit.explanation
+    assert limit.explanation == (
+        "No model given, so Mycel's web default leon:large is assumed. leon:large maps to claude-opus-4-6. "
+        "runtime.context_limit is 0, so Mycel looks up 'claude-opus-4-6' as 'claude-opus-4.6' in the "
+        "dashboard's bundled snapshot (no usable pricing cache): 1,000,000 tokens."
+    )
 
 
 def test_unknown_model_falls_back_to_128000() -> None:

@@ -192,7 +192,7 @@ def test_cli_unknown_thread_exits_non_zero_with_one_line(
 ) -> None:
     assert cli_main(["thread", "nope-123"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "nope-123" in err[0]
+    assert err == ["mycel-memory: error: unknown thread 'nope-123': no Mycel store has it"]
 
 
 def test_a_list_that_runs_past_the_time_limit_says_timeout(sample_home: Path) -> None:

@@ -194,7 +194,14 @@ def test_operator_previews_the_diff_then_saves_in_nested_form(operator_client, s
     }
     assert "config-saved" in json.loads(response["HX-Trigger"])
     text = response.content.decode()
-    assert "Saved" in text and "restart Mycel" in text
+    backup = next((sample_home / ".history").iterdir())
+    assert (
+        f"Saved <code>{_user_file(sample_home)}</code>; the previous version is kept as <code>{backup.name}</code>."
+    ) in text
+    assert (
+        "Mycel reads runtime.json only when it builds an agent: restart Mycel&#x27;s backend (or delete the "
+        "thread&#x27;s agent) before the new memory settings apply."
+    ) in text
     entry = AuditEntry.objects.get()
     assert (entry.action, entry.result, entry.actor) == (
         AuditEntry.Action.CONFIG_SAVE,

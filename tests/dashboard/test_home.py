@@ -29,7 +29,10 @@ def test_home_lists_found_and_missing_files(viewer_client, sample_home: Path):
 
 def test_home_says_demo_when_no_mycel_data(viewer_client):
     response = viewer_client.get("/")
-    assert "demo data" in response.content.decode()
+    assert (
+        "No Mycel data was found (set <code>LEON_DB_PATH</code> or use <code>~/.leon</code>), so the dashboard "
+        "shows demo data written by LangGraph's own saver."
+    ) in response.content.decode()
 
 
 def test_security_headers_present(viewer_client):

@@ -111,7 +111,7 @@ def test_summary_card_sits_at_the_compaction_boundary(viewer_client, sample_home
     assert "Conversation summary" in body
     assert "compact_up_to_index 16" in body
     assert "6 earlier summaries (inactive)" in body
-    assert "split turn" in body
+    assert "compact_up_to_index 16 · at 21 messages · 2026-11-30 10:12:27 · split turn" in body
     card = body.index('id="summary"')
     assert body.index('id="msg-15"') < card < body.index('id="msg-16"')
     assert "badge summarised" in body
