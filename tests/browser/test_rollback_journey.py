@@ -7,13 +7,13 @@ import re
 from tests.browser.conftest import BrowserPage, DashboardServer
 
 CHECKPOINT = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-APPLIED = (
-    "{verb}: the active checkpoint is now "
-    + CHECKPOINT
-    + r" \(was "
-    + CHECKPOINT
-    + r"\)\. Nothing was deleted\."
-)
+
+
+def _applied(verb: str) -> str:
+    """The flash a rollback or undo leaves, as a pattern."""
+    return (
+        f"{verb}: the active checkpoint is now {CHECKPOINT} \\(was {CHECKPOINT}\\)\\. Nothing was deleted\\."
+    )
 
 
 def _active_step(page) -> str:
@@ -38,7 +38,7 @@ def test_operator_rolls_back_and_undoes(operator_page: BrowserPage, dashboard_se
 
     page.click("form.confirm button[type=submit]")
     page.wait_for_url(re.compile(rf"/threads/{thread}/$"))
-    assert re.fullmatch(APPLIED.format(verb="Rolled back"), page.inner_text(".flash").strip())
+    assert re.fullmatch(_applied("Rolled back"), page.inner_text(".flash").strip())
     assert page.locator("ol.rail li").count() == before + 1
     assert "Undo it" in page.inner_text("ol.rail >> xpath=..")
     operator_page.shot("rolled-back")
@@ -47,7 +47,7 @@ def test_operator_rolls_back_and_undoes(operator_page: BrowserPage, dashboard_se
     page.wait_for_selector("#rollback-report")
     page.click("form.confirm button[type=submit]")
     page.wait_for_url(re.compile(rf"/threads/{thread}/$"))
-    assert re.fullmatch(APPLIED.format(verb="Undone"), page.inner_text(".flash").strip())
+    assert re.fullmatch(_applied("Undone"), page.inner_text(".flash").strip())
     assert page.locator("ol.rail li").count() == before + 2
 
     page.click("nav.mainnav >> text=Audit")
