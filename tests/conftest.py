@@ -77,12 +77,40 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _SKIPPED.append(report)
 
 
+# -- and no test writes into tests/data (SQLite would leave -wal/-shm files beside a database it opened) --
+
+
+def _data_files() -> dict[str, tuple[int, int]]:
+    return {
+        str(path.relative_to(DATA)): (path.stat().st_size, path.stat().st_mtime_ns)
+        for path in DATA.rglob("*")
+        if path.is_file()
+    }
+
+
+_DATA_AT_START = _data_files()
+
+
+def _data_changes() -> list[str]:
+    now = _data_files()
+    return sorted(
+        name for name in _DATA_AT_START.keys() | now.keys() if _DATA_AT_START.get(name) != now.get(name)
+    )
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if os.environ.get("CI") and _SKIPPED and exitstatus == pytest.ExitCode.OK:
+    if exitstatus != pytest.ExitCode.OK:
+        return
+    if (os.environ.get("CI") and _SKIPPED) or _data_changes():
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    changed = _data_changes()
+    if changed:
+        terminalreporter.section("tests wrote into tests/data (copy it to tmp_path first)", sep="=", red=True)
+        for name in changed:
+            terminalreporter.write_line(name)
     if os.environ.get("CI") and _SKIPPED:
         terminalreporter.section("skipped tests fail the run in CI", sep="=", red=True)
         for report in _SKIPPED:
