@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# Mycel's ids are arbitrary strings, some thousands of characters long, and they travel in the path
+# (mycel_dashboard/web/ids.py): allow gunicorn's longest request line, not its 4,094-byte default.
+limit_request_line = 8190
+
 
 def post_worker_init(worker: Any) -> None:
     import gc

@@ -26,8 +26,9 @@ class AuditEntry(models.Model):
     actor = models.CharField(max_length=150)  # kept even if the account is deleted
     action = models.CharField(max_length=32, choices=Action.choices, db_index=True)
     result = models.CharField(max_length=16, choices=Result.choices)
-    thread_id = models.CharField(max_length=255, blank=True, db_index=True)
-    target = models.CharField(max_length=1024, blank=True)  # a checkpoint id or a config file path
+    # Mycel's ids are arbitrary text of any length, so they are kept whole (searched with icontains).
+    thread_id = models.TextField(blank=True)
+    target = models.TextField(blank=True)  # a checkpoint id or a config file path
     message = models.TextField(blank=True)
     before = models.JSONField(default=dict, blank=True)
     after = models.JSONField(default=dict, blank=True)

@@ -7,6 +7,9 @@ from typing import Any
 from django import template
 from django.http import QueryDict
 
+from memory_core.ids import short_id
+from mycel_dashboard.web.ids import id_to_url
+
 register = template.Library()
 
 
@@ -52,3 +55,20 @@ def bar_width(value: float | None) -> int:
     if value is None:
         return 0
     return max(0, min(100, round(value * 100)))
+
+
+@register.filter
+def shown_id(value: Any) -> str:
+    """An id where a whole one does not fit (lists, breadcrumbs): escaped, long ones cut to head … tail;
+    put the whole id in the element's title."""
+    return short_id(str(value)) if value is not None else ""
+
+
+@register.filter
+def link_problem(value: Any) -> str:
+    """Why an id cannot be put in a link (shown beside it instead of the link)."""
+    try:
+        id_to_url(str(value))
+    except ValueError as exc:
+        return str(exc)
+    return ""

@@ -27,7 +27,7 @@ def record(
         action=action,
         result=result,
         thread_id=thread_id,
-        target=target[:1024],
+        target=target,
         message=message,
         before=before or {},
         after=after or {},

@@ -11,9 +11,10 @@ import re
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.:@-]+")
 _ENCODED = "~"
-# gunicorn refuses request lines over 8,190 bytes (its largest setting): a link must leave room for a
-# second id and a query string, so a longer encoded id is not linked at all (the page says why).
-MAX_URL_ID = 3_600
+# gunicorn refuses request lines over 8,190 bytes (its largest setting, gunicorn_conf.py): a link must
+# leave room for a checkpoint id and a query string, so a longer encoded id is not linked at all (the
+# page says why). A 4,000-character ASCII id still fits.
+MAX_URL_ID = 6_000
 
 
 class IdTooLong(ValueError):

@@ -8,7 +8,7 @@ from django import forms
 class AuditFilterForm(forms.Form):
     action = forms.CharField(required=False, max_length=32)
     result = forms.CharField(required=False, max_length=16)
-    thread = forms.CharField(required=False, max_length=255)
+    thread = forms.CharField(required=False, max_length=20_000)
     actor = forms.CharField(required=False, max_length=150)
     page = forms.IntegerField(required=False, min_value=1)
 

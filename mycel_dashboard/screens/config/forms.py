@@ -29,7 +29,7 @@ def _parse(key_path: str, raw: str) -> Any:
 class ConfigForm(forms.Form):
     """Proposed values keyed by their dotted path; blank fields mean "leave as it is"."""
 
-    thread = forms.CharField(required=False, max_length=255)
+    thread = forms.CharField(required=False, max_length=20_000)
     layer = forms.ChoiceField(
         required=False,
         choices=[(ConfigLayerName.USER.value, "user"), (ConfigLayerName.PROJECT.value, "project")],
@@ -87,4 +87,4 @@ class RestoreForm(forms.Form):
     )
     version = forms.RegexField(regex=r"^runtime\.json\.bak-[0-9T]+(-\d+)?$", max_length=80)
     sha256 = forms.RegexField(required=False, regex=_SHA256)
-    thread = forms.CharField(required=False, max_length=255)
+    thread = forms.CharField(required=False, max_length=20_000)

@@ -41,6 +41,7 @@ def message_text(request: HttpRequest, thread_id: str, index: int) -> HttpRespon
     context = {
         "thread_id": thread_id,
         "index": index,
+        "crumb": f"message #{index}",
         "view": view,
         "text": text,
         "page": page_of(index),
