@@ -19,7 +19,7 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def _row_ids(body: str) -> list[str]:
-    return re.findall(r'<a class="mono" href="/threads/([^/]+)/">', body)
+    return re.findall(r'<a class="mono" href="/threads/([^/"]+)/"', body)
 
 
 def test_thread_list_requires_login(client, db):
