@@ -315,3 +315,20 @@ def test_every_odd_id_rolls_back_in_a_dry_run(
         assert report["thread_id"] == thread_id
         assert report["target_checkpoint_id"] == target
         assert report["head_checkpoint_id"] == checkpoints[0]["checkpoint_id"]
+
+
+def test_a_damaged_facts_file_is_set_aside_and_the_facts_derived_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    _home(tmp_path, monkeypatch, "t-1", turns=2)
+    _, first, _ = _run(capsys, "thread", "t-1", "--json")
+    (kept,) = (tmp_path / "facts").glob("thread-facts-*.sqlite3")
+    kept.write_bytes(b"not a database" * 100)
+    memo.reset()
+    code, again, _ = _run(capsys, "thread", "t-1", "--json")
+    assert code == 0
+    assert again == first
+    memo.reset()
+    _, third, _ = _run(capsys, "thread", "t-1", "--json")  # a new file, kept again
+    assert third == first
+    assert kept.read_bytes().startswith(b"SQLite format 3")
