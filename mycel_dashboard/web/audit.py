@@ -1,34 +1,51 @@
-"""One function every write goes through to leave its trace in the audit log."""
+"""The one way a write leaves its trace in the audit log: name the write once (who, what, which thread),
+then record how it ended. Secrets are hidden here, whatever the caller passes."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.http import HttpRequest
 
+from memory_core.config import redact_secrets
 from mycel_dashboard.models import AuditEntry
 
 
-def record(
-    user: AbstractBaseUser | AnonymousUser,
-    action: AuditEntry.Action,
-    result: AuditEntry.Result,
-    *,
-    thread_id: str = "",
-    target: str = "",
-    message: str = "",
-    before: dict[str, Any] | None = None,
-    after: dict[str, Any] | None = None,
-) -> AuditEntry:
-    """Append an audit entry (the caller has already redacted anything secret)."""
-    return AuditEntry.objects.create(
-        user=user if user.is_authenticated else None,
-        actor=user.get_username() if user.is_authenticated else "anonymous",
-        action=action,
-        result=result,
-        thread_id=thread_id,
-        target=target,
-        message=message,
-        before=before or {},
-        after=after or {},
-    )
+class AuditTrail:
+    """One audited write by the request's user: `applied`, `refused` or `failed` records its outcome."""
+
+    def __init__(self, request: HttpRequest, action: AuditEntry.Action, *, thread_id: str = "") -> None:
+        self.user = request.user
+        self.action = action
+        self.thread_id = thread_id
+
+    def applied(self, *, target: str = "", message: str = "", **states: dict[str, Any] | None) -> AuditEntry:
+        return self._record(AuditEntry.Result.APPLIED, target, message, **states)
+
+    def refused(self, message: str, *, target: str = "", **states: dict[str, Any] | None) -> AuditEntry:
+        return self._record(AuditEntry.Result.REFUSED, target, message, **states)
+
+    def failed(self, message: str, *, target: str = "", **states: dict[str, Any] | None) -> AuditEntry:
+        return self._record(AuditEntry.Result.FAILED, target, message, **states)
+
+    def _record(
+        self,
+        result: AuditEntry.Result,
+        target: str,
+        message: str,
+        *,
+        before: dict[str, Any] | None = None,
+        after: dict[str, Any] | None = None,
+    ) -> AuditEntry:
+        user = self.user
+        return AuditEntry.objects.create(
+            user=user if user.is_authenticated else None,
+            actor=user.get_username() if user.is_authenticated else "anonymous",
+            action=self.action,
+            result=result,
+            thread_id=self.thread_id,
+            target=target,
+            message=message,
+            before=redact_secrets(before or {}),
+            after=redact_secrets(after or {}),
+        )

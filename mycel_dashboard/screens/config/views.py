@@ -10,7 +10,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_core.config import ConfigLayerName, Severity, redact_secrets
+from memory_core.config import ConfigLayerName, Severity
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
@@ -37,7 +37,7 @@ from mycel_dashboard.screens.config.save import (
 from mycel_dashboard.screens.config.whatif import compute_whatif, default_thread
 from mycel_dashboard.screens.shared.memory import problem_text
 from mycel_dashboard.screens.thread.presenter import View
-from mycel_dashboard.web import audit
+from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.links import timeline_url
 from mycel_dashboard.web.permissions import operator_required
 from mycel_dashboard.web.render import render_screen, wants_partial
@@ -211,17 +211,12 @@ def _changes_text(preview: SavePreview) -> str:
 def config_save(request: HttpRequest) -> HttpResponse:
     """Write the proposal into the chosen layer file, only if the file is still what the preview read."""
     state = _state(request.POST)
+    trail = AuditTrail(request, AuditEntry.Action.CONFIG_SAVE)
     layer = layer_file(state.locations, state.form.chosen_layer, project_dir=state.project_dir)
     target = str(layer.path) if layer else state.form.chosen_layer.value
     preview, refusal = _preview(state)
     if preview is None:
-        audit.record(
-            request.user,
-            AuditEntry.Action.CONFIG_SAVE,
-            AuditEntry.Result.REFUSED,
-            target=target,
-            message=refusal or "",
-        )
+        trail.refused(refusal or "", target=target)
         return _panel(request, state, {"refusal": refusal}, status=400)
     try:
         saved = save_layer(
@@ -232,23 +227,14 @@ def config_save(request: HttpRequest) -> HttpResponse:
             project_dir=state.project_dir,
         )
     except ConfigFileError as exc:
-        audit.record(
-            request.user,
-            AuditEntry.Action.CONFIG_SAVE,
-            AuditEntry.Result.REFUSED,
-            target=target,
-            message=f"{exc} Proposed: {_changes_text(preview)}",
-        )
+        trail.refused(f"{exc} Proposed: {_changes_text(preview)}", target=target)
         return _panel(request, state, {"refusal": str(exc)}, status=409)
-    audit.record(
-        request.user,
-        AuditEntry.Action.CONFIG_SAVE,
-        AuditEntry.Result.APPLIED,
+    trail.applied(
         target=str(saved.path),
         message=_changes_text(preview),
-        before={"document": redact_secrets(preview.layer.file.document), "sha256": preview.sha256 or None},
+        before={"document": preview.layer.file.document, "sha256": preview.sha256 or None},
         after={
-            "document": redact_secrets(preview.document),
+            "document": preview.document,
             "sha256": saved.sha256,
             "backup": str(saved.backup) if saved.backup else None,
         },
@@ -265,7 +251,10 @@ def config_save(request: HttpRequest) -> HttpResponse:
 def config_restore(request: HttpRequest) -> HttpResponse:
     """Put an earlier version of a layer file back (the current one is kept in the history first)."""
     form = RestoreForm(request.POST)
-    state = _state(QueryDict(f"thread={request.POST.get('thread', '')}"))
+    chosen = QueryDict(mutable=True)
+    chosen["thread"] = request.POST.get("thread", "")
+    state = _state(chosen)
+    trail = AuditTrail(request, AuditEntry.Action.CONFIG_RESTORE)
     if not form.is_valid():
         errors = "; ".join(f"{name}: {' '.join(msgs)}" for name, msgs in form.errors.items())
         return _panel(request, state, {"refusal": f"Cannot restore: {errors}"}, status=400)
@@ -284,24 +273,15 @@ def config_restore(request: HttpRequest) -> HttpResponse:
             project_dir=state.project_dir,
         )
     except ConfigFileError as exc:
-        audit.record(
-            request.user,
-            AuditEntry.Action.CONFIG_RESTORE,
-            AuditEntry.Result.REFUSED,
-            target=str(layer.path),
-            message=str(exc),
-        )
+        trail.refused(str(exc), target=str(layer.path))
         return _panel(request, state, {"refusal": str(exc)}, status=409)
     restored = layer_file(state.locations, name, project_dir=state.project_dir)
-    audit.record(
-        request.user,
-        AuditEntry.Action.CONFIG_RESTORE,
-        AuditEntry.Result.APPLIED,
+    trail.applied(
         target=str(saved.path),
         message=f"restored {backup.name}",
-        before={"document": redact_secrets(layer.file.document), "sha256": layer.file.sha256},
+        before={"document": layer.file.document, "sha256": layer.file.sha256},
         after={
-            "document": redact_secrets(restored.file.document) if restored else {},
+            "document": restored.file.document if restored else {},
             "sha256": saved.sha256,
             "backup": str(saved.backup) if saved.backup else None,
         },

@@ -15,7 +15,7 @@ from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.dry_run.forms import DryRunForm
 from mycel_dashboard.screens.dry_run.summariser import configured_endpoint, generate_summary, summary_prompt
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
-from mycel_dashboard.web import audit
+from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.lookups import thread_or_404
 from mycel_dashboard.web.permissions import can_act
 from mycel_dashboard.web.render import render_screen
@@ -88,14 +88,15 @@ def dry_run_generate(request: HttpRequest, thread_id: str) -> HttpResponse:
         context["generation_error"] = "Mycel would not summarise anything here, so there is nothing to send."
         return render_screen(request, "dry_run.html", "dry-run-result", context, status=400)
     exchange = generate_summary(endpoint, prompt=summary_prompt(), conversation=plan.conversation_text)
-    audit.record(
-        request.user,
-        AuditEntry.Action.SUMMARY_PREVIEW,
-        AuditEntry.Result.APPLIED if exchange.error is None else AuditEntry.Result.FAILED,
-        thread_id=thread_id,
-        target=endpoint.model,
-        message=exchange.error or f"{len(exchange.summary or '')} characters of summary",
-        before={"request_chars": len(plan.conversation_text), "summarize_count": plan.summarize_count},
-    )
+    trail = AuditTrail(request, AuditEntry.Action.SUMMARY_PREVIEW, thread_id=thread_id)
+    asked = {"request_chars": len(plan.conversation_text), "summarize_count": plan.summarize_count}
+    if exchange.error is None:
+        trail.applied(
+            target=endpoint.model,
+            message=f"{len(exchange.summary or '')} characters of summary",
+            before=asked,
+        )
+    else:
+        trail.failed(exchange.error, target=endpoint.model, before=asked)
     context["exchange"] = exchange
     return render_screen(request, "dry_run.html", "dry-run-result", context)

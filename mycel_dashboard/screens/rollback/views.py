@@ -24,7 +24,7 @@ from memory_core.stores.rollback_actions import (
 from memory_core.stores.rollback_writer import RollbackRefused
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.rollback.forms import ConfirmRollbackForm
-from mycel_dashboard.web import audit
+from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.permissions import can_act
 from mycel_dashboard.web.render import render_screen
 from mycel_dashboard.web.source import open_source
@@ -84,13 +84,14 @@ def _apply(request: HttpRequest, thread_id: str, checkpoint_id: str | None) -> H
         raise PermissionDenied("Only operators may roll a thread back.")
     source, reader = open_source()
     action = AuditEntry.Action.UNDO if checkpoint_id is None else AuditEntry.Action.ROLLBACK
+    trail = AuditTrail(request, action, thread_id=thread_id)
     try:
         impact = _impact_or_404(reader, thread_id, checkpoint_id)
     except CheckpointsUnreadable as exc:
-        audit.record(request.user, action, AuditEntry.Result.REFUSED, thread_id=thread_id, message=str(exc))
+        trail.refused(str(exc))
         return _screen(request, None, thread_id=thread_id, unreadable=str(exc), status=409)
     except RollbackRefused as exc:
-        audit.record(request.user, action, AuditEntry.Result.REFUSED, thread_id=thread_id, message=str(exc))
+        trail.refused(str(exc))
         return _screen(request, None, thread_id=thread_id, nothing_to_undo=str(exc), status=409)
     form = ConfirmRollbackForm(request.POST)
     if not form.is_valid():
@@ -113,21 +114,9 @@ def _apply(request: HttpRequest, thread_id: str, checkpoint_id: str | None) -> H
         except RollbackRefused as exc:
             refused = str(exc)
     if refused is not None:
-        audit.record(
-            request.user,
-            action,
-            AuditEntry.Result.REFUSED,
-            thread_id=thread_id,
-            target=impact.target_checkpoint_id,
-            message=refused,
-            before=before,
-        )
+        trail.refused(refused, target=impact.target_checkpoint_id, before=before)
         return _screen(request, impact, thread_id=thread_id, refused=refused, status=409)
-    audit.record(
-        request.user,
-        action,
-        AuditEntry.Result.APPLIED,
-        thread_id=thread_id,
+    trail.applied(
         target=impact.target_checkpoint_id,
         message=f"new head {applied.new_head_checkpoint_id}",
         before=before,
