@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from django.test import Client
 from django.urls import get_resolver, reverse
@@ -120,7 +120,9 @@ def test_chart_and_scripts_get_json_only_through_json_script(viewer_client: Clie
     body = body_of(viewer_client.get(reverse("thread", args=[home.odd_id_thread_id])))
     figure = re.search(r'<script id="fill-figure" type="application/json">(.*?)</script>', body, re.S)
     assert figure is not None and "<" not in figure.group(1)
-    assert quote(home.odd_id_thread_id, safe="") in figure.group(1) or "%3Cimg" in figure.group(1)
+    # each point links to the timeline under the thread's own URL (the id travels encoded, never raw)
+    assert f'"{reverse("thread", args=[home.odd_id_thread_id])}?view=stored' in figure.group(1)
+    assert "onerror" not in figure.group(1)
 
 
 def test_actions_with_hostile_data_escape_and_csv_neutralises_formulas(
