@@ -40,7 +40,8 @@ def test_operator_rolls_back_and_undoes(operator_page: BrowserPage, dashboard_se
     page.wait_for_url(re.compile(rf"/threads/{thread}/$"))
     assert re.fullmatch(_applied("Rolled back"), page.inner_text(".flash").strip())
     assert page.locator("ol.rail li").count() == before + 1
-    assert "Undo it" in page.inner_text("ol.rail >> xpath=..")
+    notice = page.inner_text("section[aria-labelledby=rail-title] p.notice")
+    assert notice == "The active checkpoint was written by a rollback. Undo it…"
     operator_page.shot("rolled-back")
 
     page.click("text=Undo it…")
