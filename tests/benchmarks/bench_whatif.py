@@ -87,17 +87,19 @@ def main() -> int:
     store = str(reader.locations.main)
     head = replays.replay_input(reader, row)  # the first request decodes once and replays "now"
     messages = head.messages
-    replays.current_replay(store, thread_id, row.head_checkpoint_id, messages, current, summary_chars=4000)
+    replays.thread_replay(
+        store, thread_id, row.head_checkpoint_id, messages, current, summary_chars=4000, tiktoken=True
+    )
     proposals = [replace(current, soft_trim_chars=2000 - 50 * (n + 1)) for n in range(args.repeat)]
 
     def cached() -> object:
         proposed = proposals.pop(0) if proposals else replace(current, soft_trim_chars=1234)
         msgs = replays.replay_input(reader, row).messages
-        now = replays.current_replay(
-            store, thread_id, row.head_checkpoint_id, msgs, current, summary_chars=4000
+        now = replays.thread_replay(
+            store, thread_id, row.head_checkpoint_id, msgs, current, summary_chars=4000, tiktoken=True
         )
-        then = replays.proposed_replay(
-            store, thread_id, row.head_checkpoint_id, msgs, proposed, summary_chars=4000
+        then = replays.thread_replay(
+            store, thread_id, row.head_checkpoint_id, msgs, proposed, summary_chars=4000, tiktoken=False
         )
         return compare_sides(msgs, now, then)
 

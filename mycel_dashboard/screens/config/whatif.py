@@ -25,7 +25,7 @@ from memory_core.whatif import (
 from mycel_dashboard.screens.config.resolver import SettingsResolver
 from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.charts import whatif_figure
-from mycel_dashboard.screens.shared.replays import current_replay, proposed_replay, replay_input
+from mycel_dashboard.screens.shared.replays import replay_input, thread_replay
 
 # Threads the fleet what-if covers (most recently active first).
 FLEET_LIMIT = 50
@@ -101,24 +101,26 @@ def compute_whatif(
             head = replay_input(reader, row)
             current, proposed = resolver.pair(row)
             # "Now" is the very replay the Thread screen draws; only the proposal is replayed afresh.
-            now = current_replay(
+            now = thread_replay(
                 store,
                 row.thread_id,
                 row.head_checkpoint_id,
                 head.messages,
                 current,
                 summary_chars=head.summary_chars,
+                tiktoken=True,
             )
             then = (
                 now
                 if proposed == current
-                else proposed_replay(
+                else thread_replay(
                     store,
                     row.thread_id,
                     row.head_checkpoint_id,
                     head.messages,
                     proposed,
                     summary_chars=head.summary_chars,
+                    tiktoken=False,
                 )
             )
             whatif = compare_sides(head.messages, now, then)

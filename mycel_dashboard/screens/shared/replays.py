@@ -59,7 +59,7 @@ def replay_input(reader: MycelReader, row: ThreadRow) -> ReplayInput:
     return _HEADS.get_or_compute(key, read, keep=lambda found: not found.transient)
 
 
-def current_replay(
+def thread_replay(
     store: str,
     thread_id: str,
     head: str | None,
@@ -67,41 +67,19 @@ def current_replay(
     settings: MemorySettings,
     *,
     summary_chars: int,
+    tiktoken: bool,
 ) -> ThreadSide:
-    """Every model call of the thread under the settings Mycel applies to it, with tiktoken counts."""
-    return _replay(store, thread_id, head, messages, settings, summary_chars, counted=True)
+    """Every model call of the thread under `settings`, kept per head. The Thread screen and the what-if's
+    "current" side ask with `tiktoken` (real-tokenizer counts too), so they share one replay; a proposal
+    asks without (the what-if compares Mycel's estimates)."""
 
-
-def proposed_replay(
-    store: str,
-    thread_id: str,
-    head: str | None,
-    messages: Sequence[Message],
-    settings: MemorySettings,
-    *,
-    summary_chars: int,
-) -> ThreadSide:
-    """The same replay under a proposed config (no tiktoken counts: the what-if compares estimates)."""
-    return _replay(store, thread_id, head, messages, settings, summary_chars, counted=False)
-
-
-def _replay(
-    store: str,
-    thread_id: str,
-    head: str | None,
-    messages: Sequence[Message],
-    settings: MemorySettings,
-    summary_chars: int,
-    *,
-    counted: bool,
-) -> ThreadSide:
     def compute() -> ThreadSide:
-        counter = default_counter() if counted else None
+        counter = default_counter() if tiktoken else None
         return thread_side(messages, settings=settings, summary_chars=summary_chars, counter=counter)
 
     if head is None:
         return compute()
     key = Key(
-        store=store, thread=thread_id, head=head, settings=digest(settings), what=(counted, summary_chars)
+        store=store, thread=thread_id, head=head, settings=digest(settings), what=(tiktoken, summary_chars)
     )
     return _SIDES.get_or_compute(key, compute)

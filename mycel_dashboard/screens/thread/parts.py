@@ -23,7 +23,7 @@ from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.screens.shared.charts import call_points, context_fill_figure
 from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text
-from mycel_dashboard.screens.shared.replays import current_replay, summary_chars_of
+from mycel_dashboard.screens.shared.replays import summary_chars_of, thread_replay
 from mycel_dashboard.screens.thread.presenter import (
     RailItem,
     SummaryCard,
@@ -123,8 +123,14 @@ def chart_of(
         return ChartPart(figure=None)
     side = guarded(
         "the model-call replay",
-        lambda: current_replay(
-            store, thread_id, head, messages, memory.settings, summary_chars=summary_chars_of(summaries)
+        lambda: thread_replay(
+            store,
+            thread_id,
+            head,
+            messages,
+            memory.settings,
+            summary_chars=summary_chars_of(summaries),
+            tiktoken=True,
         ),
         problems,
     )
