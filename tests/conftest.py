@@ -105,7 +105,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    # `make test` runs quietly, which hides pytest-randomly's header: say the order's seed, to replay it.
+    seed = getattr(config.option, "randomly_seed", None)
+    if config.pluginmanager.has_plugin("randomly") and isinstance(seed, int):
+        terminalreporter.write_line(f"tests ran in random order; replay it with --randomly-seed={seed}")
     changed = _data_changes()
     if changed:
         terminalreporter.section("tests wrote into tests/data (copy it to tmp_path first)", sep="=", red=True)
