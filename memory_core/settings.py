@@ -13,6 +13,11 @@ MYCEL_COMPACTION_THRESHOLD = 0.7
 DEFAULT_CONTEXT_LIMIT = 128_000
 
 
+def compaction_trigger(context_limit: int, threshold: float = MYCEL_COMPACTION_THRESHOLD) -> int:
+    """The estimate above which Mycel compacts: int(context limit × 0.7) — the one place it is computed."""
+    return int(context_limit * threshold)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemorySettings:
     soft_trim_chars: int = 3000
@@ -26,7 +31,7 @@ class MemorySettings:
     @property
     def trigger_tokens(self) -> int:
         """Compaction fires when Mycel's estimate is strictly above this."""
-        return int(self.context_limit * self.threshold)
+        return compaction_trigger(self.context_limit, self.threshold)
 
     @property
     def effective_keep_recent_tokens(self) -> int:

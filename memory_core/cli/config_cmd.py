@@ -29,6 +29,7 @@ from memory_core.config import (
     redact_secrets,
 )
 from memory_core.context_limits import ContextLimit
+from memory_core.settings import compaction_trigger
 from memory_core.stores.derived import default_folder
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.reader import MycelReader
@@ -74,7 +75,7 @@ def _limit_json(limit: ContextLimit, threads: int) -> dict[str, Any]:
         "model": limit.model,
         "resolved_model": limit.resolved_model,
         "context_limit": limit.value,
-        "trigger_tokens": int(limit.value * 0.7),
+        "trigger_tokens": compaction_trigger(limit.value),
         "source": limit.source.value,
         "explanation": limit.explanation,
         "threads": threads,
@@ -254,13 +255,10 @@ def run_history(args: argparse.Namespace) -> int:
 def run_restore(args: argparse.Namespace) -> int:
     locations = resolve_locations()
     layer = _layer(args, locations)
-    if "/" in args.version or args.version.startswith("."):
-        raise CliError(f"{args.version!r} is not a version name; see `mycel-memory config history`")
-    backup = layer.path.parent / ".history" / args.version
     try:
         saved = restore_version(
             layer.path,
-            backup,
+            args.version,
             expected_sha256=layer.file.sha256,
             locations=locations,
             project_dir=_project_dir(args, locations),

@@ -390,16 +390,26 @@ def list_history(path: Path) -> tuple[HistoryEntry, ...]:
     return tuple(sorted(entries, key=lambda e: (e.saved_at, e.path.name), reverse=True))
 
 
+def history_version(path: Path, version: str) -> Path:
+    """Where the saved version named `version` of a layer file lives: `.history/` beside the file (the
+    one place versions are kept); ConfigFileError for a name that cannot be one."""
+    if "/" in version or "\\" in version or not version.startswith(_BACKUP_PREFIX):
+        raise ConfigFileError(f"{version!r} is not a version name (see the layer's history).")
+    return path.parent / HISTORY_DIR / version
+
+
 def restore_version(
     path: Path,
-    backup: Path,
+    version: str,
     *,
     expected_sha256: str | None,
     locations: MycelLocations | None = None,
     project_dir: Path | None = None,
     now: datetime | None = None,
 ) -> SavedLayer:
-    """Put an earlier version back (the current one is backed up first, so a restore can be undone)."""
+    """Put the saved version named `version` back (the current one is backed up first, so a restore can
+    be undone)."""
+    backup = history_version(path, version)
     known = {entry.path.resolve() for entry in list_history(path)}
     if backup.resolve() not in known:
         raise ConfigFileError(f"Refusing {backup}: it is not a saved version of {path}.")

@@ -145,4 +145,4 @@ def test_restore_of_an_unknown_version_is_refused(sample_home: Path, capsys):
     line = _fails(["config", "restore", "runtime.json.bak-20200101T000000", "--layer", "user"], capsys)
     assert "not a saved version" in line
     line = _fails(["config", "restore", "../leon.db", "--layer", "user"], capsys)
-    assert "not a version name" in line
+    assert "'../leon.db' is not a version name (see the layer's history)." in line

@@ -157,7 +157,7 @@ def test_restore_puts_back_earlier_version_and_backs_up_current(isolated_mycel_h
     path = _user_file(isolated_mycel_home, {"version": 1})
     first = save_layer(path, {"version": 2}, expected_sha256=sha256_of(path.read_bytes()), now=T0)
     assert first.backup is not None
-    restored = restore_version(path, first.backup, expected_sha256=first.sha256, now=T1)
+    restored = restore_version(path, first.backup.name, expected_sha256=first.sha256, now=T1)
     assert json.loads(path.read_text(encoding="utf-8")) == {"version": 1}
     assert restored.backup is not None
     assert json.loads(restored.backup.read_text(encoding="utf-8")) == {"version": 2}
@@ -167,9 +167,12 @@ def test_restore_puts_back_earlier_version_and_backs_up_current(isolated_mycel_h
 def test_restore_refuses_files_that_are_not_saved_versions(isolated_mycel_home: Path, tmp_path: Path) -> None:
     path = _user_file(isolated_mycel_home, {"version": 1})
     stray = tmp_path / "runtime.json.bak-20261130T100000"
-    stray.write_text("{}", encoding="utf-8")
+    stray.write_text("{}", encoding="utf-8")  # a version's name, but not in the layer's history
     with pytest.raises(ConfigFileError, match="not a saved version"):
-        restore_version(path, stray, expected_sha256=sha256_of(path.read_bytes()))
+        restore_version(path, stray.name, expected_sha256=sha256_of(path.read_bytes()))
+    for name in ("../runtime.json.bak-20261130T100000", "runtime.json", ".history"):
+        with pytest.raises(ConfigFileError, match=f"{name!r} is not a version name"):
+            restore_version(path, name, expected_sha256=sha256_of(path.read_bytes()))
 
 
 def test_project_layer_is_read_and_writable(isolated_mycel_home: Path, tmp_path: Path) -> None:

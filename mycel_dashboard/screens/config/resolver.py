@@ -11,7 +11,7 @@ from typing import Any
 
 from memory_core.context_limits import ContextLimit
 from memory_core.records import ThreadRow
-from memory_core.settings import MemorySettings
+from memory_core.settings import MemorySettings, compaction_trigger
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.thread_settings import (
     ThreadMemorySettings,
@@ -32,7 +32,7 @@ class ModelLimit:
 
     @property
     def trigger_tokens(self) -> int:
-        return MemorySettings(context_limit=self.current.value).trigger_tokens
+        return compaction_trigger(self.current.value)
 
 
 class SettingsResolver:

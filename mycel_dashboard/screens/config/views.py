@@ -263,11 +263,11 @@ def config_restore(request: HttpRequest) -> HttpResponse:
     if name not in layers:
         return _panel(request, state, {"refusal": "There is no project folder to restore into."}, status=400)
     layer = layers[name]
-    backup = layer.path.parent / ".history" / form.cleaned_data["version"]
+    version = form.cleaned_data["version"]
     try:
         saved = restore_version(
             layer.path,
-            backup,
+            version,
             expected_sha256=form.cleaned_data["sha256"] or None,
             locations=state.locations,
             project_dir=state.project_dir,
@@ -278,7 +278,7 @@ def config_restore(request: HttpRequest) -> HttpResponse:
     restored = layer_file(state.locations, name, project_dir=state.project_dir)
     trail.applied(
         target=str(saved.path),
-        message=f"restored {backup.name}",
+        message=f"restored {version}",
         before={"document": layer.file.document, "sha256": layer.file.sha256},
         after={
             "document": restored.file.document if restored else {},
@@ -286,6 +286,6 @@ def config_restore(request: HttpRequest) -> HttpResponse:
             "backup": str(saved.backup) if saved.backup else None,
         },
     )
-    response = _panel(request, state, {"restored": backup.name, "saved": saved})
+    response = _panel(request, state, {"restored": version, "saved": saved})
     response["HX-Trigger"] = json.dumps({SAVED_EVENT: {"layer": name.value, "path": str(saved.path)}})
     return response

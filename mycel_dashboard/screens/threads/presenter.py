@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from memory_core.records import ThreadRow
+from memory_core.settings import compaction_trigger
 from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.memory import ContextLimitInfo
 
@@ -84,7 +85,8 @@ class ThreadListItem:
 
     @property
     def over_trigger(self) -> bool:
-        return self.fill is not None and self.fill > 0.7
+        estimate = self.estimated_tokens
+        return estimate is not None and estimate > compaction_trigger(self.limit.value)
 
 
 @dataclass(frozen=True, slots=True)
