@@ -7,13 +7,13 @@ from memory_core.demo.determinism import DemoClock, SeededIds
 from memory_core.demo.graph import (
     FAKE_API_KEY,
     BuiltThread,
-    RunEvent,
+    RunEventsTableRow,
     RunRecord,
     ScriptedChatModel,
     build_thread,
 )
 from memory_core.demo.home import DemoManifest, DemoThread, write_demo_home
-from memory_core.demo.memory import SummaryRow
+from memory_core.demo.memory import SavedSummary
 from memory_core.demo.scripts import (
     Fork,
     Human,
@@ -30,10 +30,10 @@ from memory_core.demo.scripts import (
 )
 from memory_core.demo.tables import (
     MemberRow,
-    QueueItem,
+    MessageQueueTableRow,
     SandboxRecord,
     SummaryEntry,
-    ThreadRow,
+    ThreadsTableRow,
     write_file_operations,
     write_models_json,
     write_queue,
@@ -43,7 +43,7 @@ from memory_core.demo.tables import (
     write_summaries,
     write_threads_table,
 )
-from memory_core.demo.tools import FileOperation
+from memory_core.demo.tools import FileOperationsTableRow
 
 __all__ = [
     "FAKE_API_KEY",
@@ -51,20 +51,20 @@ __all__ = [
     "DemoClock",
     "DemoManifest",
     "DemoThread",
-    "FileOperation",
+    "FileOperationsTableRow",
     "Fork",
     "Human",
     "MemberRow",
-    "QueueItem",
+    "MessageQueueTableRow",
     "Reply",
-    "RunEvent",
+    "RunEventsTableRow",
     "RunRecord",
     "SandboxRecord",
     "ScriptedChatModel",
     "SeededIds",
     "SummaryEntry",
-    "SummaryRow",
-    "ThreadRow",
+    "SavedSummary",
+    "ThreadsTableRow",
     "ThreadScript",
     "ToolUse",
     "Turn",

@@ -27,9 +27,9 @@ from pydantic import ConfigDict
 from typing_extensions import TypedDict
 
 from memory_core.demo.determinism import DemoClock, SeededIds, frozen_langgraph
-from memory_core.demo.memory import MemoryState, SummaryRow, estimated_tokens, model_view
+from memory_core.demo.memory import MemoryState, SavedSummary, estimated_tokens, model_view
 from memory_core.demo.scripts import Human, Reply, ThreadScript, Turn
-from memory_core.demo.tools import TOOLS, FileOperation, ToolContext, ToolFailure
+from memory_core.demo.tools import TOOLS, FileOperationsTableRow, ToolContext, ToolFailure
 
 FAKE_API_KEY = "sk-ant-FAKE-demo-key-not-a-secret"
 STEERING_NODE = "SteeringMiddleware.before_model"
@@ -46,7 +46,7 @@ class AgentState(TypedDict):
 
 
 @dataclass(frozen=True, slots=True)
-class RunEvent:
+class RunEventsTableRow:
     """One `run_events` row of a run (data is the JSON payload)."""
 
     thread_id: str
@@ -62,7 +62,7 @@ class RunRecord:
     """One web run (one turn): its id, whether it failed, and its SSE events."""
 
     run_id: str
-    events: tuple[RunEvent, ...]
+    events: tuple[RunEventsTableRow, ...]
     error: str | None = None
 
 
@@ -72,9 +72,9 @@ class BuiltThread:
 
     thread_id: str
     runs: tuple[RunRecord, ...]
-    summaries: tuple[SummaryRow, ...]
+    summaries: tuple[SavedSummary, ...]
     summary_times: tuple[str, ...]
-    file_operations: tuple[FileOperation, ...]
+    file_operations: tuple[FileOperationsTableRow, ...]
     spill_files: tuple[Path, ...]
     fork_checkpoint_id: str | None
     fork_parent_checkpoint_id: str | None
@@ -180,13 +180,15 @@ class _Run:
     model: ScriptedChatModel
     steers: Mapping[int, tuple[Human, ...]] = field(default_factory=dict)
     model_calls: int = 0
-    events: list[RunEvent] = field(default_factory=list)
+    events: list[RunEventsTableRow] = field(default_factory=list)
     spill_files: list[Path] = field(default_factory=list)
     summary_times: list[str] = field(default_factory=list)
 
     def event(self, event_type: str, data: Mapping[str, Any], message_id: str | None = None) -> None:
         self.events.append(
-            RunEvent(self.thread_id, self.tools.run_id, event_type, data, message_id, self.clock.sqlite_utc())
+            RunEventsTableRow(
+                self.thread_id, self.tools.run_id, event_type, data, message_id, self.clock.sqlite_utc()
+            )
         )
 
 

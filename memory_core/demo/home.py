@@ -9,13 +9,13 @@ from pathlib import Path
 
 from memory_core.demo import scripts
 from memory_core.demo.determinism import DemoClock, SeededIds
-from memory_core.demo.graph import FAKE_API_KEY, BuiltThread, RunEvent, build_thread
+from memory_core.demo.graph import FAKE_API_KEY, BuiltThread, RunEventsTableRow, build_thread
 from memory_core.demo.tables import (
     MemberRow,
-    QueueItem,
+    MessageQueueTableRow,
     SandboxRecord,
     SummaryEntry,
-    ThreadRow,
+    ThreadsTableRow,
     write_file_operations,
     write_json,
     write_models_json,
@@ -26,7 +26,7 @@ from memory_core.demo.tables import (
     write_summaries,
     write_threads_table,
 )
-from memory_core.demo.tools import FileOperation
+from memory_core.demo.tools import FileOperationsTableRow
 
 OWNER_ID = "dev-user"
 DB_FILES = ("leon.db", "summary.db", "file_ops.db", "events.db", "queue.db", "sandbox.db")
@@ -190,17 +190,17 @@ def write_demo_home(
         scenarios.append(scripts.long_thread(long_turns))
 
     seq = {"morel": 0, "toad": 0}
-    thread_rows: list[ThreadRow] = []
+    thread_rows: list[ThreadsTableRow] = []
     summaries: list[SummaryEntry] = []
-    operations: list[FileOperation] = []
-    events: list[RunEvent] = []
+    operations: list[FileOperationsTableRow] = []
+    events: list[RunEventsTableRow] = []
     sandboxes: list[SandboxRecord] = []
     described: list[DemoThread] = []
 
-    def new_thread(member: str, model: str | None, cwd: str | None) -> ThreadRow:
+    def new_thread(member: str, model: str | None, cwd: str | None) -> ThreadsTableRow:
         member_id = members[member].id
         seq[member] += 1
-        row = ThreadRow(
+        row = ThreadsTableRow(
             id=f"{member_id}-{seq[member]}",
             member_id=member_id,
             sandbox_type="local",
@@ -256,13 +256,15 @@ def write_demo_home(
                    0, (), 0, 0, (), None, None, False, False)
     )  # fmt: skip
     queue = [
-        QueueItem(idle.id, "Draft the on-call handover notes.", "steer", None, None, None, clock.sqlite_utc())
+        MessageQueueTableRow(
+            idle.id, "Draft the on-call handover notes.", "steer", None, None, None, clock.sqlite_utc()
+        )
     ]
     steer_thread = next((t for t in described if t.key == "steer"), None)
     if steer_thread is not None:
         queue.insert(
             0,
-            QueueItem(
+            MessageQueueTableRow(
                 steer_thread.thread_id,
                 "And archive last week's index snapshot.",
                 "steer",

@@ -23,7 +23,7 @@ from memory_core.tokens import estimate_tokens
 
 
 @dataclass(frozen=True, slots=True)
-class SummaryRow:
+class SavedSummary:
     """One row Mycel's summary store would have saved at a model call."""
 
     summary_text: str
@@ -39,7 +39,7 @@ class MemoryState:
 
     settings: MemorySettings
     active: ActiveSummary | None = None
-    saved: list[SummaryRow] = field(default_factory=list)
+    saved: list[SavedSummary] = field(default_factory=list)
 
 
 def engine_messages(messages: Sequence[BaseMessage]) -> tuple[Message, ...]:
@@ -87,7 +87,7 @@ def model_view(messages: Sequence[BaseMessage], state: MemoryState) -> list[Base
         text = summary_text_for(_digest(plan.to_summarize), prefix)
         state.active = ActiveSummary(summary_text=text, compact_up_to_index=plan.compact_up_to_index)
         state.saved.append(
-            SummaryRow(
+            SavedSummary(
                 summary_text=text,
                 compact_up_to_index=plan.compact_up_to_index,
                 compacted_at=len(messages),

@@ -14,8 +14,8 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_core.demo.graph import RunEvent
-from memory_core.demo.tools import FileOperation
+from memory_core.demo.graph import RunEventsTableRow
+from memory_core.demo.tools import FileOperationsTableRow
 
 THREADS_DDL = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -287,7 +287,7 @@ ON provider_events(created_at DESC);
 
 
 @dataclass(frozen=True, slots=True)
-class ThreadRow:
+class ThreadsTableRow:
     """A `threads` row (Mycel web thread)."""
 
     id: str
@@ -334,7 +334,7 @@ class SummaryEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class QueueItem:
+class MessageQueueTableRow:
     """A pending `message_queue` row (Mycel deletes rows when it consumes them)."""
 
     thread_id: str
@@ -380,12 +380,12 @@ def _insert(
     conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)  # noqa: S608
 
 
-def write_threads_table(path: Path, threads: Iterable[ThreadRow], members: Iterable[MemberRow]) -> None:
+def write_threads_table(path: Path, threads: Iterable[ThreadsTableRow], members: Iterable[MemberRow]) -> None:
     """Write `threads`, `members`, one `entities` row per agent (its main thread), empty `accounts`."""
     threads, members = list(threads), list(members)
     with _connect(path) as conn:
         conn.executescript(THREADS_DDL + MEMBERS_DDL)
-        _insert(conn, "threads", ThreadRow.__slots__, (astuple(t) for t in threads))
+        _insert(conn, "threads", ThreadsTableRow.__slots__, (astuple(t) for t in threads))
         _insert(conn, "members", MemberRow.__slots__, (astuple(m) for m in members))
         mains = {t.member_id: t for t in threads if t.is_main}
         _insert(
@@ -427,15 +427,15 @@ def write_summaries(path: Path, rows: Iterable[SummaryEntry]) -> None:
     conn.close()
 
 
-def write_file_operations(path: Path, operations: Iterable[FileOperation]) -> None:
+def write_file_operations(path: Path, operations: Iterable[FileOperationsTableRow]) -> None:
     """Write `file_operations` rows (file_ops.db for web threads)."""
     with _connect(path) as conn:
         conn.executescript(FILE_OPERATIONS_DDL)
-        _insert(conn, "file_operations", FileOperation.__slots__, (astuple(op) for op in operations))
+        _insert(conn, "file_operations", FileOperationsTableRow.__slots__, (astuple(op) for op in operations))
     conn.close()
 
 
-def write_run_events(path: Path, events: Iterable[RunEvent]) -> None:
+def write_run_events(path: Path, events: Iterable[RunEventsTableRow]) -> None:
     """Write `run_events` rows in order (seq is assigned by SQLite, as in Mycel)."""
     with _connect(path) as conn:
         conn.executescript(RUN_EVENTS_DDL)
@@ -458,11 +458,11 @@ def write_run_events(path: Path, events: Iterable[RunEvent]) -> None:
     conn.close()
 
 
-def write_queue(path: Path, items: Iterable[QueueItem]) -> None:
+def write_queue(path: Path, items: Iterable[MessageQueueTableRow]) -> None:
     """Write pending `message_queue` rows (creates the table even when there are none)."""
     with _connect(path) as conn:
         conn.executescript(QUEUE_DDL)
-        _insert(conn, "message_queue", QueueItem.__slots__, (astuple(i) for i in items))
+        _insert(conn, "message_queue", MessageQueueTableRow.__slots__, (astuple(i) for i in items))
     conn.close()
 
 

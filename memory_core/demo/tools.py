@@ -21,7 +21,7 @@ STATIONS = ("north-ridge", "harbor", "airfield", "old-mill", "quarry", "lighthou
 
 
 @dataclass(frozen=True, slots=True)
-class FileOperation:
+class FileOperationsTableRow:
     """One `file_operations` row (checkpoint_id holds the web run id, as in Mycel)."""
 
     id: str
@@ -45,7 +45,7 @@ class ToolContext:
     clock: DemoClock
     new_id: Callable[[], str]
     run_id: str = ""
-    operations: list[FileOperation] = field(default_factory=list)
+    operations: list[FileOperationsTableRow] = field(default_factory=list)
 
 
 class ToolFailure(Exception):
@@ -66,7 +66,7 @@ def _resolve(ctx: ToolContext, file_path: str) -> Path:
 
 def _record(ctx: ToolContext, kind: str, path: Path, before: str | None, after: str, changes: Any) -> None:
     ctx.operations.append(
-        FileOperation(
+        FileOperationsTableRow(
             id=ctx.new_id(),
             thread_id=ctx.thread_id,
             checkpoint_id=ctx.run_id,

@@ -17,16 +17,16 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory_core.demo import (
-    FileOperation,
+    FileOperationsTableRow,
     Human,
     MemberRow,
-    QueueItem,
+    MessageQueueTableRow,
     Reply,
-    RunEvent,
+    RunEventsTableRow,
     SandboxRecord,
     SummaryEntry,
-    ThreadRow,
     ThreadScript,
+    ThreadsTableRow,
     ToolUse,
     Turn,
     build_thread,
@@ -270,11 +270,11 @@ def _write_config(folder: Path, workspace: Path, secrets: Mapping[str, str]) -> 
     )
 
 
-def _extra_events(thread_id: str, run_id: str) -> list[RunEvent]:
+def _extra_events(thread_id: str, run_id: str) -> list[RunEventsTableRow]:
     return [
-        RunEvent(thread_id, run_id, MARKUP["script"], {"content": EVERYTHING, **dict(CSV_FORMULAS)}, None,
+        RunEventsTableRow(thread_id, run_id, MARKUP["script"], {"content": EVERYTHING, **dict(CSV_FORMULAS)}, None,
                  "2026-01-01 00:00:00"),
-        RunEvent(thread_id, run_id, "text", {"content": CONTROL, "url": JAVASCRIPT_URL}, MARKUP["svg_onload"],
+        RunEventsTableRow(thread_id, run_id, "text", {"content": CONTROL, "url": JAVASCRIPT_URL}, MARKUP["svg_onload"],
                  "2026-01-01 00:00:01"),
     ]  # fmt: skip
 
@@ -347,9 +347,9 @@ def write_hostile_home(folder: Path, *, secrets: Mapping[str, str] | None = None
                   now, now, 4),
     ]  # fmt: skip
     threads = [
-        ThreadRow(thread_id, agent_id, "local", m["svg_onload"], str(workspace), None, m["script"], 1, 0, now),
-        ThreadRow(metadata_thread, agent_id, "local", m["css"], None, None, None, 0, 1, now),
-        ThreadRow(HOSTILE_ID, agent_id, m["script"], "gpt-4o-mini", None, None, None, 0, 2, now),
+        ThreadsTableRow(thread_id, agent_id, "local", m["svg_onload"], str(workspace), None, m["script"], 1, 0, now),
+        ThreadsTableRow(metadata_thread, agent_id, "local", m["css"], None, None, None, 0, 1, now),
+        ThreadsTableRow(HOSTILE_ID, agent_id, m["script"], "gpt-4o-mini", None, None, None, 0, 2, now),
     ]  # fmt: skip
     write_threads_table(leon_db, threads, members)
     write_summaries(
@@ -363,7 +363,7 @@ def write_hostile_home(folder: Path, *, secrets: Mapping[str, str] | None = None
     )  # fmt: skip
     operations = [
         *built.file_operations,
-        FileOperation("op-evil", thread_id, m["script"], now, m["img_onerror"], f"../../{m['svg_onload']}",
+        FileOperationsTableRow("op-evil", thread_id, m["script"], now, m["img_onerror"], f"../../{m['svg_onload']}",
                       m["css"], EVERYTHING, json.dumps([{"old_string": m["script"]}])),
     ]  # fmt: skip
     write_file_operations(folder / "file_ops.db", operations)
@@ -375,8 +375,8 @@ def write_hostile_home(folder: Path, *, secrets: Mapping[str, str] | None = None
     write_queue(
         folder / "queue.db",
         [
-            QueueItem(thread_id, EVERYTHING, "steer", m["script"], owner_id, m["img_onerror"], "2026-01-01 00:00:00"),
-            QueueItem(thread_id, CSV_FORMULAS["="], m["svg_onload"], None, None, TEMPLATE_SYNTAX, "2026-01-01 00:00:01"),
+            MessageQueueTableRow(thread_id, EVERYTHING, "steer", m["script"], owner_id, m["img_onerror"], "2026-01-01 00:00:00"),
+            MessageQueueTableRow(thread_id, CSV_FORMULAS["="], m["svg_onload"], None, None, TEMPLATE_SYNTAX, "2026-01-01 00:00:01"),
         ],
     )  # fmt: skip
     write_sandbox(

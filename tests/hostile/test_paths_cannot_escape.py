@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from memory_core.demo import MemberRow, ThreadRow, write_threads_table
+from memory_core.demo import MemberRow, ThreadsTableRow, write_threads_table
 from tests.conftest import point_env_at
 from tests.dashboard.planting import plant_thread
 from tests.hostile.pages import body_of
@@ -76,8 +76,8 @@ def paths_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Pat
     write_threads_table(
         home / "leon.db",
         [
-            ThreadRow(SPILL_THREAD, "m_paths", "local", None, str(workspace), None, None, 1, 0, 1.0),
-            ThreadRow(DOTTED_THREAD, "m_paths", "local", None, f"{workspace}/../../../outside", None, None, 0, 1, 1.0),
+            ThreadsTableRow(SPILL_THREAD, "m_paths", "local", None, str(workspace), None, None, 1, 0, 1.0),
+            ThreadsTableRow(DOTTED_THREAD, "m_paths", "local", None, f"{workspace}/../../../outside", None, None, 0, 1, 1.0),
         ],
         [MemberRow("m_paths", "Paths", "mycel_agent", None, None, None, None, 1.0, 1.0, 3)],
     )  # fmt: skip
