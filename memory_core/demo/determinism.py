@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 # 2026-11-30 09:00:00 UTC, the day the real sample home was recorded.
@@ -101,31 +101,23 @@ def frozen_langgraph(clock: DemoClock, ids: SeededIds) -> Iterator[None]:
     from langgraph.pregel import _checkpoint as lg_checkpoint
 
     rng = ids.random()
-    saved = (
-        lg_id.time,
-        lg_id.random,
-        lg_id._last_v6_timestamp,
-        lg_aio.random,
-        lg_message.uuid,
-        lg_checkpoint.datetime,
+    # (module, global, stand-in): set by name, as these globals are LangGraph's private imports.
+    patches: tuple[tuple[ModuleType, str, object], ...] = (
+        (lg_id, "time", SimpleNamespace(time_ns=clock.time_ns)),
+        (lg_id, "random", rng),
+        (lg_id, "_last_v6_timestamp", None),
+        (lg_aio, "random", rng),
+        (lg_message, "uuid", SimpleNamespace(uuid4=lambda: uuid.UUID(ids.uuid4()))),
+        (lg_checkpoint, "datetime", _frozen_datetime(clock)),
     )
-    lg_id.time = SimpleNamespace(time_ns=clock.time_ns)  # type: ignore[assignment]
-    lg_id.random = rng  # type: ignore[assignment]
-    lg_id._last_v6_timestamp = None
-    lg_aio.random = rng  # type: ignore[assignment]
-    lg_message.uuid = SimpleNamespace(uuid4=lambda: uuid.UUID(ids.uuid4()))  # type: ignore[assignment]
-    lg_checkpoint.datetime = _frozen_datetime(clock)  # type: ignore[misc]
+    saved = [(module, name, getattr(module, name)) for module, name, _ in patches]
+    for module, name, stand_in in patches:
+        setattr(module, name, stand_in)
     try:
         yield
     finally:
-        (
-            lg_id.time,
-            lg_id.random,
-            lg_id._last_v6_timestamp,
-            lg_aio.random,
-            lg_message.uuid,
-            lg_checkpoint.datetime,
-        ) = saved  # type: ignore[assignment,misc]
+        for module, name, original in saved:
+            setattr(module, name, original)
 
 
 def epoch_to_local_iso(epoch: float) -> str:

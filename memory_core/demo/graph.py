@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol, TypeVar
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -43,6 +43,22 @@ PREVIEW_CHARS = 2048
 
 class AgentState(TypedDict):
     messages: Annotated[list[BaseMessage], add_messages]
+
+
+class ToolTask(TypedDict):
+    """What one `tools` task receives: the `Send` payload of one tool call."""
+
+    tool_call: ToolCall
+
+
+_Input = TypeVar("_Input", contravariant=True)
+
+
+class GraphStep(Protocol[_Input]):
+    """A node of the graph. LangGraph's node protocols name the parameter `state`, so a plain
+    `Callable` does not match them."""
+
+    def __call__(self, state: _Input) -> Awaitable[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,10 +259,11 @@ def _compile(run: _Run, saver: AsyncSqliteSaver) -> Any:
         run.event("status", _status(run, [*state["messages"], reply]))
         return {"messages": [reply]}
 
-    async def run_tool(payload: dict[str, Any]) -> dict[str, Any]:
-        call = payload["tool_call"]
+    async def run_tool(state: ToolTask) -> dict[str, Any]:
+        call = state["tool_call"]
         run.clock.advance(0.4)
-        fixed = run.model.fixed_outputs.get(call["id"])
+        # A ToolCall's id is optional in LangChain's type; the scripted model always sets one.
+        fixed = run.model.fixed_outputs.get(call["id"] or "")
         status = "success"
         try:
             output = fixed if fixed is not None else TOOLS[call["name"]](run.tools, call["args"])
@@ -280,9 +297,9 @@ def _compile(run: _Run, saver: AsyncSqliteSaver) -> Any:
 def mycel_graph(
     saver: AsyncSqliteSaver,
     *,
-    before_model: Callable[[AgentState], Awaitable[dict[str, Any]]],
-    call_model: Callable[[AgentState], Awaitable[dict[str, Any]]],
-    run_tool: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
+    before_model: GraphStep[AgentState],
+    call_model: GraphStep[AgentState],
+    run_tool: GraphStep[ToolTask],
 ) -> Any:
     """Mycel's graph shape, compiled with `saver`: steering hook → model → one `tools` task per call (Send)
     with a `{"tool_call": call}` payload → back to the steering hook; no tool call ends the run."""

@@ -31,7 +31,7 @@ from langgraph.checkpoint.base import WRITES_IDX_MAP
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from memory_core.demo import FAKE_API_KEY, Reply, ScriptedChatModel, bash, owner
-from memory_core.demo.graph import AgentState, mycel_graph
+from memory_core.demo.graph import AgentState, ToolTask, mycel_graph
 
 # Mycel retries a summary save three times, sleeping 0.1 × (attempt + 1) s (summary_store.py).
 _SUMMARY_ATTEMPTS = 3
@@ -124,8 +124,8 @@ def _compile(saver: AsyncSqliteSaver, model: ScriptedChatModel) -> Any:
     async def call_model(state: AgentState) -> dict[str, Any]:
         return {"messages": [await model.ainvoke(state["messages"])]}
 
-    async def run_tool(payload: dict[str, Any]) -> dict[str, Any]:
-        call = payload["tool_call"]
+    async def run_tool(state: ToolTask) -> dict[str, Any]:
+        call = state["tool_call"]
         output = model.fixed_outputs.get(call["id"], "ok")
         return {
             "messages": [
