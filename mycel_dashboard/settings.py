@@ -115,7 +115,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DASHBOARD_DB_PATH,
+            "NAME": str(DASHBOARD_DB_PATH),
             "OPTIONS": {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"},
         }
     }

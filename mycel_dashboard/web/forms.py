@@ -6,6 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.forms.utils import ErrorList
+
+
+def error_text(errors: ErrorList) -> str:
+    """One field's error messages as one line."""
+    return " ".join(str(error) for error in errors)
 
 
 class LenientForm(forms.Form):
@@ -18,7 +24,7 @@ class LenientForm(forms.Form):
         for name, field in self.fields.items():
             if name in self.errors:
                 raw = self.data.get(name, "")
-                problems.append(f"Ignored {field.label or name} {raw!r}: {' '.join(self.errors[name])}")
+                problems.append(f"Ignored {field.label or name} {raw!r}: {error_text(self.errors[name])}")
                 values[name] = field.initial
             else:
                 value = self.cleaned_data.get(name)

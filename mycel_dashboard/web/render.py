@@ -8,14 +8,15 @@ from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.cache import patch_vary_headers
+from django_htmx.middleware import HtmxDetails
 
 from mycel_dashboard.web.permissions import can_act, role_of
 
 
 def wants_partial(request: HttpRequest) -> bool:
     """An htmx swap asks for the fragment; a history restore (cache miss) needs the whole page."""
-    htmx = getattr(request, "htmx", None)
-    return bool(htmx) and not htmx.history_restore_request
+    htmx: HtmxDetails | None = getattr(request, "htmx", None)
+    return htmx is not None and bool(htmx) and not htmx.history_restore_request
 
 
 # Names Django's context processors fill (flash messages, the request, the user, permissions): a page's

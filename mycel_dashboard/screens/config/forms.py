@@ -10,6 +10,7 @@ from django import forms
 from memory_core.config import ConfigLayerName, Severity
 from memory_core.config.schema import INVALID, KEY_SPECS, ValueKind, coerce_value
 from mycel_dashboard.screens.config.editor import Proposal
+from mycel_dashboard.web.forms import error_text
 
 _SHA256 = r"^[0-9a-f]{64}$"
 
@@ -61,7 +62,7 @@ class ConfigForm(forms.Form):
         """The valid values and, per refused key, the rule it broke (Mycel's wording)."""
         self.is_valid()
         values = {k: self.cleaned_data[k] for k in self.keys if self.cleaned_data.get(k) is not None}
-        errors = {k: " ".join(self.errors[k]) for k in self.keys if k in self.errors}
+        errors = {k: error_text(self.errors[k]) for k in self.keys if k in self.errors}
         return Proposal(values=values, errors=errors)
 
     @property

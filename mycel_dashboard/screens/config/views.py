@@ -38,6 +38,7 @@ from mycel_dashboard.screens.config.whatif import compute_whatif, default_thread
 from mycel_dashboard.screens.shared.memory import problem_text
 from mycel_dashboard.screens.thread.presenter import View
 from mycel_dashboard.web.audit import AuditTrail
+from mycel_dashboard.web.forms import error_text
 from mycel_dashboard.web.links import timeline_url
 from mycel_dashboard.web.permissions import operator_required
 from mycel_dashboard.web.render import render_screen, wants_partial
@@ -256,7 +257,7 @@ def config_restore(request: HttpRequest) -> HttpResponse:
     state = _state(chosen)
     trail = AuditTrail(request, AuditEntry.Action.CONFIG_RESTORE)
     if not form.is_valid():
-        errors = "; ".join(f"{name}: {' '.join(msgs)}" for name, msgs in form.errors.items())
+        errors = "; ".join(f"{name}: {error_text(msgs)}" for name, msgs in form.errors.items())
         return _panel(request, state, {"refusal": f"Cannot restore: {errors}"}, status=400)
     name = ConfigLayerName(form.cleaned_data["layer"])
     layers = {f.name: f for f in list_layer_files(state.locations, project_dir=state.project_dir)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from memory_core.pruning import PruneAction
@@ -133,7 +134,7 @@ def compute_whatif(
             chosen = ChosenThread(
                 row=row,
                 whatif=whatif,
-                figure=whatif_figure(whatif, lambda index, tid=row.thread_id: thread_url(tid, index)),
+                figure=whatif_figure(whatif, partial(thread_url, row.thread_id)),
                 message_count=len(head.messages),
             )
             thread_ms = (time.perf_counter() - thread_started) * 1000

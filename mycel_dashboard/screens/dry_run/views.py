@@ -16,6 +16,7 @@ from mycel_dashboard.screens.dry_run.forms import DryRunForm
 from mycel_dashboard.screens.dry_run.summariser import configured_endpoint, generate_summary, summary_prompt
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.audit import AuditTrail
+from mycel_dashboard.web.forms import error_text
 from mycel_dashboard.web.lookups import thread_or_404
 from mycel_dashboard.web.permissions import can_act
 from mycel_dashboard.web.render import render_screen
@@ -28,7 +29,7 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
     problems: list[str] = []
     row = thread_or_404(reader, thread_id, problems)
     if not form.is_valid():
-        problems.extend(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        problems.extend(f"{name}: {error_text(errors)}" for name, errors in form.errors.items())
     checkpoint_id = form.cleaned_data.get("checkpoint") if form.is_valid() else None
     state_result = reader.get_state(thread_id, checkpoint_id or None)
     problems.extend(problem_text(p) for p in state_result.problems)

@@ -251,7 +251,7 @@ _TEXT_COLUMNS = {SortKey.THREAD, SortKey.NAME, SortKey.MODEL}
 
 def column_headers(query: ThreadListQuery) -> list[dict[str, object]]:
     """The table's headers, each with the order a click on it sorts by."""
-    columns = []
+    columns: list[dict[str, object]] = []
     for key, label, css in _COLUMNS:
         active = key is query.sort
         if active:
