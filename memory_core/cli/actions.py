@@ -16,10 +16,11 @@ from memory_core.cli.plan import settings_from_flags
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.rollback import RollbackImpact
 from memory_core.settings import MemorySettings
-from memory_core.stores.derived import default_folder
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.rollback_actions import (
+from memory_core.stores.thread_list.derived import default_folder
+from memory_core.stores.thread_settings import thread_memory_settings
+from memory_core.stores.write.rollback_actions import (
     UnknownCheckpoint,
     UnknownThread,
     apply_rollback,
@@ -27,8 +28,7 @@ from memory_core.stores.rollback_actions import (
     preview_rollback,
     preview_undo,
 )
-from memory_core.stores.rollback_writer import RollbackRefused
-from memory_core.stores.thread_settings import thread_memory_settings
+from memory_core.stores.write.rollback_writer import RollbackRefused
 
 
 def _reader() -> MycelReader:

@@ -30,7 +30,6 @@ from memory_core.config import (
 )
 from memory_core.context_limits import ContextLimit
 from memory_core.settings import compaction_trigger
-from memory_core.stores.derived import default_folder
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import (
@@ -39,9 +38,9 @@ from memory_core.stores.runtime_config import (
     get_loaded_config,
     list_history,
     list_layer_files,
-    restore_version,
-    save_layer,
 )
+from memory_core.stores.thread_list.derived import default_folder
+from memory_core.stores.write.config_files import apply_layer, apply_restore
 
 RESTART_NOTE = "Mycel applies memory settings when it builds an agent: restart Mycel's backend to use them."
 
@@ -183,7 +182,7 @@ def run_set(args: argparse.Namespace) -> int:
     backup: str | None = None
     if changes and not args.dry_run:
         try:
-            saved = save_layer(
+            saved = apply_layer(
                 layer.path,
                 document,
                 expected_sha256=layer.file.sha256,
@@ -256,7 +255,7 @@ def run_restore(args: argparse.Namespace) -> int:
     locations = resolve_locations()
     layer = _layer(args, locations)
     try:
-        saved = restore_version(
+        saved = apply_restore(
             layer.path,
             args.version,
             expected_sha256=layer.file.sha256,

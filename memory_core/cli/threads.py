@@ -19,11 +19,11 @@ from memory_core.cli.common import CliError, print_json
 from memory_core.cli.table import one_line, print_table, printable, short_id
 from memory_core.messages import Message
 from memory_core.records import ProblemKind, StoreProblem, ThreadRow
-from memory_core.stores.derived import default_folder
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.opening import identity_of
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_facts import ThreadFactsFile
+from memory_core.stores.thread_list.derived import default_folder
+from memory_core.stores.thread_list.thread_facts import ThreadFactsFile
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
 
 # Files that are often simply absent; saying so on every command would bury real problems.

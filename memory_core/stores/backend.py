@@ -32,8 +32,8 @@ from memory_core.records import (
     ThreadRow,
 )
 from memory_core.stores.checkpoints import CheckpointMeta
-from memory_core.stores.derived import DerivedFacts
 from memory_core.stores.series import WriteRow
+from memory_core.stores.thread_list.derived import DerivedFacts
 
 Payload = tuple[str | None, bytes | None]  # a checkpoint's serde type and bytes; (None, None) when absent
 Metadata = dict[str, tuple[Mapping[str, Any], str | None]]  # by checkpoint id: redacted metadata, or why not

@@ -32,7 +32,6 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
-from memory_core.stores import derived, listing
 from memory_core.stores import spill as spill_store
 from memory_core.stores.backend import CheckpointSnapshot, Metadata, Payload, StoreBackend
 from memory_core.stores.checkpoints import (
@@ -45,6 +44,7 @@ from memory_core.stores.decode import UnreadableBlob
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.series import Series, SeriesPoint, build_series
 from memory_core.stores.sqlite_backend import SqliteBackend
+from memory_core.stores.thread_list import derived, listing
 from memory_core.tokens import TokenCounter, default_counter, estimate_tokens
 
 T = TypeVar("T")

@@ -28,7 +28,6 @@ from memory_core.records import (
 )
 from memory_core.stores import events as events_store
 from memory_core.stores import file_ops as file_ops_store
-from memory_core.stores import listing
 from memory_core.stores import queue as queue_store
 from memory_core.stores import sandbox as sandbox_store
 from memory_core.stores import summaries as summaries_store
@@ -42,7 +41,6 @@ from memory_core.stores.checkpoints import (
     read_head_payloads,
     read_payload,
 )
-from memory_core.stores.derived import DerivedFacts
 from memory_core.stores.locations import MycelLocations, StoreRole
 from memory_core.stores.opening import (
     FileIdentity,
@@ -54,6 +52,8 @@ from memory_core.stores.opening import (
 from memory_core.stores.schema import describe_file
 from memory_core.stores.series import WriteRow
 from memory_core.stores.sqlite import ReadOnlyDB, file_header, journal_mode_of
+from memory_core.stores.thread_list import listing
+from memory_core.stores.thread_list.derived import DerivedFacts
 
 R = TypeVar("R")
 

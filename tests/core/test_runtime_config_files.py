@@ -18,10 +18,9 @@ from memory_core.stores.runtime_config import (
     list_history,
     list_layer_files,
     read_json_file,
-    restore_version,
-    save_layer,
     sha256_of,
 )
+from memory_core.stores.write.config_files import apply_layer, apply_restore
 from tests.support.folders import unwritable_folder
 
 T0 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
@@ -37,7 +36,7 @@ def _user_file(home: Path, document: object) -> Path:
 def test_save_writes_nested_change_and_keeps_other_keys(isolated_mycel_home: Path) -> None:
     path = _user_file(isolated_mycel_home, {"mcp": {"servers": {"x": {"command": "y"}}}, "context_limit": 5})
     read = read_json_file(path)
-    saved = save_layer(
+    saved = apply_layer(
         path,
         apply_change(read.document, "memory.pruning.soft_trim_chars", 1200),
         expected_sha256=read.sha256,
@@ -56,7 +55,7 @@ def test_save_writes_nested_change_and_keeps_other_keys(isolated_mycel_home: Pat
 def test_save_keeps_timestamped_backup_of_previous_version(isolated_mycel_home: Path) -> None:
     path = _user_file(isolated_mycel_home, {"memory": {"pruning": {"protect_recent": 2}}})
     before = path.read_bytes()
-    saved = save_layer(path, {"memory": {}}, expected_sha256=sha256_of(before), now=T0)
+    saved = apply_layer(path, {"memory": {}}, expected_sha256=sha256_of(before), now=T0)
     assert saved.backup == path.parent / ".history" / "runtime.json.bak-20261130T100000"
     assert saved.backup.read_bytes() == before
     history = list_history(path)
@@ -66,7 +65,7 @@ def test_save_keeps_timestamped_backup_of_previous_version(isolated_mycel_home: 
 
 def test_first_save_creates_file_without_backup(isolated_mycel_home: Path) -> None:
     path = isolated_mycel_home / "runtime.json"
-    saved = save_layer(path, {"runtime": {"context_limit": 9000}}, expected_sha256=None)
+    saved = apply_layer(path, {"runtime": {"context_limit": 9000}}, expected_sha256=None)
     assert saved.backup is None
     assert json.loads(path.read_text(encoding="utf-8")) == {"runtime": {"context_limit": 9000}}
 
@@ -76,7 +75,7 @@ def test_hand_edit_since_reading_is_detected_and_nothing_written(isolated_mycel_
     read = read_json_file(path)
     path.write_text('{"a": 2}', encoding="utf-8")
     with pytest.raises(ConfigFileError, match="edited by hand since you opened it"):
-        save_layer(path, {"a": 3}, expected_sha256=read.sha256)
+        apply_layer(path, {"a": 3}, expected_sha256=read.sha256)
     assert path.read_text(encoding="utf-8") == '{"a": 2}'
     assert list_history(path) == ()
 
@@ -107,7 +106,7 @@ def test_unwritable_directory_gives_clear_error_and_writes_nothing(isolated_myce
             ConfigFileError, match=r"^Cannot keep a backup in .*/\.history: .*\. Nothing was changed\.$"
         ),
     ):
-        save_layer(path, {"a": 2}, expected_sha256=digest)
+        apply_layer(path, {"a": 2}, expected_sha256=digest)
     assert json.loads(path.read_text(encoding="utf-8")) == {"a": 1}
     assert sorted(p.name for p in isolated_mycel_home.iterdir()) == ["runtime.json"]
 
@@ -116,7 +115,7 @@ def test_blocked_backup_folder_gives_clear_error_and_writes_nothing(isolated_myc
     path = _user_file(isolated_mycel_home, {"a": 1})
     (isolated_mycel_home / ".history").write_text("not a folder", encoding="utf-8")
     with pytest.raises(ConfigFileError, match="Cannot keep a backup"):
-        save_layer(path, {"a": 2}, expected_sha256=sha256_of(path.read_bytes()))
+        apply_layer(path, {"a": 2}, expected_sha256=sha256_of(path.read_bytes()))
     assert json.loads(path.read_text(encoding="utf-8")) == {"a": 1}
 
 
@@ -132,7 +131,7 @@ def test_blocked_backup_folder_gives_clear_error_and_writes_nothing(isolated_myc
 def test_paths_outside_layer_files_are_refused(isolated_mycel_home: Path, make_path: object) -> None:
     target = make_path(isolated_mycel_home)  # type: ignore[operator]
     with pytest.raises(ConfigFileError, match="Refusing"):
-        save_layer(target, {"a": 1}, expected_sha256=None)
+        apply_layer(target, {"a": 1}, expected_sha256=None)
     assert not (isolated_mycel_home.parent / "runtime.json").exists()
 
 
@@ -144,20 +143,20 @@ def test_symlinked_layer_file_pointing_elsewhere_is_refused(
     link = isolated_mycel_home / "runtime.json"
     link.symlink_to(outside)
     with pytest.raises(ConfigFileError, match="points outside"):
-        save_layer(link, {"a": 1}, expected_sha256=sha256_of(b"{}"))
+        apply_layer(link, {"a": 1}, expected_sha256=sha256_of(b"{}"))
     assert outside.read_text(encoding="utf-8") == "{}"
 
 
 def test_document_with_redacted_placeholder_is_refused(isolated_mycel_home: Path) -> None:
     with pytest.raises(ConfigFileError, match="redacted"):
-        save_layer(isolated_mycel_home / "runtime.json", {"key": REDACTED}, expected_sha256=None)
+        apply_layer(isolated_mycel_home / "runtime.json", {"key": REDACTED}, expected_sha256=None)
 
 
 def test_restore_puts_back_earlier_version_and_backs_up_current(isolated_mycel_home: Path) -> None:
     path = _user_file(isolated_mycel_home, {"version": 1})
-    first = save_layer(path, {"version": 2}, expected_sha256=sha256_of(path.read_bytes()), now=T0)
+    first = apply_layer(path, {"version": 2}, expected_sha256=sha256_of(path.read_bytes()), now=T0)
     assert first.backup is not None
-    restored = restore_version(path, first.backup.name, expected_sha256=first.sha256, now=T1)
+    restored = apply_restore(path, first.backup.name, expected_sha256=first.sha256, now=T1)
     assert json.loads(path.read_text(encoding="utf-8")) == {"version": 1}
     assert restored.backup is not None
     assert json.loads(restored.backup.read_text(encoding="utf-8")) == {"version": 2}
@@ -169,10 +168,10 @@ def test_restore_refuses_files_that_are_not_saved_versions(isolated_mycel_home: 
     stray = tmp_path / "runtime.json.bak-20261130T100000"
     stray.write_text("{}", encoding="utf-8")  # a version's name, but not in the layer's history
     with pytest.raises(ConfigFileError, match="not a saved version"):
-        restore_version(path, stray.name, expected_sha256=sha256_of(path.read_bytes()))
+        apply_restore(path, stray.name, expected_sha256=sha256_of(path.read_bytes()))
     for name in ("../runtime.json.bak-20261130T100000", "runtime.json", ".history"):
         with pytest.raises(ConfigFileError, match=f"{name!r} is not a version name"):
-            restore_version(path, name, expected_sha256=sha256_of(path.read_bytes()))
+            apply_restore(path, name, expected_sha256=sha256_of(path.read_bytes()))
 
 
 def test_project_layer_is_read_and_writable(isolated_mycel_home: Path, tmp_path: Path) -> None:
@@ -185,7 +184,7 @@ def test_project_layer_is_read_and_writable(isolated_mycel_home: Path, tmp_path:
     assert loaded.effective.value("runtime.max_tokens") == 999
     assert loaded.effective.layer_of("runtime.max_tokens") is ConfigLayerName.PROJECT
     assert loaded.effective.value("runtime.context_limit") == 0
-    saved = save_layer(
+    saved = apply_layer(
         project / ".leon" / "runtime.json",
         {"runtime": {"max_tokens": 500}},
         expected_sha256=loaded.layers[1].file.sha256,
@@ -223,7 +222,7 @@ def test_two_saves_of_the_same_preview_at_once_write_one_and_refuse_the_other(
         def save(value: int, barrier: Barrier = barrier, before: str = before) -> int | None:
             barrier.wait()
             try:
-                save_layer(path, {"memory": {"pruning": {"soft_trim_chars": value}}}, expected_sha256=before)
+                apply_layer(path, {"memory": {"pruning": {"soft_trim_chars": value}}}, expected_sha256=before)
             except ConfigFileError:
                 return None
             return value

@@ -19,11 +19,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from memory_core import memo
 from memory_core.records import ThreadRow
-from memory_core.stores import derived, listing
-from memory_core.stores.derived import DerivedFacts, HeadFacts, default_folder
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.sqlite import opened
-from memory_core.stores.threads import checkpoint_heads
+from memory_core.stores.thread_list import derived, listing
+from memory_core.stores.thread_list.derived import DerivedFacts, HeadFacts, default_folder
+from memory_core.stores.thread_list.threads import checkpoint_heads
 from tests.core.store_builders import build_thread, file_hashes, point_locations
 
 MODEL = {"model": "claude-opus-4-6", "api_key": "sk-ant-FAKE-facts-key"}
@@ -136,7 +136,7 @@ def test_a_corrupt_cache_file_is_set_aside_with_a_warning(
     listed(home, facts)
     [cache] = cache_files(facts)
     cache.write_bytes(b"not a database at all" * 100)
-    with caplog.at_level(logging.WARNING, logger="memory_core.stores.derived"):
+    with caplog.at_level(logging.WARNING, logger="memory_core.stores.thread_list.derived"):
         assert listed(home, facts) == from_scratch(home)
     assert "head facts cache" in caplog.text
     assert cache_files(facts) == [], "set aside, and this process keeps its facts in memory only"
@@ -147,7 +147,7 @@ def test_an_unwritable_cache_folder_keeps_facts_in_memory(
 ) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("a file where the folder should be")
-    with caplog.at_level(logging.WARNING, logger="memory_core.stores.derived"):
+    with caplog.at_level(logging.WARNING, logger="memory_core.stores.thread_list.derived"):
         assert listed(home, blocker / "facts") == from_scratch(home)
     assert "keeping facts in memory only" in caplog.text
     assert blocker.read_text() == "a file where the folder should be"

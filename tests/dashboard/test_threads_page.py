@@ -138,7 +138,7 @@ def test_the_list_keeps_its_head_facts_in_the_dashboards_folder_only(
     viewer_client, sample_home: Path, settings
 ):
     from memory_core import memo
-    from memory_core.stores import derived
+    from memory_core.stores.thread_list import derived
     from tests.core.store_builders import file_hashes
 
     before = file_hashes(sample_home)
@@ -170,7 +170,7 @@ def test_a_sort_by_flags_keeps_the_estimates_a_later_fill_sort_reuses(
     viewer_client, sample_home: Path, monkeypatch
 ):
     from memory_core import memo
-    from memory_core.stores import listing
+    from memory_core.stores.thread_list import listing
 
     memo.reset()  # this worker's facts and pruning verdicts from earlier tests
     assert viewer_client.get("/threads/?sort=flags").status_code == 200

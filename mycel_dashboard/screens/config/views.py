@@ -19,10 +19,9 @@ from memory_core.stores.runtime_config import (
     LoadedConfig,
     get_loaded_config,
     list_layer_files,
-    restore_version,
-    save_layer,
 )
 from memory_core.stores.thread_settings import project_folder
+from memory_core.stores.write.config_files import apply_layer, apply_restore
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.config.editor import DOC_VS_CODE, Proposal, editor_keys, editor_sections
 from mycel_dashboard.screens.config.forms import ConfigForm, RestoreForm
@@ -220,7 +219,7 @@ def config_save(request: HttpRequest) -> HttpResponse:
         trail.refused(refusal or "", target=target)
         return _panel(request, state, {"refusal": refusal}, status=400)
     try:
-        saved = save_layer(
+        saved = apply_layer(
             preview.layer.path,
             preview.document,
             expected_sha256=state.form.expected_sha256,
@@ -266,7 +265,7 @@ def config_restore(request: HttpRequest) -> HttpResponse:
     layer = layers[name]
     version = form.cleaned_data["version"]
     try:
-        saved = restore_version(
+        saved = apply_restore(
             layer.path,
             version,
             expected_sha256=form.cleaned_data["sha256"] or None,

@@ -7,7 +7,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import json_script
 
-from memory_core.stores.rollback_actions import rollback_record
+from memory_core.stores.write.rollback_actions import rollback_record
 from memory_core.tokens import estimate_tokens
 from mycel_dashboard.screens.shared.memory import problem_text, thread_memory
 from mycel_dashboard.screens.thread.forms import TimelineForm

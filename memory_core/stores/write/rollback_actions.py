@@ -12,7 +12,7 @@ from memory_core.records import ProblemKind, StoreProblem, SummaryRow
 from memory_core.rollback import ROLLBACK_METADATA_KEY, RollbackImpact, plan_rollback
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.rollback_writer import RollbackApplied, RollbackRefused, apply_checkpoint_copy
+from memory_core.stores.write.rollback_writer import RollbackApplied, RollbackRefused, apply_checkpoint_copy
 
 
 class UnknownThread(LookupError):
