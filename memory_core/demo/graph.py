@@ -19,9 +19,11 @@ from typing import Annotated, Any, Protocol, TypeVar
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 from pydantic import ConfigDict
 from typing_extensions import TypedDict
@@ -43,6 +45,9 @@ PREVIEW_CHARS = 2048
 
 class AgentState(TypedDict):
     messages: Annotated[list[BaseMessage], add_messages]
+
+
+AgentGraph = CompiledStateGraph[AgentState, None, AgentState, AgentState]
 
 
 class ToolTask(TypedDict):
@@ -235,7 +240,7 @@ def _status(run: _Run, messages: list[BaseMessage]) -> dict[str, Any]:
     }
 
 
-def _compile(run: _Run, saver: AsyncSqliteSaver) -> Any:
+def _compile(run: _Run, saver: AsyncSqliteSaver) -> AgentGraph:
     async def before_model(state: AgentState) -> dict[str, Any]:
         injected = [_human(spec) for spec in run.steers.get(run.model_calls, ())]
         for spec in run.steers.get(run.model_calls, ()):
@@ -300,11 +305,11 @@ def mycel_graph(
     before_model: GraphStep[AgentState],
     call_model: GraphStep[AgentState],
     run_tool: GraphStep[ToolTask],
-) -> Any:
+) -> AgentGraph:
     """Mycel's graph shape, compiled with `saver`: steering hook → model → one `tools` task per call (Send)
     with a `{"tool_call": call}` payload → back to the steering hook; no tool call ends the run."""
 
-    def route(state: AgentState) -> Any:
+    def route(state: AgentState) -> list[Send] | str:
         last = state["messages"][-1]
         if isinstance(last, AIMessage) and last.tool_calls:
             return [Send("tools", {"tool_call": call}) for call in last.tool_calls]
@@ -336,7 +341,7 @@ def _configurable(run: _Run, run_id: str) -> dict[str, Any]:
 
 
 async def _play_turn(
-    app: Any, run: _Run, turn: Turn, config_extra: Mapping[str, Any] | None = None
+    app: AgentGraph, run: _Run, turn: Turn, config_extra: Mapping[str, Any] | None = None
 ) -> RunRecord:
     run.clock.advance(turn.pause_seconds)
     run_id = run.ids.uuid4()
@@ -357,7 +362,7 @@ async def _play_turn(
             "showing": True,
         },
     )
-    config = {"configurable": {**_configurable(run, run_id), **(config_extra or {})}}
+    config: RunnableConfig = {"configurable": {**_configurable(run, run_id), **(config_extra or {})}}
     error: str | None = None
     try:
         await app.ainvoke({"messages": [_human(turn.message)]}, config)
@@ -374,7 +379,7 @@ async def _write_thread(saver_path: Path, thread_id: str, script: ThreadScript, 
     fork_parent: str | None = None
     async with AsyncSqliteSaver.from_conn_string(str(saver_path)) as saver:
         app = _compile(run, saver)
-        base = {"configurable": {"thread_id": thread_id}}
+        base: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         turn_ends: list[str] = []
         for turn in script.turns:
             runs.append(await _play_turn(app, run, turn))
@@ -383,7 +388,7 @@ async def _write_thread(saver_path: Path, thread_id: str, script: ThreadScript, 
         if script.fork is not None:
             fork_parent = turn_ends[script.fork.after_turn - 1]
             run.clock.advance(60)
-            target = {
+            target: RunnableConfig = {
                 "configurable": {
                     **_configurable(run, run.ids.uuid4()),
                     "checkpoint_ns": "",
