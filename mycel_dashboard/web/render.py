@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -13,10 +14,24 @@ from django_htmx.middleware import HtmxDetails
 from mycel_dashboard.web.permissions import can_act, role_of
 
 
+def _htmx(request: HttpRequest) -> HtmxDetails | None:
+    # django-htmx's middleware sets it; HttpRequest's type does not know the attribute.
+    htmx: HtmxDetails | None = getattr(request, "htmx", None)
+    return htmx
+
+
 def wants_partial(request: HttpRequest) -> bool:
     """An htmx swap asks for the fragment; a history restore (cache miss) needs the whole page."""
-    htmx: HtmxDetails | None = getattr(request, "htmx", None)
+    htmx = _htmx(request)
     return htmx is not None and bool(htmx) and not htmx.history_restore_request
+
+
+def requested_partial(request: HttpRequest, parts: Collection[str], *, default: str) -> str | None:
+    """The partial an htmx swap targets: one of `parts`, else `default`; None when it wants the whole page."""
+    htmx = _htmx(request)
+    if htmx is None or not wants_partial(request):
+        return None
+    return htmx.target if htmx.target in parts else default
 
 
 # Names Django's context processors fill (flash messages, the request, the user, permissions): a page's

@@ -40,7 +40,7 @@ from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.forms import error_text
 from mycel_dashboard.web.links import timeline_url
 from mycel_dashboard.web.permissions import operator_required
-from mycel_dashboard.web.render import render_screen, wants_partial
+from mycel_dashboard.web.render import render_screen, requested_partial, wants_partial
 from mycel_dashboard.web.source import DataSource, open_source
 
 TEMPLATE = "config.html"
@@ -101,10 +101,7 @@ def _state(data: QueryDict) -> _State:
 
 
 def _part(request: HttpRequest) -> str | None:
-    if not wants_partial(request):
-        return None
-    target = request.htmx.target  # type: ignore[attr-defined]
-    return target if target in _PARTS else "whatif"
+    return requested_partial(request, _PARTS, default="whatif")
 
 
 def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from mycel_dashboard.screens.thread.parts import active_card, chart_of, rail_of,
 from mycel_dashboard.screens.thread.presenter import View
 from mycel_dashboard.web.links import spill_url, timeline_url
 from mycel_dashboard.web.lookups import head_state, thread_or_404
-from mycel_dashboard.web.render import render_screen, wants_partial
+from mycel_dashboard.web.render import render_screen, requested_partial
 from mycel_dashboard.web.source import open_source
 
 # The parts an htmx request may ask for alone, by the id of the element it replaces.
@@ -98,7 +98,4 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
 
 
 def _part(request: HttpRequest) -> str | None:
-    if not wants_partial(request):
-        return None
-    target = request.htmx.target  # type: ignore[attr-defined]
-    return target if target in _PARTS else "timeline"
+    return requested_partial(request, _PARTS, default="timeline")
