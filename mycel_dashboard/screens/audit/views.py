@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from typing import Any
 
 from django.core.paginator import Paginator
@@ -64,7 +65,7 @@ def audit_csv(request: HttpRequest) -> StreamingHttpResponse:
     writer = csv.writer(_Echo())
     header = ["time", "actor", "action", "result", "thread_id", "target", "message", "before", "after"]
 
-    def rows() -> Any:
+    def rows() -> Iterator[str]:
         yield writer.writerow(header)
         for entry in _filtered(values).iterator():
             yield writer.writerow(
