@@ -23,6 +23,7 @@ from memory_core.stores.thread_settings import thread_memory_settings
 from memory_core.stores.write.rollback_actions import (
     UnknownCheckpoint,
     UnknownThread,
+    applied_as_dict,
     apply_rollback,
     impact_as_dict,
     preview_rollback,
@@ -72,13 +73,7 @@ def _finish(args: argparse.Namespace, reader: MycelReader, impact: RollbackImpac
         if args.json:
             print_json({**report, "applied": False, "refused": str(exc)})
         raise CliError(f"{impact.action} refused: {exc}") from None
-    report.update(
-        applied=True,
-        new_head_checkpoint_id=applied.new_head_checkpoint_id,
-        previous_head_checkpoint_id=applied.previous_head_checkpoint_id,
-        deactivated_summaries=list(applied.deactivated_summary_ids),
-        reactivated_summaries=list(applied.reactivated_summary_ids),
-    )
+    report.update(applied=True, **applied_as_dict(applied))
     _emit(args, report, impact)
     return 0
 

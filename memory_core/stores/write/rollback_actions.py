@@ -139,6 +139,11 @@ def _summary_db(locations: MycelLocations, summaries: tuple[SummaryRow, ...]) ->
     return locations.main if stores == {"main"} else locations.summary
 
 
+STALE_CONFIRMATION = (
+    "The thread changed since you previewed this (new checkpoints). Read the new report below."
+)
+
+
 def apply_rollback(
     locations: MycelLocations,
     impact: RollbackImpact,
@@ -146,8 +151,12 @@ def apply_rollback(
     actor: str,
     force: bool = False,
     reader: MycelReader | None = None,
+    confirmed_fingerprint: str | None = None,
 ) -> RollbackApplied:
-    """Write the previewed rollback or undo; refuses on any refusal (running only with force) or a moved head."""
+    """Write the previewed rollback or undo; refuses on any refusal (running only with force), a moved head,
+    or a confirmation given for another preview than `impact` (`confirmed_fingerprint`)."""
+    if confirmed_fingerprint is not None and confirmed_fingerprint != impact.fingerprint:
+        raise RollbackRefused(STALE_CONFIRMATION)
     if not impact.can_apply_with(force=force):
         raise RollbackRefused("; ".join(impact.refusals))
     deactivate = tuple(summary.summary_id for summary in impact.summaries_to_deactivate)
@@ -172,6 +181,16 @@ def apply_rollback(
         deactivate_summary_ids=deactivate,
         reactivate_summary_ids=reactivate,
     )
+
+
+def applied_as_dict(applied: RollbackApplied) -> dict[str, Any]:
+    """What a written rollback or undo changed, as plain JSON-ready data (CLI --json, audit log)."""
+    return {
+        "new_head_checkpoint_id": applied.new_head_checkpoint_id,
+        "previous_head_checkpoint_id": applied.previous_head_checkpoint_id,
+        "deactivated_summaries": list(applied.deactivated_summary_ids),
+        "reactivated_summaries": list(applied.reactivated_summary_ids),
+    }
 
 
 def impact_as_dict(impact: RollbackImpact) -> dict[str, Any]:

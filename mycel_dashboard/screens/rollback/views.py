@@ -16,6 +16,7 @@ from memory_core.stores.write.rollback_actions import (
     CheckpointsUnreadable,
     UnknownCheckpoint,
     UnknownThread,
+    applied_as_dict,
     apply_rollback,
     impact_as_dict,
     preview_rollback,
@@ -99,33 +100,23 @@ def _apply(request: HttpRequest, thread_id: str, checkpoint_id: str | None) -> H
             request, impact, thread_id=thread_id, refused="The confirmation was malformed.", status=400
         )
     before = impact_as_dict(impact)
-    refused: str | None = None
-    if form.cleaned_data["fingerprint"] != impact.fingerprint:
-        refused = "The thread changed since you previewed this (new checkpoints). Read the new report below."
-    else:
-        try:
-            applied = apply_rollback(
-                source.locations,
-                impact,
-                actor=request.user.get_username(),
-                force=form.cleaned_data["force"],
-                reader=reader,
-            )
-        except RollbackRefused as exc:
-            refused = str(exc)
-    if refused is not None:
-        trail.refused(refused, target=impact.target_checkpoint_id, before=before)
-        return _screen(request, impact, thread_id=thread_id, refused=refused, status=409)
+    try:
+        applied = apply_rollback(
+            source.locations,
+            impact,
+            actor=request.user.get_username(),
+            force=form.cleaned_data["force"],
+            reader=reader,
+            confirmed_fingerprint=form.cleaned_data["fingerprint"],
+        )
+    except RollbackRefused as exc:
+        trail.refused(str(exc), target=impact.target_checkpoint_id, before=before)
+        return _screen(request, impact, thread_id=thread_id, refused=str(exc), status=409)
     trail.applied(
         target=impact.target_checkpoint_id,
         message=f"new head {applied.new_head_checkpoint_id}",
         before=before,
-        after={
-            "new_head_checkpoint_id": applied.new_head_checkpoint_id,
-            "previous_head_checkpoint_id": applied.previous_head_checkpoint_id,
-            "deactivated_summaries": list(applied.deactivated_summary_ids),
-            "reactivated_summaries": list(applied.reactivated_summary_ids),
-        },
+        after=applied_as_dict(applied),
     )
     verb = "Undone" if checkpoint_id is None else "Rolled back"
     messages.success(
