@@ -34,7 +34,7 @@ dev: $(STAMP) ## Django's autoreloading development server with DEBUG on
 	$(BIN)/python manage.py prepare_local
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-test: $(STAMP) browser ## Set up, lint, type-check memory_core and run every test
+test: $(STAMP) browser ## Set up, lint, type-check memory_core and mycel_dashboard, run every test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
