@@ -23,11 +23,11 @@ run: $(STAMP) ## Set up and serve the dashboard on http://127.0.0.1:8000 (demo d
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py prepare_local
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
-	$(BIN)/gunicorn mycel_dashboard.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120
+	$(BIN)/gunicorn mycel_dashboard.wsgi -c python:mycel_dashboard.gunicorn_conf --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120
 
 serve: $(STAMP) ## The production server command alone (gunicorn; set SECRET_KEY, ALLOWED_HOSTS…)
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/gunicorn mycel_dashboard.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120
+	$(BIN)/gunicorn mycel_dashboard.wsgi -c python:mycel_dashboard.gunicorn_conf --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120
 
 dev: $(STAMP) ## Django's autoreloading development server with DEBUG on
 	$(BIN)/python manage.py migrate --noinput

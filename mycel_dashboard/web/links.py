@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.urls import NoReverseMatch, reverse
 
 from mycel_dashboard.screens.thread.presenter import View, page_of
 
 
-def timeline_url(thread_id: str, view: View, index: int) -> str:
-    """The timeline page holding message `index`, scrolled to it ("" when the id cannot be linked)."""
+def timeline_urls(thread_id: str, view: View = View.STORED) -> Callable[[int], str]:
+    """A function giving the timeline page that holds message `index`, scrolled to it ("" when the id
+    cannot be linked). The thread's URL is reversed once: a chart links a thousand calls."""
     try:
         base = reverse("thread", args=[thread_id])
     except NoReverseMatch:
-        return ""
-    return f"{base}?view={view.value}&page={page_of(index)}#msg-{index}"
+        return lambda index: ""
+    return lambda index: f"{base}?view={view.value}&page={page_of(index)}#msg-{index}"
+
+
+def message_text_urls(thread_id: str) -> Callable[[int, str], str]:
+    """A function giving message `index`'s full-text page in `view` ("" when the id cannot be linked)."""
+    try:
+        base = reverse("message_text", args=[thread_id, 0]).removesuffix("0/")
+    except NoReverseMatch:
+        return lambda index, view: ""
+    return lambda index, view: f"{base}{index}/?view={view}"
 
 
 def spill_url(thread_id: str, tool_call_id: str) -> str:

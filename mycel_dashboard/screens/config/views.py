@@ -35,10 +35,9 @@ from mycel_dashboard.screens.config.save import (
 )
 from mycel_dashboard.screens.config.whatif import compute_whatif, default_thread
 from mycel_dashboard.screens.shared.memory import problem_text
-from mycel_dashboard.screens.thread.presenter import View
 from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.forms import error_text
-from mycel_dashboard.web.links import timeline_url
+from mycel_dashboard.web.links import timeline_urls
 from mycel_dashboard.web.permissions import operator_required
 from mycel_dashboard.web.render import render_screen, requested_partial, wants_partial
 from mycel_dashboard.web.source import DataSource, open_source
@@ -110,13 +109,10 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
     proposed = get_loaded_config(state.locations, project_dir=state.project_dir, overrides=overrides or None)
     chosen_id = state.chosen.thread_id if state.chosen else None
 
-    def thread_url(thread_id: str, index: int) -> str:
-        return timeline_url(thread_id, View.STORED, index)
-
     whatif = None
     if part in (None, "whatif"):
         whatif = compute_whatif(
-            state.reader, state.threads, resolver, chosen_id=chosen_id, thread_url=thread_url
+            state.reader, state.threads, resolver, chosen_id=chosen_id, thread_urls=timeline_urls
         )
     effective = state.loaded.effective
     return {

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from memory_core.pruning import PruneAction
@@ -82,7 +81,7 @@ def compute_whatif(
     resolver: SettingsResolver,
     *,
     chosen_id: str | None,
-    thread_url: Callable[[str, int], str],
+    thread_urls: Callable[[str], Callable[[int], str]],
 ) -> WhatIf:
     """The chosen thread's what-if (with its chart) and the fleet totals, under current vs proposed."""
     started = time.perf_counter()
@@ -134,7 +133,7 @@ def compute_whatif(
             chosen = ChosenThread(
                 row=row,
                 whatif=whatif,
-                figure=whatif_figure(whatif, partial(thread_url, row.thread_id)),
+                figure=whatif_figure(whatif, thread_urls(row.thread_id)),
                 message_count=len(head.messages),
             )
             thread_ms = (time.perf_counter() - thread_started) * 1000

@@ -14,7 +14,7 @@ from mycel_dashboard.screens.thread.forms import TimelineForm
 from mycel_dashboard.screens.thread.panels import PANELS
 from mycel_dashboard.screens.thread.parts import active_card, chart_of, rail_of, timeline_of
 from mycel_dashboard.screens.thread.presenter import View
-from mycel_dashboard.web.links import spill_url, timeline_url
+from mycel_dashboard.web.links import spill_url, timeline_urls
 from mycel_dashboard.web.lookups import head_state, thread_or_404
 from mycel_dashboard.web.render import render_screen, requested_partial
 from mycel_dashboard.web.source import open_source
@@ -85,7 +85,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             messages,
             memory=memory,
             summaries=summaries.value,
-            call_url=lambda index: timeline_url(thread_id, View.STORED, index),
+            call_url=timeline_urls(thread_id),
             problems=problems,
         )
         context.update(
