@@ -61,13 +61,19 @@ class ThreadMemories:
     def __init__(self, locations: MycelLocations, *, override: int | None = None) -> None:
         self.locations = locations
         self.override = override
+        self._by_fields: dict[tuple[str | None, str | None, str | None], MemoryContext] = {}
         self._found: dict[tuple[str | None, Path | None], MemoryContext] = {}
 
     def __call__(self, thread: ThreadRow) -> MemoryContext:
-        key = (thread_model(thread), project_folder(self.locations, thread))
-        if key not in self._found:
-            self._found[key] = thread_memory(thread, locations=self.locations, override=self.override)
-        return self._found[key]
+        # The row's fields the rules read (model, chosen model, workspace): 10,000 rows, a few distinct.
+        fields = (thread.configured_model, thread.model, thread.cwd)
+        found = self._by_fields.get(fields)
+        if found is None:
+            key = (thread_model(thread), project_folder(self.locations, thread))
+            if key not in self._found:
+                self._found[key] = thread_memory(thread, locations=self.locations, override=self.override)
+            found = self._by_fields[fields] = self._found[key]
+        return found
 
 
 def problem_text(problem: StoreProblem) -> str:

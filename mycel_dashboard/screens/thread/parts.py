@@ -36,6 +36,7 @@ from mycel_dashboard.screens.thread.presenter import (
 
 _PRUNING: Memo[PruningResult] = Memo("thread.pruning", max_entries=16)
 _RAILS: Memo[RailPart] = Memo("thread.rail", max_entries=16)
+_CHARTS: Memo[ChartPart] = Memo("thread.chart", max_entries=16)
 # A read that met a lock or a time limit is not kept: the next request tries again.
 _TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
 # Checkpoints the rail shows at once, newest first; "Earlier" pages through the rest.
@@ -118,30 +119,40 @@ def chart_of(
     call_url: Callable[[int], str],
     problems: list[str],
 ) -> ChartPart:
-    """The context-fill figure: the shared replay of every model call under the effective settings."""
+    """The context-fill figure: the shared replay of every model call under the effective settings, kept
+    per head with the figure built from it (900 points are worth building once)."""
     if not messages:
         return ChartPart(figure=None)
-    side = guarded(
-        "the model-call replay",
-        lambda: thread_replay(
-            store,
-            thread_id,
-            head,
-            messages,
-            memory.settings,
-            summary_chars=summary_chars_of(summaries),
-            tiktoken=True,
-        ),
-        problems,
+    summary_chars = summary_chars_of(summaries)
+
+    def build() -> ChartPart:
+        side = guarded(
+            "the model-call replay",
+            lambda: thread_replay(
+                store, thread_id, head, messages, memory.settings, summary_chars=summary_chars, tiktoken=True
+            ),
+            problems,
+        )
+        if side is None:
+            return ChartPart(figure=None, missing="the model calls could not be replayed (see above).")
+        figure = context_fill_figure(
+            call_points(side.calls, call_url),
+            trigger_tokens=memory.settings.trigger_tokens,
+            context_limit=memory.settings.context_limit,
+        )
+        return ChartPart(figure=figure, calls=side.calls)
+
+    if head is None:
+        return build()
+    # The links' base (call_url(0)) is part of the key: the figure's points carry them.
+    key = Key(
+        store=store,
+        thread=thread_id,
+        head=head,
+        settings=digest(memory.settings),
+        what=(summary_chars, call_url(0)),
     )
-    if side is None:
-        return ChartPart(figure=None, missing="the model calls could not be replayed (see above).")
-    figure = context_fill_figure(
-        call_points(side.calls, call_url),
-        trigger_tokens=memory.settings.trigger_tokens,
-        context_limit=memory.settings.context_limit,
-    )
-    return ChartPart(figure=figure, calls=side.calls)
+    return _CHARTS.get_or_compute(key, build, keep=lambda part: part.figure is not None)
 
 
 @dataclass(frozen=True, slots=True)
