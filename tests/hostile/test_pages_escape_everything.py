@@ -155,3 +155,21 @@ def test_login_page_escapes_a_hostile_next_url(client: Client, home: HostileHome
     assert page_problems(body) == []
     response = client.get(f"{reverse('login')}?{urlencode({'next': 'javascript:alert(1)'})}")
     assert response.status_code == 200
+
+
+def test_the_charts_script_json_is_what_json_script_writes() -> None:
+    import re as _re
+
+    from django.utils.html import json_script
+
+    from mycel_dashboard.screens.shared.charts import script_json
+
+    figure = {
+        "data": [{"name": "</script><script>alert(1)</script> & <!-- ", "x": [1], "y": [2]}],
+        "u": "a&b>c",
+    }
+    inner = _re.fullmatch(
+        r'<script id="f" type="application/json">(.*)</script>', json_script(figure, "f"), _re.S
+    )
+    assert inner is not None and script_json(figure) == inner.group(1)
+    assert "<" not in script_json(figure) and ">" not in script_json(figure)

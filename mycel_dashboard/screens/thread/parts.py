@@ -21,7 +21,7 @@ from memory_core.replay import ModelCall
 from memory_core.rollback import OvertakenRollback, overtaken_rollback
 from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
-from mycel_dashboard.screens.shared.charts import call_points, context_fill_figure
+from mycel_dashboard.screens.shared.charts import call_points, context_fill_figure, script_json
 from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text
 from mycel_dashboard.screens.shared.replays import summary_chars_of, thread_replay
 from mycel_dashboard.screens.thread.presenter import (
@@ -100,6 +100,7 @@ def timeline_of(
 @dataclass(frozen=True, slots=True)
 class ChartPart:
     figure: dict[str, Any] | None
+    figure_json: str = ""  # the figure as script-safe JSON (charts.script_json), built once with it
     calls: tuple[ModelCall, ...] = ()
     missing: str | None = None  # why there is no chart
 
@@ -140,7 +141,7 @@ def chart_of(
             trigger_tokens=memory.settings.trigger_tokens,
             context_limit=memory.settings.context_limit,
         )
-        return ChartPart(figure=figure, calls=side.calls)
+        return ChartPart(figure=figure, figure_json=script_json(figure), calls=side.calls)
 
     if head is None:
         return build()
