@@ -87,6 +87,19 @@ def _tiktoken_cache_file(url: str) -> str | None:
     return os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())  # noqa: S324 - tiktoken's cache key
 
 
+def cached_encoding_file(name: str) -> str | None:
+    """Where tiktoken keeps the downloaded file of encoding `name` (None: not a downloadable encoding,
+    or tiktoken's cache is disabled)."""
+    known = _DOWNLOADED_ENCODINGS.get(name)
+    return _tiktoken_cache_file(known[0]) if known is not None else None
+
+
+def forget_encodings() -> None:
+    """Forget which encoding serves and the loaded encoders, as a new process would (tests)."""
+    _load_encoder.cache_clear()
+    _resolve_encoding.cache_clear()
+
+
 def encoding_available_offline(name: str) -> bool:
     """True when `name` can be loaded without any download (bundled, or already in tiktoken's cache)."""
     if name == OFFLINE_ENCODING:

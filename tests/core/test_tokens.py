@@ -70,16 +70,14 @@ def test_offline_encoding_loads_and_counts_with_no_network(
     _block_network(monkeypatch)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
     monkeypatch.delitem(tiktoken.registry.ENCODINGS, OFFLINE_ENCODING, raising=False)
-    tokens._load_encoder.cache_clear()
-    tokens._resolve_encoding.cache_clear()
+    tokens.forget_encodings()
     try:
         counter = default_counter()
         assert counter.encoding_name == OFFLINE_ENCODING
         assert counter.count("Hello, world! \u4f60\u597d") > 0
         assert counter.count("<|endoftext|>") > 1  # special-token text counts as ordinary text
     finally:
-        tokens._load_encoder.cache_clear()
-        tokens._resolve_encoding.cache_clear()
+        tokens.forget_encodings()
 
 
 def test_downloadable_encodings_are_used_only_from_a_verified_cache(
@@ -87,18 +85,17 @@ def test_downloadable_encodings_are_used_only_from_a_verified_cache(
 ) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     assert not encoding_available_offline("o200k_base")
-    url, _ = tokens._DOWNLOADED_ENCODINGS["o200k_base"]
-    cached = tokens._tiktoken_cache_file(url)
+    cached = tokens.cached_encoding_file("o200k_base")
     assert cached is not None
     Path(cached).write_bytes(b"corrupt")
     assert not encoding_available_offline("o200k_base")  # tiktoken would re-download it: refuse
-    tokens._resolve_encoding.cache_clear()
+    tokens.forget_encodings()
     try:
         counter = default_counter("o200k_base")
         assert counter.encoding_name == OFFLINE_ENCODING
         assert counter.fallback_reason is not None and "o200k_base" in counter.fallback_reason
     finally:
-        tokens._resolve_encoding.cache_clear()
+        tokens.forget_encodings()
 
 
 def test_disabled_tiktoken_cache_means_nothing_downloadable(monkeypatch: pytest.MonkeyPatch) -> None:
