@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from memory_core.messages import Message, MessageType
 from memory_core.records import CheckpointRow, FileOperation, QueueItem, RunEvent, SummaryRow
@@ -19,6 +20,12 @@ DEFAULT_RUNNING_WINDOW = timedelta(seconds=15)
 # Run events Mycel writes when a run ends (backend/web/services/streaming_service.py).
 _RUN_END_EVENTS = frozenset({"run_done", "error", "cancelled"})
 ROLLBACK_METADATA_KEY = "mycel_dashboard"
+
+
+def rollback_record(metadata: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The dashboard's note in a checkpoint's metadata, when that checkpoint was written by a rollback."""
+    note = metadata.get(ROLLBACK_METADATA_KEY)
+    return note if isinstance(note, Mapping) and note.get("action") == "rollback" else None
 
 
 def head_fingerprint(*, thread_id: str, head_checkpoint_id: str | None, checkpoint_count: int) -> str:

@@ -19,9 +19,9 @@ from django.urls import reverse
 
 from memory_core.cli import main as cli_main
 from memory_core.demo import DemoManifest, write_demo_home
+from memory_core.rollback import rollback_record
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.write.rollback_actions import rollback_record
 from mycel_dashboard.models import AuditEntry
 from tests.conftest import point_env_at
 from tests.core.store_builders import file_hashes

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memory_core.records import ProblemKind, StoreProblem, SummaryRow
-from memory_core.rollback import ROLLBACK_METADATA_KEY, RollbackImpact, plan_rollback
+from memory_core.rollback import RollbackImpact, plan_rollback, rollback_record
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.write.rollback_writer import RollbackApplied, RollbackRefused, apply_checkpoint_copy
@@ -107,12 +106,6 @@ def _blind_spots(problems: tuple[StoreProblem, ...]) -> tuple[str, ...]:
             if p.kind in _BLINDING
         )
     )
-
-
-def rollback_record(metadata: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The dashboard's note in a checkpoint's metadata, when that checkpoint was written by a rollback."""
-    note = metadata.get(ROLLBACK_METADATA_KEY)
-    return note if isinstance(note, Mapping) and note.get("action") == "rollback" else None
 
 
 def preview_undo(reader: MycelReader, thread_id: str, *, now: datetime | None = None) -> RollbackImpact:

@@ -11,7 +11,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from memory_core.memo import Key, Memo, digest
-from memory_core.stores.write.rollback_actions import rollback_record
+from memory_core.rollback import rollback_record
 from memory_core.tokens import estimate_tokens
 from mycel_dashboard.screens.shared.memory import problem_text, thread_memory
 from mycel_dashboard.screens.thread.forms import TimelineForm
