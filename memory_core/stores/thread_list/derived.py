@@ -20,16 +20,16 @@ import sqlite3
 import threading
 from collections.abc import Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing, suppress
+from contextlib import closing
 from pathlib import Path
 from typing import NamedTuple
 
 from memory_core.memo import Key, Memo
+from memory_core.stores.thread_list.facts_file import another_process_saving, connect_facts_file, set_aside
 
 log = logging.getLogger(__name__)
 
 _VERSION = 3  # bump when what a fact means changes; older files are then rebuilt
-_BUSY_MS = 200  # another process saving the same cache: wait this long, then skip saving
 
 
 class HeadFacts(NamedTuple):
@@ -135,36 +135,26 @@ class DerivedFacts:
                     (json.dumps([(thread_id, *facts) for thread_id, facts in found.items()]),),
                 )
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                return  # another process is saving; these facts are derived again next time if needed
-            self._set_aside(f"cannot write {self._file}: {exc}")
+            if not another_process_saving(exc):
+                self._set_aside(f"cannot write {self._file}: {exc}")
         except (sqlite3.Error, OSError) as exc:
             self._set_aside(f"cannot write {self._file}: {exc}")
 
     def _connect(self) -> sqlite3.Connection:
         assert self._file is not None
-        conn = sqlite3.connect(self._file, timeout=_BUSY_MS / 1000)
-        conn.execute("PRAGMA synchronous = NORMAL")  # a cache: losing the last save to a crash costs nothing
-        if conn.execute("PRAGMA user_version").fetchone()[0] != _VERSION:
-            with conn:
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("DROP TABLE IF EXISTS head_facts")
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS head_facts (thread_id TEXT PRIMARY KEY, checkpoints INTEGER NOT NULL, "
-                    "head_id TEXT NOT NULL, checkpoint_bytes INTEGER NOT NULL, messages INTEGER, model TEXT, "
-                    "estimated_tokens INTEGER)"
-                )
-                conn.execute(f"PRAGMA user_version = {_VERSION}")
-        return conn
+        return connect_facts_file(
+            self._file,
+            table="head_facts",
+            columns="thread_id TEXT PRIMARY KEY, checkpoints INTEGER NOT NULL, head_id TEXT NOT NULL, "
+            "checkpoint_bytes INTEGER NOT NULL, messages INTEGER, model TEXT, estimated_tokens INTEGER",
+            version=_VERSION,
+        )
 
     def _set_aside(self, why: str) -> None:
-        """A cache file we cannot use is removed (it is ours, and holds nothing that cannot be derived again);
-        this process keeps its facts in memory only."""
+        """A file we cannot use is removed; this process keeps its facts in memory only."""
         log.warning("head facts cache: %s; keeping facts in memory only", why)
         if self._file is not None:
-            for path in (self._file, Path(f"{self._file}-wal"), Path(f"{self._file}-shm")):
-                with suppress(OSError):
-                    path.unlink(missing_ok=True)
+            set_aside(self._file)
         self._file = None
 
 

@@ -13,14 +13,15 @@ import hashlib
 import json
 import logging
 import sqlite3
-from contextlib import closing, suppress
+from contextlib import closing
 from pathlib import Path
 from typing import Any
+
+from memory_core.stores.thread_list.facts_file import another_process_saving, connect_facts_file, set_aside
 
 log = logging.getLogger(__name__)
 
 _VERSION = 1  # bump when the layout of this file changes; older files are then rebuilt
-_BUSY_MS = 200  # another process saving the same file: wait this long, then skip saving
 
 
 class ThreadFactsFile:
@@ -56,31 +57,23 @@ class ThreadFactsFile:
                     (thread_id, _key_text(key), json.dumps(facts, ensure_ascii=False)),
                 )
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
+            if not another_process_saving(exc):
                 self._set_aside(f"cannot write {self.path}: {exc}")
             # locked or busy: another process is saving; the facts are derived again next time
         except (sqlite3.Error, OSError) as exc:
             self._set_aside(f"cannot write {self.path}: {exc}")
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=_BUSY_MS / 1000)
-        conn.execute("PRAGMA synchronous = NORMAL")  # a cache: losing the last save to a crash costs nothing
-        if conn.execute("PRAGMA user_version").fetchone()[0] != _VERSION:
-            with conn:
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("DROP TABLE IF EXISTS thread_facts")
-                conn.execute(
-                    "CREATE TABLE thread_facts (thread_id TEXT PRIMARY KEY, key TEXT NOT NULL, facts TEXT NOT NULL)"
-                )
-                conn.execute(f"PRAGMA user_version = {_VERSION}")
-        return conn
+        return connect_facts_file(
+            self.path,
+            table="thread_facts",
+            columns="thread_id TEXT PRIMARY KEY, key TEXT NOT NULL, facts TEXT NOT NULL",
+            version=_VERSION,
+        )
 
     def _set_aside(self, why: str) -> None:
-        # Ours, and holding nothing that cannot be derived again from leon.db.
         log.warning("thread facts cache: %s; removed", why)
-        for path in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
-            with suppress(OSError):
-                path.unlink(missing_ok=True)
+        set_aside(self.path)
 
 
 def _key_text(key: Any) -> str:
