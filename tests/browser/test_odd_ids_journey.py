@@ -39,6 +39,10 @@ def test_an_odd_thread_id_opens_from_the_list_and_rolls_back(
     row_link.click()
     page.wait_for_selector("#timeline")
     assert page.locator("h1 .mono").get_attribute("title") == thread_id
+    page.wait_for_selector("[data-plotly] .main-svg", timeout=15_000)  # the chart draws for this id too
+    page.wait_for_load_state("networkidle")  # and the lazy panels have loaded
+    assert page.evaluate("document.querySelector('[data-plotly]').data.length") >= 3
+    assert page.locator("section.panel:has-text('Open the')").count() == 0
     odd_page.shot(f"odd-id-{key}")
 
     # the spilled output opens from its badge, under its odd tool-call id
