@@ -36,6 +36,14 @@ class StoreProblem:
     message: str
     path: Path | None = None
 
+    @property
+    def expected_absence(self) -> bool:
+        """A file Mycel creates only once it is used (summary.db, queue.db, sandbox.db…) or a table it may
+        not have (threads, for standalone threads): normal, so said quietly. leon.db itself missing is not."""
+        if self.kind is ProblemKind.MISSING_FILE:
+            return self.store != "main"
+        return self.kind is ProblemKind.MISSING_TABLE
+
 
 @dataclass(frozen=True, slots=True)
 class ThreadRow:

@@ -248,3 +248,31 @@ def test_unreadable_newest_checkpoint_is_reported_and_the_page_still_works(viewe
     checkpoint = viewer_client.get(f"/threads/{TOOL_HEAVY}/checkpoints/{head}/")
     assert checkpoint.status_code == 200
     assert "could not be decoded" in checkpoint.content.decode()
+
+
+def test_stores_mycel_has_not_created_are_said_quietly(viewer_client, tmp_path: Path, monkeypatch) -> None:
+    from django.urls import reverse
+
+    from tests.conftest import point_env_at
+    from tests.support.odd_ids import ODD_IDS, write_odd_home
+
+    home = write_odd_home(
+        tmp_path / "home"
+    )  # leon.db only: no summary.db, queue.db, sandbox.db, threads table
+    point_env_at(monkeypatch, home)
+    body = viewer_client.get(reverse("thread", args=[ODD_IDS["slash"]])).content.decode()
+    assert 'class="problem"' not in body
+    quiet = re.search(r'<p class="muted small" id="absent-stores">(.*?)</p>', body, re.S)
+    assert quiet is not None
+    for said in ("leon.db has no threads table", "summary.db does not exist", "queue.db does not exist"):
+        assert said in quiet.group(1)
+
+
+def test_a_missing_leon_db_is_still_an_alert(viewer_client, tmp_path: Path, monkeypatch) -> None:
+    from django.urls import reverse
+
+    from tests.conftest import point_env_at
+
+    point_env_at(monkeypatch, tmp_path)  # nothing there at all
+    body = viewer_client.get(reverse("thread", args=["t-1"])).content.decode()
+    assert re.search(r'<p class="problem" role="alert">main: leon.db does not exist', body)

@@ -35,13 +35,15 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     values, notes = TimelineForm(request.GET).values()
     source, reader = open_source()
     problems: list[str] = []
-    thread = thread_or_404(reader, thread_id, problems)
+    absent: list[str] = []
+    thread = thread_or_404(reader, thread_id, problems, absent=absent)
     context: dict[str, Any] = {
         "source": source,
         "thread_id": thread_id,
         "thread": thread,
         "notes": notes,
         "problems": problems,
+        "absent": absent,
         "limit_override": values["limit"],
         "view_choices": [(View.STORED.value, "Stored"), (View.SENT.value, "Sent to the model")],
         "panels": PANELS.values(),
@@ -57,7 +59,8 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     messages = state.messages if state is not None else ()
     head = state.checkpoint.checkpoint_id if state is not None else thread.head_checkpoint_id
     summaries = reader.list_summaries(thread_id)
-    timeline_problems.extend(problem_text(p) for p in summaries.problems)
+    for p in summaries.problems:
+        (absent if p.expected_absence else timeline_problems).append(problem_text(p))
     card = active_card(summaries.value, messages, memory, timeline_problems)
     part = _part(request)
     rail = rail_of(reader, thread, head) if part in (None, "rail") else None
