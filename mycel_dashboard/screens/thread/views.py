@@ -132,6 +132,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             overtaken=rail.overtaken,
             undoable=state is not None and rollback_record(state.checkpoint.metadata) is not None,
         )
+    context["absent"] = list(dict.fromkeys(absent))  # several reads meet the same missing file
     return render_screen(request, "thread.html", part, context)
 
 
