@@ -19,15 +19,6 @@ def timeline_urls(thread_id: str, view: View = View.STORED) -> Callable[[int], s
     return lambda index: f"{base}?view={view.value}&page={page_of(index)}#msg-{index}"
 
 
-def message_text_urls(thread_id: str) -> Callable[[int, str], str]:
-    """A function giving message `index`'s full-text page in `view` ("" when the id cannot be linked)."""
-    try:
-        base = reverse("message_text", args=[thread_id, 0]).removesuffix("0/")
-    except NoReverseMatch:
-        return lambda index, view: ""
-    return lambda index, view: f"{base}{index}/?view={view}"
-
-
 def spill_url(thread_id: str, tool_call_id: str) -> str:
     """The spilled output's page ("" when an id cannot be linked)."""
     try:

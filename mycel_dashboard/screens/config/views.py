@@ -25,7 +25,7 @@ from memory_core.stores.write.config_files import apply_layer, apply_restore
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.config.editor import DOC_VS_CODE, Proposal, editor_keys, editor_sections
 from mycel_dashboard.screens.config.forms import ConfigForm, RestoreForm
-from mycel_dashboard.screens.config.resolver import SettingsResolver, model_limits
+from mycel_dashboard.screens.config.resolver import model_limits
 from mycel_dashboard.screens.config.save import (
     SavePreview,
     layer_file,
@@ -34,7 +34,7 @@ from mycel_dashboard.screens.config.save import (
     save_preview,
 )
 from mycel_dashboard.screens.config.whatif import compute_whatif, default_thread
-from mycel_dashboard.screens.shared.memory import problem_text
+from mycel_dashboard.screens.shared.memory import SettingsResolver, problem_text
 from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.forms import error_text
 from mycel_dashboard.web.links import timeline_urls

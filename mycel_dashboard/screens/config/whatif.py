@@ -22,9 +22,9 @@ from memory_core.whatif import (
     compare_sides,
     fleet_whatif,
 )
-from mycel_dashboard.screens.config.resolver import SettingsResolver
 from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.charts import whatif_figure
+from mycel_dashboard.screens.shared.memory import SettingsResolver
 from mycel_dashboard.screens.shared.replays import replay_input, thread_replay
 
 # Threads the fleet what-if covers (most recently active first).

@@ -7,16 +7,22 @@ this module only words them for the page.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memory_core.config.model import Severity
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
-from memory_core.stores.thread_settings import project_folder, thread_memory_settings, thread_model
+from memory_core.stores.thread_settings import (
+    ThreadMemorySettings,
+    memory_settings_for,
+    project_folder,
+    thread_memory_settings,
+    thread_model,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -37,14 +43,9 @@ class MemoryContext:
     notes: tuple[str, ...] = ()
 
 
-def thread_memory(
-    thread: ThreadRow | None, *, locations: MycelLocations, override: int | None = None
-) -> MemoryContext:
-    """The thread's effective memory settings from Mycel's own config files (None: an unknown thread).
-
-    `override` replaces the resolved context limit (a what-if from the page's URL).
-    """
-    resolved = thread_memory_settings(locations, thread)
+def memory_context(resolved: ThreadMemorySettings, *, override: int | None = None) -> MemoryContext:
+    """What the page says of resolved settings; `override` replaces the resolved context limit (a what-if
+    from the page's URL)."""
     settings = resolved.settings
     limit = ContextLimitInfo(resolved.limit.value, resolved.limit.explanation)
     if override:
@@ -54,25 +55,66 @@ def thread_memory(
     return MemoryContext(settings=settings, limit=limit, notes=notes)
 
 
+def thread_memory(
+    thread: ThreadRow | None, *, locations: MycelLocations, override: int | None = None
+) -> MemoryContext:
+    """The thread's effective memory settings from Mycel's own config files (None: an unknown thread)."""
+    return memory_context(thread_memory_settings(locations, thread), override=override)
+
+
+class SettingsResolver:
+    """MemorySettings per thread, current and proposed, as thread_settings decides them."""
+
+    def __init__(self, locations: MycelLocations, overrides: Mapping[str, Any]) -> None:
+        self.locations = locations
+        self.overrides = overrides
+        self._resolved: dict[tuple[str | None, Path | None, bool], ThreadMemorySettings] = {}
+        self._by_fields: dict[tuple[tuple[str | None, ...] | None, bool], ThreadMemorySettings] = {}
+
+    def resolved(
+        self, model: str | None, project_dir: Path | None, *, proposed: bool
+    ) -> ThreadMemorySettings:
+        key = (model, project_dir, proposed)
+        if key not in self._resolved:
+            self._resolved[key] = memory_settings_for(
+                self.locations,
+                model=model,
+                project_dir=project_dir,
+                overrides=self.overrides if proposed else None,
+            )
+        return self._resolved[key]
+
+    def for_thread(self, row: ThreadRow | None, *, proposed: bool) -> ThreadMemorySettings:
+        # The row's fields the rules read (chosen model, model, workspace): 10,000 rows, a few distinct.
+        fields = (row.configured_model, row.model, row.cwd) if row is not None else None
+        found = self._by_fields.get((fields, proposed))
+        if found is None:
+            found = self.resolved(thread_model(row), project_folder(self.locations, row), proposed=proposed)
+            self._by_fields[(fields, proposed)] = found
+        return found
+
+    def pair(self, row: ThreadRow) -> tuple[MemorySettings, MemorySettings]:
+        return (
+            self.for_thread(row, proposed=False).settings,
+            self.for_thread(row, proposed=True).settings,
+        )
+
+
 class ThreadMemories:
-    """thread_memory for many threads in one request: the config files are read once per model and
-    project folder, not once per thread."""
+    """thread_memory for many threads in one request, through one SettingsResolver."""
 
     def __init__(self, locations: MycelLocations, *, override: int | None = None) -> None:
-        self.locations = locations
+        self.resolver = SettingsResolver(locations, {})
         self.override = override
-        self._by_fields: dict[tuple[str | None, str | None, str | None], MemoryContext] = {}
-        self._found: dict[tuple[str | None, Path | None], MemoryContext] = {}
+        self._contexts: dict[
+            int, MemoryContext
+        ] = {}  # by the resolved settings' identity (the resolver keeps them)
 
     def __call__(self, thread: ThreadRow) -> MemoryContext:
-        # The row's fields the rules read (model, chosen model, workspace): 10,000 rows, a few distinct.
-        fields = (thread.configured_model, thread.model, thread.cwd)
-        found = self._by_fields.get(fields)
+        resolved = self.resolver.for_thread(thread, proposed=False)
+        found = self._contexts.get(id(resolved))
         if found is None:
-            key = (thread_model(thread), project_folder(self.locations, thread))
-            if key not in self._found:
-                self._found[key] = thread_memory(thread, locations=self.locations, override=self.override)
-            found = self._by_fields[fields] = self._found[key]
+            found = self._contexts[id(resolved)] = memory_context(resolved, override=self.override)
         return found
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -11,13 +12,14 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from memory_core.memo import Key, Memo, digest
+from memory_core.messages import Message
 from memory_core.rollback import rollback_record
 from memory_core.tokens import estimate_tokens
-from mycel_dashboard.screens.shared.memory import problem_text, thread_memory
+from mycel_dashboard.screens.shared.memory import MemoryContext, problem_text, thread_memory
 from mycel_dashboard.screens.thread.forms import TimelineForm
 from mycel_dashboard.screens.thread.panels import PANELS
 from mycel_dashboard.screens.thread.parts import active_card, chart_of, rail_of, timeline_of
-from mycel_dashboard.screens.thread.presenter import View
+from mycel_dashboard.screens.thread.presenter import SummaryCard, View
 from mycel_dashboard.web.links import spill_url, timeline_urls
 from mycel_dashboard.web.lookups import head_state, thread_or_404
 from mycel_dashboard.web.render import render_screen, requested_partial
@@ -75,34 +77,17 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         rail_previous=values["rail"] - 1 if values["rail"] > 1 else None,
     )
     if part in (None, "timeline"):
-
-        def render_timeline() -> str:
-            context["timeline"] = timeline_of(
-                store,
-                thread_id,
-                head,
-                messages,
-                memory=memory,
-                card=card,
-                view=View(values["view"]),
-                page=values["page"],
-                spill_url=lambda tool_call_id: spill_url(thread_id, tool_call_id),
-                problems=timeline_problems,
-            )
-            return render_to_string("thread.html#timeline", context, request)
-
-        # Everything the rendered part shows: the head and settings, the summary card, the problems met
-        # so far, and the query string its links keep.
-        met = tuple(timeline_problems)
-        key = Key(
-            store=store,
-            thread=thread_id,
-            head=head,
-            settings=digest(memory.settings),
-            what=(card, met, request.GET.urlencode()),
-        )
-        html = _TIMELINE_HTML.get_or_compute(
-            key, render_timeline, keep=lambda _: state is not None and tuple(timeline_problems) == met
+        html = _timeline_html(
+            request,
+            context,
+            store,
+            thread_id,
+            head,
+            messages,
+            memory,
+            card,
+            values,
+            head_read=state is not None,
         )
         if part == "timeline":
             response = HttpResponse(html)
@@ -134,6 +119,49 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         )
     context["absent"] = list(dict.fromkeys(absent))  # several reads meet the same missing file
     return render_screen(request, "thread.html", part, context)
+
+
+def _timeline_html(
+    request: HttpRequest,
+    context: dict[str, Any],
+    store: str,
+    thread_id: str,
+    head: str | None,
+    messages: Sequence[Message],
+    memory: MemoryContext,
+    card: SummaryCard | None,
+    values: dict[str, Any],
+    *,
+    head_read: bool,
+) -> str:
+    """The timeline part, rendered once per head, settings, card, problems met and query string (its links
+    keep the query); not kept when the head could not be read or building it met a new problem."""
+    problems: list[str] = context["timeline_problems"]
+
+    def render() -> str:
+        context["timeline"] = timeline_of(
+            store,
+            thread_id,
+            head,
+            messages,
+            memory=memory,
+            card=card,
+            view=View(values["view"]),
+            page=values["page"],
+            spill_url=lambda tool_call_id: spill_url(thread_id, tool_call_id),
+            problems=problems,
+        )
+        return render_to_string("thread.html#timeline", context, request)
+
+    met = tuple(problems)
+    key = Key(
+        store=store,
+        thread=thread_id,
+        head=head,
+        settings=digest(memory.settings),
+        what=(card, met, request.GET.urlencode()),
+    )
+    return _TIMELINE_HTML.get_or_compute(key, render, keep=lambda _: head_read and tuple(problems) == met)
 
 
 def _part(request: HttpRequest) -> str | None:
