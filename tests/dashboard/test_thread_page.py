@@ -276,3 +276,16 @@ def test_a_missing_leon_db_is_still_an_alert(viewer_client, tmp_path: Path, monk
     point_env_at(monkeypatch, tmp_path)  # nothing there at all
     body = viewer_client.get(reverse("thread", args=["t-1"])).content.decode()
     assert re.search(r'<p class="problem" role="alert">main: leon.db does not exist', body)
+
+
+def test_a_head_without_model_calls_says_so_instead_of_an_empty_chart(viewer_client, tmp_path, monkeypatch):
+    from langchain_core.messages import HumanMessage
+
+    from tests.conftest import point_env_at
+    from tests.dashboard.planting import plant_thread
+
+    plant_thread(tmp_path / "leon.db", "lone-question", [HumanMessage("is anyone there?", id="h1")])
+    point_env_at(monkeypatch, tmp_path)
+    body = viewer_client.get("/threads/lone-question/").content.decode()
+    assert 'id="fill-figure"' not in body
+    assert "No chart: no model call yet: the active checkpoint holds no AI message." in body

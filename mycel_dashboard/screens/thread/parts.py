@@ -136,6 +136,10 @@ def chart_of(
         )
         if side is None:
             return ChartPart(figure=None, missing="the model calls could not be replayed (see above).")
+        if not side.calls:  # as the what-if figure: no call, no chart (a rollback can leave a lone question)
+            return ChartPart(
+                figure=None, missing="no model call yet: the active checkpoint holds no AI message."
+            )
         figure = context_fill_figure(
             call_points(side.calls, call_url),
             trigger_tokens=memory.settings.trigger_tokens,
