@@ -110,6 +110,19 @@ class SummaryRow:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentRecord:
+    """One sub-agent as agent_registry.db names it (reference §2.10)."""
+
+    agent_id: str
+    name: str
+    thread_id: str  # `subagent-<agent_id>` in Mycel's code
+    status: str  # running | completed | error
+    parent_thread_id: str | None  # Mycel's column is `parent_agent_id`, but it holds the parent's thread id
+    subagent_type: str | None
+    created_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class QueueItem:
     id: int
     thread_id: str

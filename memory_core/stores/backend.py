@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memory_core.records import (
+    AgentRecord,
     FileOperation,
     QueueItem,
     RunEvent,
@@ -119,3 +120,7 @@ class StoreBackend(Protocol):
     def list_run_events(self, thread_id: str, problems: list[StoreProblem]) -> list[RunEvent]: ...
 
     def get_sandbox(self, thread_id: str, problems: list[StoreProblem]) -> SandboxState | None: ...
+
+    def list_agents(self, problems: list[StoreProblem]) -> list[AgentRecord]:
+        """Every registered sub-agent (agent_registry.db), oldest first."""
+        ...

@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message, MessageType
 from memory_core.records import (
+    AgentRecord,
     CheckpointRow,
     CheckpointState,
     FileOperation,
@@ -71,6 +72,7 @@ METADATA: Memo[dict[str, tuple[Any, str | None]]] = Memo("stores.checkpoint_meta
 DECODED: Memo[_Decoded] = Memo("stores.decoded_checkpoints", max_entries=8)
 THREAD_LISTS: Memo[Result[tuple[ThreadRow, ...]]] = Memo("stores.thread_lists", max_entries=4)
 THREAD_ROWS: Memo[Result[ThreadRow | None]] = Memo("stores.thread_rows", max_entries=256)
+AGENTS: Memo[Result[tuple[AgentRecord, ...]]] = Memo("stores.agents", max_entries=4)
 
 
 def _clean(result: Result[Any]) -> bool:
@@ -381,6 +383,17 @@ class MycelReader:
         problems: list[StoreProblem] = []
         state = self.backend.get_sandbox(thread_id, problems)
         return Result(state, tuple(problems))
+
+    def list_agents(self) -> Result[tuple[AgentRecord, ...]]:
+        """Every sub-agent agent_registry.db names, oldest first, kept per version of the files (the very
+        same tuple while they are unchanged, like the thread list)."""
+
+        def read() -> Result[tuple[AgentRecord, ...]]:
+            problems: list[StoreProblem] = []
+            agents = self.backend.list_agents(problems)
+            return Result(tuple(agents), tuple(problems))
+
+        return AGENTS.get_or_compute(Key(self.backend.version()), read, keep=_clean)
 
     def get_spill_file(self, thread_id: str, tool_call_id: str) -> Result[SpillFile | None]:
         """A spilled tool output, only from inside a workspace's `.leon/tool-results` folder.

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory_core.records import (
+    AgentRecord,
     FileOperation,
     ProblemKind,
     QueueItem,
@@ -26,6 +27,7 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
+from memory_core.stores import agent_registry as agent_registry_store
 from memory_core.stores import events as events_store
 from memory_core.stores import file_ops as file_ops_store
 from memory_core.stores import queue as queue_store
@@ -251,3 +253,9 @@ class SqliteBackend:
                 with db.snapshot():
                     return sandbox_store.get_sandbox(db, thread_id)
         return None
+
+    def list_agents(self, problems: list[StoreProblem]) -> list[AgentRecord]:
+        with self._opener.open(StoreRole.AGENT_REGISTRY, problems) as db:
+            if db is not None:
+                return agent_registry_store.list_agents(db)
+        return []
