@@ -243,3 +243,23 @@ def _result(
         resolved_model=resolved,
         lookup_name=lookup_name,
     )
+
+
+def named_limits(
+    *,
+    runtime_context_limit: int,
+    models_document: Mapping[str, Any] | None,
+    pricing_document: Mapping[str, Any] | None,
+) -> dict[str, int]:
+    """The limit every model name models.json knows (its mapping, Mycel's leon:* names, its custom
+    models) would get: the candidates an inferred limit is matched against."""
+    names = dict.fromkeys([*_mapping(models_document), *_section(models_document, "pool", "custom_config")])
+    return {
+        str(name): resolve_context_limit(
+            str(name),
+            runtime_context_limit=runtime_context_limit,
+            models_document=models_document,
+            pricing_document=pricing_document,
+        ).value
+        for name in names
+    }

@@ -1,0 +1,208 @@
+"""Every model call of a thread as Mycel made it: record first, arithmetic only for what is not stored.
+
+For the call that produced AI message i, Mycel handed the model its system prompt (not stored), then the
+summary in its cache (when one applied), then messages[:i] pruned from where that summary ends. The
+summary rows say where Mycel compacted and what it wrote; memory_core.record.evidence says which settings
+were in force, so pruning and the calls without a row are Mycel's own arithmetic under those settings.
+A compaction with no row keeps a summary whose text is unknown: it is measured at the size Mycel's
+stored summaries have, and marked as not stored.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory_core.call_inputs import CallInput
+from memory_core.compaction import SUMMARY_HEADER, compact_up_to_index, summary_text_for
+from memory_core.model_view import ActiveSummary
+from memory_core.record.evidence import SettingsInForce
+from memory_core.records import CheckpointRow, SummaryRow
+from memory_core.replay import placeholder_summary
+from memory_core.tokens import TokenCounter
+
+# Mycel's system prompt goes with every request but is never stored: counted, not shown.
+SYSTEM_PROMPT_MESSAGES = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """One model call as Mycel made it."""
+
+    call: int  # 1-based
+    index: int  # the AI message it produced; its input was messages[:index]
+    checkpoint_id: str | None  # the oldest checkpoint holding that AI message
+    compacted: bool  # Mycel compacted right before this call
+    compaction_stored: bool  # False: compacted, summary not stored (the arithmetic says so, no row)
+    split_turn: bool  # the compaction summarised a turn prefix too
+    summary: ActiveSummary | None  # the summary in front of what was sent (None: none applied)
+    summary_id: str | None  # its row (None when none applied, or it was never stored)
+    summary_stored: bool  # False when the summary in front is one Mycel did not store
+    sent_messages: int  # messages handed the model, without the system prompt
+    stored_tokens: int  # Mycel's estimate of the stored input
+    pruned_tokens: int  # ... after pruning: what Mycel compared with the trigger
+    sent_tokens: int  # ... of what was sent (the real summary text where stored)
+    tiktoken_tokens: int | None  # real-tokenizer count of what was sent (system prompt not included)
+    provider_input_tokens: int | None  # usage_metadata.input_tokens (system prompt and tools included)
+    soft_trimmed: int
+    hard_cleared: int
+    over_trigger: bool  # the pruned estimate was over the trigger of the settings in force
+    context_limit: int
+    trigger_tokens: int
+    context_limit_source: str
+    segment: int  # which settings segment (0-based) the call ran under
+
+    @property
+    def request_messages(self) -> int:
+        """Messages Mycel handed the model, its system prompt included."""
+        return self.sent_messages + SYSTEM_PROMPT_MESSAGES
+
+    @property
+    def fill(self) -> float:
+        """What was sent as a share of the context limit (Mycel's estimate)."""
+        return self.sent_tokens / self.context_limit if self.context_limit else 0.0
+
+
+def checkpoints_holding(
+    checkpoints: Sequence[CheckpointRow], head_id: str | None
+) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """For the head's lineage, newest first: the running minimum message count and the checkpoint.
+
+    Message i was written by the oldest checkpoint from which every checkpoint up to the head holds more
+    than i messages (a rollback in between starts the count again). Dev's layout stores no parent ids:
+    then every checkpoint, newest first, is the lineage.
+    """
+    by_id = {c.checkpoint_id: c for c in checkpoints}
+    lineage: list[CheckpointRow] = []
+    if head_id in by_id and any(c.parent_checkpoint_id for c in checkpoints):
+        node: CheckpointRow | None = by_id[head_id]
+        seen: set[str] = set()
+        while node is not None and node.checkpoint_id not in seen:
+            seen.add(node.checkpoint_id)
+            lineage.append(node)
+            node = by_id.get(node.parent_checkpoint_id) if node.parent_checkpoint_id else None
+    else:
+        lineage = list(checkpoints)
+    minima: list[int] = []
+    ids: list[str] = []
+    low = None
+    for row in lineage:
+        if row.messages is None:
+            continue
+        low = row.messages if low is None else min(low, row.messages)
+        minima.append(low)
+        ids.append(row.checkpoint_id)
+    return tuple(minima), tuple(ids)
+
+
+def holder_of(index: int, holding: tuple[tuple[int, ...], tuple[str, ...]]) -> str | None:
+    minima, ids = holding
+    # minima is non-increasing; the holders are the leading run with minimum > index, the oldest last.
+    negated = [-m for m in minima]
+    count = bisect_left(negated, -index)
+    return ids[count - 1] if count else None
+
+
+def recorded_calls(
+    calls: Sequence[CallInput],
+    inference: SettingsInForce,
+    off_history: Sequence[SummaryRow] = (),
+    *,
+    holding: tuple[tuple[int, ...], tuple[str, ...]] = ((), ()),
+    summary_chars: int,
+    counter: TokenCounter | None = None,
+) -> tuple[RecordedCall, ...]:
+    """Every call of the thread: the stored rows where Mycel compacted, its arithmetic elsewhere."""
+    ai_indices = {c.index for c in calls}
+    # A row written at a count that is no call here: the call failed after compacting, yet Mycel's cache
+    # kept the summary for the next call. Rows at a call's count that a newer row replaced do not count.
+    late_rows = sorted(
+        (r for r in off_history if r.compacted_at not in ai_indices), key=lambda r: r.compacted_at
+    )
+    unknown = placeholder_summary(summary_chars)
+    head_tokens: dict[str, int] = {}
+
+    def head_tiktoken(text: str) -> int:
+        if text not in head_tokens and counter is not None:
+            head_tokens[text] = counter.count(SUMMARY_HEADER + text)
+        return head_tokens.get(text, 0)
+
+    cache: tuple[ActiveSummary, str | None] | None = None
+    late = 0
+    out: list[RecordedCall] = []
+    for position, call in enumerate(calls):
+        i = call.index
+        while late < len(late_rows) and late_rows[late].compacted_at < i:
+            late_row = late_rows[late]
+            cache = (ActiveSummary.from_row(late_row), late_row.summary_id)
+            late += 1
+        segment = inference.segment_at(position)
+        settings = segment.settings
+        over = call.pruned_tokens > settings.trigger_tokens
+        row = inference.rows_by_index.get(i)
+        compacted, stored, split = False, True, False
+        if row is not None:
+            compacted, split = True, row.is_split_turn
+            cache = (ActiveSummary.from_row(row), row.summary_id)
+        elif i in inference.not_stored:
+            splitter = call.splitter()
+            cut = splitter.cut(settings.effective_keep_recent_tokens)
+            prefix = splitter.turn_prefix(cut, settings.context_limit)
+            up_to = compact_up_to_index(i, cut, i - cut, prefix)
+            if up_to is not None:
+                compacted, stored, split = True, False, prefix > 0
+                text = summary_text_for(unknown, unknown) if split else unknown
+                cache = (ActiveSummary(text, up_to), None)
+        applied = None
+        if cache is not None and (compacted or not over):
+            summary = cache[0]
+            if summary.summary_text and 0 < summary.compact_up_to_index <= i:
+                applied = cache
+        if applied is None:
+            sent_chars, sent, tiktoken = call.chars_between(0, i), i, call.tiktoken_between(0, i)
+        else:
+            summary = applied[0]
+            start = summary.compact_up_to_index
+            sent_chars = len(SUMMARY_HEADER) + len(summary.summary_text) + call.chars_between(start, i)
+            sent = 1 + i - start
+            kept = call.tiktoken_between(start, i)
+            tiktoken = None if kept is None else head_tiktoken(summary.summary_text) + kept
+        out.append(
+            RecordedCall(
+                call=position + 1,
+                index=i,
+                checkpoint_id=holder_of(i, holding),
+                compacted=compacted,
+                compaction_stored=stored,
+                split_turn=split,
+                summary=applied[0] if applied else None,
+                summary_id=applied[1] if applied else None,
+                summary_stored=applied is None or applied[1] is not None,
+                sent_messages=sent,
+                stored_tokens=call.stored_tokens,
+                pruned_tokens=call.pruned_tokens,
+                sent_tokens=sent_chars // 2,
+                tiktoken_tokens=tiktoken,
+                provider_input_tokens=call.message.input_tokens,
+                soft_trimmed=call.soft_trimmed,
+                hard_cleared=call.hard_cleared,
+                over_trigger=over,
+                context_limit=settings.context_limit,
+                trigger_tokens=settings.trigger_tokens,
+                context_limit_source=segment.source,
+                segment=inference.segments.index(segment),
+            )
+        )
+    return tuple(out)
+
+
+def recompacts_every_call(calls: Sequence[RecordedCall], *, at_least: int = 3) -> bool:
+    """Mycel main's trap (reference §3.4): past the trigger, it summarised again at every call. True when
+    the thread's last `at_least` or more calls each compacted."""
+    run = 0
+    for call in reversed(calls):
+        if not call.compacted:
+            break
+        run += 1
+    return run >= at_least
