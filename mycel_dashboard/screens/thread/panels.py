@@ -18,6 +18,9 @@ from memory_core.records import StoreProblem
 from memory_core.stores.reader import MycelReader
 
 LONG_CELL = 160  # longer cell values are shown collapsed
+# Wider tables are shown one record at a time (field, value): a 340 px side column cannot hold eight columns
+# of paths, ids and JSON side by side without hiding most of them behind a horizontal scroll.
+RECORD_COLUMNS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +28,15 @@ class Table:
     caption: str
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+
+    @property
+    def as_records(self) -> bool:
+        return len(self.columns) >= RECORD_COLUMNS
+
+    @property
+    def records(self) -> tuple[tuple[tuple[str, str], ...], ...]:
+        """Each row as (column, value) pairs."""
+        return tuple(tuple(zip(self.columns, row, strict=False)) for row in self.rows)
 
 
 @dataclass(frozen=True, slots=True)
