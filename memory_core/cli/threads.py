@@ -17,8 +17,9 @@ from typing import Any
 
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.table import one_line, print_table, printable, short_id
+from memory_core.family import FamilyMember, agents_by_thread, build_family, registered_only_rows
 from memory_core.messages import Message
-from memory_core.records import ProblemKind, StoreProblem, ThreadRow
+from memory_core.records import AgentRecord, ProblemKind, StoreProblem, ThreadRow
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.opening import identity_of
 from memory_core.stores.reader import MycelReader
@@ -75,12 +76,46 @@ def thread_json(row: ThreadRow) -> dict[str, Any]:
     }
 
 
+def _subagent_json(agent: AgentRecord | None) -> dict[str, Any] | None:
+    if agent is None:
+        return None
+    return {
+        "agent_id": agent.agent_id,
+        "name": agent.name,
+        "status": agent.status,
+        "subagent_type": agent.subagent_type,
+        "created_at": _iso(agent.created_at),
+    }
+
+
+def _member_json(member: FamilyMember) -> dict[str, Any]:
+    return {
+        "thread_id": member.thread_id,
+        "has_checkpoints": member.has_checkpoints,
+        "subagent": _subagent_json(member.agent),
+        "children": [_member_json(child) for child in member.children],
+    }
+
+
 def run_threads(args: argparse.Namespace) -> int:
     reader = _reader()
     _require_data(reader.locations)
     result = reader.list_threads()
-    _warn(result.problems)
-    rows = [thread_json(r) for r in result.value]
+    agents = reader.list_agents()
+    _warn([*result.problems, *agents.problems])
+    # Sub-agents whose registration failed before any checkpoint are known to the registry alone.
+    listed = [*result.value, *registered_only_rows(agents.value, (r.thread_id for r in result.value))]
+    registered = agents_by_thread(agents.value)
+    rows = [
+        {
+            **thread_json(r),
+            "parent_thread_id": registered[r.thread_id].parent_thread_id
+            if r.thread_id in registered
+            else None,
+            "subagent": _subagent_json(registered.get(r.thread_id)),
+        }
+        for r in listed
+    ]
     if args.json:
         print_json(rows)
         return 0
@@ -191,14 +226,17 @@ def run_thread(args: argparse.Namespace) -> int:
     _require_data(reader.locations)
     thread_id: str = args.thread_id
     found = reader.get_thread(thread_id)
-    if found.value is None:
-        _warn(found.problems)
+    agents = reader.list_agents()
+    # A failed registration is a thread only the registry knows: shown with no checkpoints.
+    registered = registered_only_rows([a for a in agents.value if a.thread_id == thread_id], ())
+    if found.value is None and not registered:
+        _warn([*found.problems, *agents.problems])
         raise CliError(f"unknown thread {printable(repr(thread_id))}: no Mycel store has it")
-    row = found.value
+    row = found.value or registered[0]
     facts = _thread_facts(reader, row)
     summaries = reader.list_summaries(thread_id)
     queue = reader.list_queue(thread_id)
-    _warn([*found.problems, *summaries.problems, *queue.problems])
+    _warn([*found.problems, *summaries.problems, *queue.problems, *agents.problems])
     _warn_lines(facts["warnings"])
     data: dict[str, Any] = {
         "thread_id": row.thread_id,
@@ -224,6 +262,7 @@ def run_thread(args: argparse.Namespace) -> int:
             for q in queue.value
         ],
         "rollback_overtaken": facts["rollback_overtaken"],
+        "family": _family_json(reader, agents.value, thread_id),
     }
     if args.json:
         print_json(data)
@@ -238,6 +277,18 @@ def run_thread(args: argparse.Namespace) -> int:
         )
     _print_thread(row, data)
     return 0
+
+
+def _family_json(reader: MycelReader, agents: tuple[AgentRecord, ...], thread_id: str) -> dict[str, Any]:
+    """The thread's registration, its parent and its sub-agents, recursively (agent_registry.db)."""
+    family = build_family(
+        agents, thread_id, has_checkpoints=lambda member: reader.head_checkpoint_id(member) is not None
+    )
+    return {
+        "subagent": _subagent_json(family.agent),
+        "parent": _member_json(family.parent) if family.parent is not None else None,
+        "children": [_member_json(child) for child in family.children],
+    }
 
 
 def _print_thread(row: ThreadRow, data: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from memory_core.demo import scripts
 from memory_core.demo.determinism import DemoClock, SeededIds
 from memory_core.demo.graph import FAKE_API_KEY, BuiltThread, RunEventsTableRow, build_thread
+from memory_core.demo.subagents import write_subagents
 from memory_core.demo.tables import (
     MemberRow,
     MessageQueueTableRow,
@@ -301,6 +302,9 @@ def write_demo_home(
                 {"name": member.name, "description": member.description},
             )
             (Path(member.config_dir) / "agent.md").write_text(f"# {member.name}\n\n{member.description}.\n")
+    write_subagents(
+        folder, next((t.thread_id for t in described if t.has_checkpoints), None), seed=seed, clock=clock
+    )
     files = tuple(sorted(p for p in folder.rglob("*") if p.is_file()))
     return DemoManifest(
         folder, seed, FAKE_API_KEY, tuple(described), tuple(q.thread_id for q in queue), files

@@ -15,6 +15,7 @@ from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message
 from memory_core.rollback import rollback_record
 from memory_core.tokens import estimate_tokens
+from mycel_dashboard.screens.shared.family import family_card
 from mycel_dashboard.screens.shared.memory import MemoryContext, problem_text, thread_memory
 from mycel_dashboard.screens.thread.forms import TimelineForm
 from mycel_dashboard.screens.thread.panels import PANELS
@@ -117,6 +118,8 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             overtaken=rail.overtaken,
             undoable=state is not None and rollback_record(state.checkpoint.metadata) is not None,
         )
+    if part is None:
+        context["family_card"] = family_card(reader, thread_id, problems, absent)
     context["absent"] = list(dict.fromkeys(absent))  # several reads meet the same missing file
     return render_screen(request, "thread.html", part, context)
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from django import forms
+from django.core.exceptions import ValidationError
 
 from mycel_dashboard.screens.threads.presenter import DEFAULT_SORT, PER_PAGE, Flag, SortKey, ThreadListQuery
 from mycel_dashboard.web.forms import LenientForm
+from mycel_dashboard.web.ids import MAX_URL_ID, id_from_url
 
 
 class ThreadListForm(LenientForm):
@@ -24,6 +26,17 @@ class ThreadListForm(LenientForm):
     )
     page = forms.IntegerField(required=False, min_value=1, label="page", initial=1)
     limit = forms.IntegerField(required=False, min_value=1, max_value=100_000_000, label="context limit")
+    # A thread id in its URL form (web/ids.py): any id, whitespace and control characters included.
+    family = forms.CharField(required=False, strip=False, max_length=MAX_URL_ID, label="family of")
+
+    def clean_family(self) -> str | None:
+        value: str = self.cleaned_data.get("family") or ""
+        if not value:
+            return None
+        try:
+            return id_from_url(value)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
 
     def query(self) -> tuple[ThreadListQuery, list[str]]:
         values, problems = self.values()
@@ -39,5 +52,6 @@ class ThreadListForm(LenientForm):
             page=values["page"] or 1,
             per_page=PER_PAGE,
             context_limit=values["limit"],
+            family=values["family"],
         )
         return query, problems

@@ -12,7 +12,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from memory_core.records import ThreadRow
+from memory_core.family import agents_by_thread, family_thread_ids
+from memory_core.records import AgentRecord, ThreadRow
 from memory_core.settings import compaction_trigger
 from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.memory import ContextLimitInfo
@@ -59,6 +60,7 @@ class ThreadListQuery:
     page: int = 1
     per_page: int = PER_PAGE
     context_limit: int | None = None  # overrides every thread's resolved limit
+    family: str | None = None  # only this thread and its sub-agents, recursively (agent_registry.db)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,12 @@ class ThreadListItem:
     fill: float | None  # Mycel's estimate / the limit; None when the estimate is unknown
     flags: tuple[Flag, ...]
     head: HeadFacts | None  # None = not computed (off the visible page)
+    agent: AgentRecord | None = None  # the row's registration, when it is a sub-agent
+
+    @property
+    def registered_only(self) -> bool:
+        """A registered sub-agent no other store knows: its registration failed before any checkpoint."""
+        return self.agent is not None and self.row.checkpoints == 0 and self.row.head_checkpoint_id is None
 
     @property
     def estimated_tokens(self) -> int | None:
@@ -159,17 +167,26 @@ def thread_page(
     limit_for: Callable[[ThreadRow], ContextLimitInfo],
     head_facts: Callable[[Sequence[ThreadRow]], Mapping[str, HeadFacts]],
     estimates: Callable[[Sequence[ThreadRow]], Mapping[str, int | None]] | None = None,
+    agents: Sequence[AgentRecord] = (),
 ) -> ThreadPage:
     """Search, filter, sort and page the thread list.
 
     `head_facts` decodes threads' newest checkpoints (many at once), so it is only asked for the visible
     page, or for every candidate when the list is filtered or sorted by what it tells. Sorting by context
-    fill needs only the estimates, which `estimates` gives (each head decoded once, ever).
+    fill needs only the estimates, which `estimates` gives (each head decoded once, ever). `agents` (the
+    sub-agent registry) marks sub-agent rows and serves the family filter.
     """
     needle = query.q.strip().lower()
+    # A new registry comes with a new version of the files, so with a new `rows`: keying on rows suffices.
+    family = family_thread_ids(agents, query.family) if query.family is not None else None
     candidates = derived_from(
-        rows, ("search", needle), lambda: [row for row in rows if _matches(row, needle)]
+        rows,
+        ("search", needle, query.family),
+        lambda: [
+            row for row in rows if _matches(row, needle) and (family is None or row.thread_id in family)
+        ],
     )
+    registered = agents_by_thread(agents)
 
     def item(row: ThreadRow, head: HeadFacts | None, known_estimate: int | None = None) -> ThreadListItem:
         limit = (
@@ -184,14 +201,21 @@ def thread_page(
         flags = _static_flags(row)
         if head is not None and head.pruned:
             flags.insert(1 if Flag.COMPACTED in flags else 0, Flag.PRUNED)
-        return ThreadListItem(row=row, limit=limit, fill=fill, flags=tuple(flags), head=head)
+        return ThreadListItem(
+            row=row,
+            limit=limit,
+            fill=fill,
+            flags=tuple(flags),
+            head=head,
+            agent=registered.get(row.thread_id),
+        )
 
     per_page = max(1, query.per_page)
     if query.flag is None and query.sort in _ROW_SORT_VALUES:
         # Order and page the rows; only the visible page becomes items (and reads its heads).
         rows_in_order = derived_from(
             rows,
-            ("order", needle, query.sort, query.descending),
+            ("order", needle, query.family, query.sort, query.descending),
             lambda: _sorted(
                 candidates, _ROW_SORT_VALUES[query.sort], lambda row: row.thread_id, query.descending
             ),

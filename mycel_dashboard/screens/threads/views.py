@@ -6,7 +6,10 @@ from collections.abc import Sequence
 
 from django.http import HttpRequest, HttpResponse
 
+from memory_core.family import registered_only_rows
 from memory_core.records import ThreadRow
+from mycel_dashboard.screens.shared.caches import derived_from
+from mycel_dashboard.screens.shared.family import family_param, read_agents
 from mycel_dashboard.screens.shared.memory import ContextLimitInfo, ThreadMemories, problem_text
 from mycel_dashboard.screens.threads.forms import ThreadListForm
 from mycel_dashboard.screens.threads.heads import head_facts_reader
@@ -24,6 +27,19 @@ def thread_list(request: HttpRequest) -> HttpResponse:
     source, reader = open_source()
     result = reader.list_threads()
     problems = [problem_text(p) for p in result.problems]
+    absent: list[str] = []
+    agents = read_agents(reader, problems, absent)
+    # Failed registrations have no checkpoint, so only the registry knows them: rows of their own.
+    # Kept with the list tuple, so the orderings derived from `rows` are kept too.
+    rows = (
+        derived_from(
+            result.value,
+            ("registered", agents),
+            lambda: result.value + registered_only_rows(agents, (row.thread_id for row in result.value)),
+        )
+        if agents
+        else result.value
+    )
     context_for = ThreadMemories(source.locations, override=query.context_limit)
 
     def limit_for(row: ThreadRow) -> ContextLimitInfo:
@@ -35,11 +51,12 @@ def thread_list(request: HttpRequest) -> HttpResponse:
         return found.value
 
     page = thread_page(
-        result.value,
+        rows,
         query,
         limit_for=limit_for,
         head_facts=head_facts_reader(reader, lambda row: context_for(row).settings, problems),
         estimates=estimates,
+        agents=agents,
     )
     context = {
         "source": source,
@@ -49,5 +66,7 @@ def thread_list(request: HttpRequest) -> HttpResponse:
         "flag_choices": [(flag.value, label) for flag, label in FLAG_LABELS.items()],
         "problems": problems,
         "notes": notes,
+        "absent": absent,
+        "family_param": family_param(query.family) if query.family is not None else None,
     }
     return render_screen(request, "threads.html", "thread-rows", context)
