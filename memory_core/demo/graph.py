@@ -29,8 +29,15 @@ from pydantic import ConfigDict
 from typing_extensions import TypedDict
 
 from memory_core.demo.determinism import DemoClock, SeededIds, frozen_langgraph
-from memory_core.demo.memory import MemoryState, SavedSummary, estimated_tokens, model_view
-from memory_core.demo.scripts import Human, Reply, ThreadScript, Turn
+from memory_core.demo.memory import (
+    MemoryState,
+    SavedSummary,
+    SettingsSegment,
+    estimated_tokens,
+    model_view,
+    switched_settings,
+)
+from memory_core.demo.scripts import Human, ModelSwitch, Reply, ThreadScript, Turn
 from memory_core.demo.tools import TOOLS, FileOperationsTableRow, ToolContext, ToolFailure
 
 FAKE_API_KEY = "sk-ant-FAKE-demo-key-not-a-secret"
@@ -100,6 +107,10 @@ class BuiltThread:
     fork_checkpoint_id: str | None
     fork_parent_checkpoint_id: str | None
     head_message_count: int
+    model_calls: int  # answered model calls, every branch
+    settings_segments: tuple[SettingsSegment, ...]
+    compacted_at: tuple[int, ...]  # every compaction, stored or not
+    summaries_not_stored: tuple[int, ...]  # compacted_at of the compactions whose save failed
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -200,10 +211,22 @@ class _Run:
     memory: MemoryState
     model: ScriptedChatModel
     steers: Mapping[int, tuple[Human, ...]] = field(default_factory=dict)
-    model_calls: int = 0
+    model_calls: int = 0  # in the current run
+    calls_made: int = 0  # in the whole thread, answered ones only
+    segments: list[SettingsSegment] = field(default_factory=list)
     events: list[RunEventsTableRow] = field(default_factory=list)
     spill_files: list[Path] = field(default_factory=list)
     summary_times: list[str] = field(default_factory=list)
+
+    def note_settings(self) -> None:
+        """Start a new settings segment at the coming call when the settings or the model changed."""
+        current = (self.memory.settings, self.model.model_name)
+        if not self.segments or (self.segments[-1].settings, self.segments[-1].model) != current:
+            self.segments.append(SettingsSegment(self.calls_made + 1, *current))
+
+    def switch_model(self, switch: ModelSwitch) -> None:
+        self.memory.settings = switched_settings(self.memory.settings, switch.context_limit)
+        self.model.model_name = switch.model
 
     def event(self, event_type: str, data: Mapping[str, Any], message_id: str | None = None) -> None:
         self.events.append(
@@ -228,7 +251,7 @@ def _spill_text(size: int, path: str, content: str) -> str:
 
 def _status(run: _Run, messages: list[BaseMessage]) -> dict[str, Any]:
     tokens = estimated_tokens(messages)
-    limit = run.script.memory.context_limit
+    limit = run.memory.settings.context_limit
     return {
         "state": {"state": "active", "flags": {"streaming": False, "compacting": False, "error": False}},
         "context": {
@@ -249,11 +272,13 @@ def _compile(run: _Run, saver: AsyncSqliteSaver) -> AgentGraph:
 
     async def call_model(state: AgentState) -> dict[str, Any]:
         run.clock.advance(1.2)
+        run.note_settings()
         saved_before = len(run.memory.saved)
         view = model_view(state["messages"], run.memory)
         run.summary_times.extend(run.clock.local_iso() for _ in run.memory.saved[saved_before:])
         run.model_calls += 1
         reply = await run.model.ainvoke(view)
+        run.calls_made += 1
         if reply.text:
             for start in range(0, len(reply.text), 24):
                 run.event("text", {"content": reply.text[start : start + 24], "showing": True}, reply.id)
@@ -333,7 +358,7 @@ def _configurable(run: _Run, run_id: str) -> dict[str, Any]:
     return {
         "thread_id": run.thread_id,
         "run_id": run_id,
-        "model": run.script.model,
+        "model": run.model.model_name,
         "model_provider": run.script.model_provider,
         "api_key": FAKE_API_KEY,
         "base_url": run.script.base_url,
@@ -344,7 +369,12 @@ async def _play_turn(
     app: AgentGraph, run: _Run, turn: Turn, config_extra: Mapping[str, Any] | None = None
 ) -> RunRecord:
     run.clock.advance(turn.pause_seconds)
+    if turn.switch_model is not None:
+        run.switch_model(turn.switch_model)
     run_id = run.ids.uuid4()
+    if run.script.tui_session:
+        # leonai's TUI names each interaction `{thread_id}-{8 hex}` (reference §2.6); there is no web run.
+        run_id = f"{run.thread_id}-{run_id.replace('-', '')[:8]}"
     run.tools.run_id = run_id
     run.events = []
     run.steers = turn.steers
@@ -410,6 +440,10 @@ async def _write_thread(saver_path: Path, thread_id: str, script: ThreadScript, 
         fork_checkpoint_id=fork_id,
         fork_parent_checkpoint_id=fork_parent,
         head_message_count=len(head.values.get("messages", [])),
+        model_calls=run.calls_made,
+        settings_segments=tuple(run.segments),
+        compacted_at=tuple(run.memory.compacted_at),
+        summaries_not_stored=tuple(run.memory.not_stored),
     )
 
 
@@ -436,7 +470,7 @@ def build_thread(
         clock=clock,
         ids=ids,
         tools=ToolContext(thread_id=thread_id, workspace=workspace, clock=clock, new_id=ids.uuid4),
-        memory=MemoryState(settings=script.memory),
+        memory=MemoryState(settings=script.memory, save_failures=script.unsaved_compactions),
         model=ScriptedChatModel(
             style=script.style, model_name=script.model, model_provider=script.model_provider, ids=ids
         ),

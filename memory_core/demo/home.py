@@ -10,6 +10,7 @@ from pathlib import Path
 from memory_core.demo import scripts
 from memory_core.demo.determinism import DemoClock, SeededIds
 from memory_core.demo.graph import FAKE_API_KEY, BuiltThread, RunEventsTableRow, build_thread
+from memory_core.demo.memory import SettingsSegment
 from memory_core.demo.subagents import write_subagents
 from memory_core.demo.tables import (
     MemberRow,
@@ -30,18 +31,27 @@ from memory_core.demo.tables import (
 from memory_core.demo.tools import FileOperationsTableRow
 
 OWNER_ID = "dev-user"
+# The built-in scenarios (`_scenarios`); more threads are fillers.
+BUILT_IN_THREADS = 10
 DB_FILES = ("leon.db", "summary.db", "file_ops.db", "events.db", "queue.db", "sandbox.db")
 _COMMAND_TOOLS = {"Bash"}
 
 
 @dataclass(frozen=True, slots=True)
 class DemoThread:
-    """One thread of the demo home and what it demonstrates."""
+    """One thread of the demo home and what it demonstrates.
+
+    The memory facts are recorded while the thread was written, not recomputed: `settings_segments`
+    are the settings Mycel's middleware held from each model call on (calls numbered from 1 in the
+    order they ran; `effective_keep_recent_tokens` is what it applied), `compacted_at` the message
+    count of every compaction, and `summaries_not_stored` those whose summary row was never written.
+    A `standalone` thread has no `threads` row (and no member); its summaries are in leon.db.
+    """
 
     thread_id: str
     key: str
     title: str
-    member_id: str
+    member_id: str | None
     threads_model: str | None
     message_count: int
     run_ids: tuple[str, ...]
@@ -52,6 +62,11 @@ class DemoThread:
     fork_parent_checkpoint_id: str | None
     failed: bool
     has_checkpoints: bool
+    standalone: bool = False
+    model_calls: int = 0
+    settings_segments: tuple[SettingsSegment, ...] = ()
+    compacted_at: tuple[int, ...] = ()
+    summaries_not_stored: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +94,11 @@ def _scenarios(folder: Path, chat_id: str, count: int) -> list[scripts.Scenario]
         scripts.toad_steer(),
         scripts.morel_glossary(str(ws / "morel-glossary")),
         scripts.toad_qa(),
+        # Issue 11's evidence cases; all morel's or standalone, so toad's idle thread keeps its id.
+        scripts.interactive_chat(str(ws / "interactive-chat")),
+        scripts.morel_model_switch(),
+        scripts.morel_unsaved_summary(),
+        scripts.morel_large_window(str(ws / "morel-oncall")),
     ]
     chosen = built_in[:count]
     chosen.extend(scripts.filler(n) for n in range(1, count - len(built_in) + 1))
@@ -168,7 +188,12 @@ def _ran_commands(scenario: scripts.Scenario) -> bool:
 
 
 def write_demo_home(
-    folder: Path, *, seed: int = 7, threads: int = 6, long_turns: int = 0, overwrite: bool = False
+    folder: Path,
+    *,
+    seed: int = 7,
+    threads: int = BUILT_IN_THREADS,
+    long_turns: int = 0,
+    overwrite: bool = False,
 ) -> DemoManifest:
     """Write a complete Mycel data home into `folder` and describe it.
 
@@ -194,6 +219,9 @@ def write_demo_home(
     thread_rows: list[ThreadsTableRow] = []
     summaries: list[SummaryEntry] = []
     operations: list[FileOperationsTableRow] = []
+    # Standalone threads' summaries and file operations go to leon.db (reference §1.4).
+    leon_summaries: list[SummaryEntry] = []
+    leon_operations: list[FileOperationsTableRow] = []
     events: list[RunEventsTableRow] = []
     sandboxes: list[SandboxRecord] = []
     described: list[DemoThread] = []
@@ -217,26 +245,35 @@ def write_demo_home(
         return row
 
     for scenario in scenarios:
-        row = new_thread(scenario.member, scenario.threads_model, scenario.workspace)
         workspace = Path(scenario.workspace) if scenario.workspace else None
-        ran = _ran_commands(scenario)
-        sandboxes.append(
-            _sandbox_record(ids, clock, row.id, scenario.workspace or str(folder / "workspaces"), ran)
-        )
+        if scenario.thread_id is not None:
+            thread_id, member_id = scenario.thread_id, None
+        else:
+            assert scenario.member is not None  # a web thread belongs to a member
+            row = new_thread(scenario.member, scenario.threads_model, scenario.workspace)
+            thread_id, member_id = row.id, row.member_id
+            ran = _ran_commands(scenario)
+            sandboxes.append(
+                _sandbox_record(ids, clock, row.id, scenario.workspace or str(folder / "workspaces"), ran)
+            )
         built = build_thread(
-            folder / "leon.db", row.id, scenario.script, seed=seed, workspace=workspace, clock=clock
+            folder / "leon.db", thread_id, scenario.script, seed=seed, workspace=workspace, clock=clock
         )
-        summaries.extend(_summary_entries(ids, built))
-        operations.extend(built.file_operations)
-        # Mycel keeps only each thread's latest run in events.db (cleanup_old_runs, keep_latest=1).
-        events.extend(built.runs[-1].events)
+        if scenario.standalone:
+            leon_summaries.extend(_summary_entries(ids, built))
+            leon_operations.extend(built.file_operations)
+        else:
+            summaries.extend(_summary_entries(ids, built))
+            operations.extend(built.file_operations)
+            # Mycel keeps only each thread's latest run in events.db (cleanup_old_runs, keep_latest=1).
+            events.extend(built.runs[-1].events)
         described.append(
             DemoThread(
-                thread_id=row.id,
+                thread_id=thread_id,
                 key=scenario.key,
                 title=scenario.title,
-                member_id=row.member_id,
-                threads_model=row.model,
+                member_id=member_id,
+                threads_model=scenario.threads_model,
                 message_count=built.head_message_count,
                 run_ids=tuple(r.run_id for r in built.runs),
                 summaries=len(built.summaries),
@@ -246,6 +283,11 @@ def write_demo_home(
                 fork_parent_checkpoint_id=built.fork_parent_checkpoint_id,
                 failed=any(r.error for r in built.runs),
                 has_checkpoints=True,
+                standalone=scenario.standalone,
+                model_calls=built.model_calls,
+                settings_segments=built.settings_segments,
+                compacted_at=built.compacted_at,
+                summaries_not_stored=built.summaries_not_stored,
             )
         )
 
@@ -280,21 +322,14 @@ def write_demo_home(
     write_threads_table(folder / "leon.db", thread_rows, members.values())
     write_summaries(folder / "summary.db", summaries)
     write_file_operations(folder / "file_ops.db", operations)
+    if leon_summaries or leon_operations:
+        write_summaries(folder / "leon.db", leon_summaries)
+        write_file_operations(folder / "leon.db", leon_operations)
     write_run_events(folder / "events.db", events)
     write_queue(folder / "queue.db", queue)
     write_sandbox(folder / "sandbox.db", sandboxes)
     write_runtime_json(folder / "runtime.json")
-    write_models_json(
-        folder / "models.json",
-        virtual={
-            "leon:snug": {
-                "model": "claude-sonnet-4-5-20250929",
-                "provider": "anthropic",
-                "context_limit": scripts.SNUG.context_limit,
-                "description": "small context window (demo: forces compaction)",
-            }
-        },
-    )
+    write_models_json(folder / "models.json", virtual=scripts.VIRTUAL_MODELS)
     for member in members.values():
         if member.config_dir:
             write_json(

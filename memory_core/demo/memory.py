@@ -10,11 +10,12 @@ fake here: it writes a short digest instead of calling a model.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from memory_core.compaction import plan_compaction, summary_text_for
+from memory_core.compaction import CompactionPlan, plan_compaction, summary_text_for
 from memory_core.messages import Message, MessageType, message_from_dict
 from memory_core.model_view import ActiveSummary, ViewItem
 from memory_core.model_view import model_view as engine_model_view
@@ -33,13 +34,39 @@ class SavedSummary:
     split_turn_prefix: str | None
 
 
+class SettingsSegment(NamedTuple):
+    """The memory settings in force from model call `first_call` (1-based, in the order calls ran) on."""
+
+    first_call: int
+    settings: MemorySettings
+    model: str  # the concrete model those calls went to
+
+
 @dataclass(slots=True)
 class MemoryState:
-    """Per-thread cache, like one MemoryMiddleware instance (the summary survives between calls)."""
+    """Per-thread cache, like one MemoryMiddleware instance (the summary survives between calls).
+
+    `save_failures` are the 1-based ordinals of compactions whose summary save fails ("database is
+    locked"): Mycel logs it and goes on with the summary in its cache, so no row is written.
+    """
 
     settings: MemorySettings
+    save_failures: frozenset[int] = frozenset()
     active: ActiveSummary | None = None
     saved: list[SavedSummary] = field(default_factory=list)
+    compacted_at: list[int] = field(default_factory=list)  # every compaction, stored or not
+    not_stored: list[int] = field(default_factory=list)  # compacted_at of the failed saves
+
+
+def switched_settings(settings: MemorySettings, context_limit: int) -> MemorySettings:
+    """The settings after a model switch to `context_limit` (Mycel's `set_context_limit`, reference §3.5).
+
+    Mycel keeps keep_recent_tokens already lowered by the old limit's 0.4 cap: the cap only ever
+    lowers it, so a bigger window does not restore it.
+    """
+    return replace(
+        settings, context_limit=context_limit, keep_recent_tokens=settings.effective_keep_recent_tokens
+    )
 
 
 def engine_messages(messages: Sequence[BaseMessage]) -> tuple[Message, ...]:
@@ -69,6 +96,15 @@ def _prefix_digest(prefix: Sequence[Message]) -> str:
     return f"Turn prefix summary: the user asked for {opening[:100]}"
 
 
+def fake_summary(plan: CompactionPlan) -> tuple[str, str | None]:
+    """The demo summariser's text for a compaction and its split-turn prefix (None when not split).
+
+    It stands in for Mycel's summarisation calls; tests use it for a summary whose row was never saved.
+    """
+    prefix = _prefix_digest(plan.turn_prefix) if plan.split_turn else None
+    return summary_text_for(_digest(plan.to_summarize), prefix), prefix
+
+
 def _as_sent(item: ViewItem, originals: Sequence[BaseMessage]) -> BaseMessage:
     if item.origin is None:
         return SystemMessage(content=item.message.text)
@@ -83,17 +119,20 @@ def model_view(messages: Sequence[BaseMessage], state: MemoryState) -> list[Base
     stored = engine_messages(messages)
     plan = plan_compaction(stored, settings=state.settings)
     if plan.would_compact and plan.compact_up_to_index is not None:
-        prefix = _prefix_digest(plan.turn_prefix) if plan.split_turn else None
-        text = summary_text_for(_digest(plan.to_summarize), prefix)
+        text, prefix = fake_summary(plan)
         state.active = ActiveSummary(summary_text=text, compact_up_to_index=plan.compact_up_to_index)
-        state.saved.append(
-            SavedSummary(
-                summary_text=text,
-                compact_up_to_index=plan.compact_up_to_index,
-                compacted_at=len(messages),
-                is_split_turn=plan.split_turn,
-                split_turn_prefix=prefix,
+        state.compacted_at.append(len(messages))
+        if len(state.compacted_at) in state.save_failures:
+            state.not_stored.append(len(messages))
+        else:
+            state.saved.append(
+                SavedSummary(
+                    summary_text=text,
+                    compact_up_to_index=plan.compact_up_to_index,
+                    compacted_at=len(messages),
+                    is_split_turn=plan.split_turn,
+                    split_turn_prefix=prefix,
+                )
             )
-        )
     view = engine_model_view(stored, settings=state.settings, summary=state.active)
     return [_as_sent(item, messages) for item in view.items]

@@ -42,16 +42,28 @@ class Reply:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelSwitch:
+    """The owner switched the thread's model (`POST /api/settings/config`, reference §8.2): Mycel hot-swaps
+    the model and hands the memory middleware the new model's context limit (§3.5, §3.12)."""
+
+    threads_model: str  # what `threads.model` says from then on
+    model: str  # the concrete model it resolves to (checkpoint metadata `model`)
+    context_limit: int
+
+
+@dataclass(frozen=True, slots=True)
 class Turn:
     """One run: the message that starts it and the model's answers, in order.
 
-    `steers[i]` are messages Mycel's SteeringMiddleware injects just before model call `i` (0-based).
+    `steers[i]` are messages Mycel's SteeringMiddleware injects just before model call `i` (0-based);
+    `switch_model` is a model switch made before the run starts.
     """
 
     message: Human
     replies: tuple[Reply, ...]
     steers: Mapping[int, tuple[Human, ...]] = field(default_factory=dict)
     pause_seconds: float = 25.0
+    switch_model: ModelSwitch | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +86,10 @@ class ThreadScript:
     memory: MemorySettings = field(default_factory=MemorySettings)
     web_run: bool = True
     base_url: str | None = None
+    # 1-based ordinals of compactions whose summary save fails silently (reference §3.10).
+    unsaved_compactions: frozenset[int] = frozenset()
+    # A leonai TUI session: file operations are recorded under `{thread_id}-{8 hex}` per interaction.
+    tui_session: bool = False
 
 
 def owner(text: str, **extra: Any) -> Human:
@@ -135,17 +151,53 @@ def bash(command: str, description: str, output: str | None = None) -> ToolUse:
 
 # ---------------------------------------------------------------- the demo home's scenarios
 
+# The limits Mycel resolves for the demo's models (reference §3.12; runtime.json says 0, so auto-detect):
+# leon:large and leon:medium → 1,000,000, leon:mini → 200,000, gpt-4o-mini → 128,000 (the default).
+LARGE = MemorySettings(context_limit=1_000_000)
+MINI = MemorySettings(context_limit=200_000)
+SNUG = MemorySettings(context_limit=5500)
+SMALL = MemorySettings(context_limit=9000)
+# What a leonai TUI user with a small local model ran under (a models.json entry since removed).
+TUI_WINDOW = MemorySettings(context_limit=6000)
+STANDALONE_THREAD_ID = "interactive-chat"
+# The compaction of `morel_unsaved_summary` whose save fails: the last one before the estimate drops.
+UNSAVED_COMPACTION = 3
+# The virtual models the demo's models.json defines (the leon:* mapping, reference §4).
+VIRTUAL_MODELS: Mapping[str, Mapping[str, Any]] = {
+    "leon:snug": {
+        "model": "claude-sonnet-4-5-20250929",
+        "provider": "anthropic",
+        "context_limit": SNUG.context_limit,
+        "description": "small context window (demo: forces compaction)",
+    },
+    "leon:small": {
+        "model": "claude-haiku-4-5-20250929",
+        "provider": "anthropic",
+        "context_limit": SMALL.context_limit,
+        "description": "a small window, a little roomier than leon:snug (demo)",
+    },
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
-    """A thread of the demo home: who owns it, its `threads` row, and its script."""
+    """A thread of the demo home: who owns it, its `threads` row, and its script.
+
+    A standalone thread (`thread_id` fixed, no member, no `threads_model`) has no `threads` row: Mycel's
+    scripts and TUI sessions exist only as checkpoints, their summaries and file operations in leon.db.
+    """
 
     key: str
-    member: Literal["morel", "toad"]
+    member: Literal["morel", "toad"] | None
     title: str
-    threads_model: str
+    threads_model: str | None
     workspace: str | None
     script: ThreadScript
+    thread_id: str | None = None
+
+    @property
+    def standalone(self) -> bool:
+        return self.thread_id is not None
 
 
 def morel_chat(chat_id: str) -> Scenario:
@@ -188,7 +240,7 @@ def morel_chat(chat_id: str) -> Scenario:
         "short chat, chat notification, then a fork",
         "leon:large",
         None,
-        ThreadScript("anthropic", "claude-opus-4-6", "anthropic", turns, fork=fork),
+        ThreadScript("anthropic", "claude-opus-4-6", "anthropic", turns, fork=fork, memory=LARGE),
     )
 
 
@@ -311,11 +363,8 @@ def morel_lab(workspace: str) -> Scenario:
         "tool-heavy: parallel calls, outputs in every size band, a spilled output",
         "leon:medium",
         workspace,
-        ThreadScript("anthropic", "claude-sonnet-4-5-20250929", "anthropic", turns),
+        ThreadScript("anthropic", "claude-sonnet-4-5-20250929", "anthropic", turns, memory=LARGE),
     )
-
-
-SNUG = MemorySettings(context_limit=5500)
 
 
 def toad_compaction(workspace: str) -> Scenario:
@@ -385,7 +434,9 @@ def toad_steer() -> Scenario:
         "steer while running, a consumed follow-up, one still queued",
         "leon:large",
         None,
-        ThreadScript("openai", "gpt-4o-2024-08-06", "openai", turns, base_url="https://api.openai.com/v1"),
+        ThreadScript(
+            "openai", "gpt-4o-2024-08-06", "openai", turns, base_url="https://api.openai.com/v1", memory=LARGE
+        ),
     )
 
 
@@ -431,7 +482,7 @@ def morel_glossary(workspace: str) -> Scenario:
         "multilingual file edits, then a provider error",
         "leon:mini",
         workspace,
-        ThreadScript("anthropic", "claude-haiku-4-5-20250929", "anthropic", turns),
+        ThreadScript("anthropic", "claude-haiku-4-5-20250929", "anthropic", turns, memory=MINI),
     )
 
 
@@ -450,6 +501,277 @@ def toad_qa() -> Scenario:
         "gpt-4o-mini",
         None,
         ThreadScript("openai", "gpt-4o-mini", "anthropic", turns),
+    )
+
+
+# ---------------------------------------------------------------- issue 11's evidence cases
+
+
+def _sweep_turn(banks: tuple[tuple[str, int], ...], switch: ModelSwitch | None = None) -> Turn:
+    """One greenhouse sweep turn: a Bash sweep per bank (parallel when several), then a one-line verdict."""
+    return Turn(
+        owner(
+            f"Run the sensor sweep for greenhouse bank{'s' if len(banks) > 1 else ''} "
+            f"{' and '.join(b for b, _ in banks)} and flag anything odd."
+        ),
+        (
+            Reply(
+                "Sweeping " + ", ".join(b for b, _ in banks) + ".",
+                tuple(bash(f"sensor-sweep --bank {b} --count {n}", f"Bank {b}") for b, n in banks),
+            ),
+            Reply(
+                f"{sum(n for _, n in banks)} sensors read; moisture below 6 is flagged FAULT, the rest is fine."
+            ),
+        ),
+        switch_model=switch,
+    )
+
+
+def interactive_chat(workspace: str) -> Scenario:
+    """A leonai TUI session on a small local model: compacts many times under a 6,000 window."""
+    api, worker, script = "api", "worker", f"{workspace}/slow_report.py"
+    turns = (
+        Turn(
+            owner("The api felt slow this morning. Show me the last 50 lines of its log."),
+            (
+                Reply("", (bash(f"service-log --service {api} --lines 50", "api log, last 50 lines"),)),
+                Reply("Most requests finish under 200 ms; a handful of WARN lines take 0.3–2.4 s."),
+            ),
+        ),
+        Turn(
+            owner("How many are over 250 ms?"),
+            (
+                Reply(
+                    "", (bash(f"slow-requests --service {api} --lines 50 --over 250", "Count slow requests"),)
+                ),
+                Reply("A few of the 50 are over 250 ms; some of those returned 503."),
+            ),
+        ),
+        Turn(
+            owner("Write me a small script that prints that count for any service."),
+            (
+                Reply(
+                    "Writing `slow_report.py`.",
+                    (ToolUse("Write", {"file_path": script, "content": _SLOW_REPORT}),),
+                ),
+                Reply("`slow_report.py` takes a service name and a threshold in ms."),
+            ),
+        ),
+        Turn(
+            owner("Now the worker's log, 50 lines."),
+            (
+                Reply("", (bash(f"service-log --service {worker} --lines 50", "worker log, 50 lines"),)),
+                Reply("The worker looks like the api: mostly fast, with a few slow jobs."),
+            ),
+        ),
+        Turn(
+            owner("Make the script's default threshold 500 ms and show it to me."),
+            (
+                Reply(
+                    "Raising the default.",
+                    (
+                        ToolUse(
+                            "Edit",
+                            {"file_path": script, "old_string": "default=250", "new_string": "default=500"},
+                        ),
+                    ),
+                ),
+                Reply("", (ToolUse("Read", {"file_path": script}),)),
+                Reply("The default threshold is now 500 ms."),
+            ),
+        ),
+        Turn(
+            owner("Worker jobs over 500 ms, then?"),
+            (
+                Reply(
+                    "",
+                    (
+                        bash(
+                            f"slow-requests --service {worker} --lines 50 --over 500", "Worker jobs > 500 ms"
+                        ),
+                    ),
+                ),
+                Reply("Only a few worker jobs exceed 500 ms."),
+            ),
+        ),
+        Turn(
+            owner("And the billing service, 40 lines, just to compare."),
+            (
+                Reply("", (bash("service-log --service billing --lines 40", "billing log, 40 lines"),)),
+                Reply("Billing is the calmest of the three."),
+            ),
+        ),
+        qa("Which service should I look at first?", "The api: it has the most slow requests and the 503s."),
+        Turn(
+            owner("One more look at the api, the last 30 lines."),
+            (
+                Reply("", (bash(f"service-log --service {api} --lines 30", "api log, 30 lines"),)),
+                Reply("Same picture as before: the slow ones are the WARN lines."),
+            ),
+        ),
+    )
+    return Scenario(
+        "standalone",
+        None,
+        "standalone TUI session: no threads row, summaries in leon.db, compacted under a 6,000 window",
+        None,
+        workspace,
+        ThreadScript(
+            "openai",
+            "qwen2.5-7b-instruct",
+            "openai",
+            turns,
+            memory=TUI_WINDOW,
+            web_run=False,
+            base_url="http://127.0.0.1:8080/v1",
+            tui_session=True,
+        ),
+        thread_id=STANDALONE_THREAD_ID,
+    )
+
+
+def morel_model_switch() -> Scenario:
+    """Compacts under leon:snug (5,500), then the owner switches to leon:small (9,000) and it compacts again."""
+    switch = ModelSwitch("leon:small", "claude-haiku-4-5-20250929", SMALL.context_limit)
+    # Five sweeps under leon:snug, then the switch before bank M's sweep.
+    turns = tuple(_sweep_turn(((bank, 40),), switch if bank == "M" else None) for bank in "HIJKLMN")
+    return Scenario(
+        "model_switch",
+        "morel",
+        "model switched between compactions: leon:snug (5,500) then leon:small (9,000)",
+        "leon:small",
+        None,
+        ThreadScript("anthropic", "claude-sonnet-4-5-20250929", "anthropic", turns, memory=SNUG),
+    )
+
+
+def morel_unsaved_summary() -> Scenario:
+    """One compaction in the middle could not save its summary ("database is locked"); the cache kept it.
+
+    After that compaction the billing log leaves protect_recent and is trimmed, the estimate falls back
+    under the trigger, and the next calls reuse the cached summary whose row is missing.
+    """
+    # (service, lines per Bash step): the search turn looks twice.
+    plan = (("api", (80,)), ("worker", (10,)), ("billing", (80,)), ("search", (10, 10)), ("auth", (30,)),
+            ("mail", (20,)), ("cache", (40,)))  # fmt: skip
+    turns = tuple(
+        Turn(
+            owner(
+                f"Pull the {service} log ({steps[0]} lines), count what is slow, and tell me if it matters."
+            ),
+            (
+                *(
+                    Reply("", (bash(f"service-log --service {service} --lines {lines}", f"{service} log"),))
+                    for lines in steps
+                ),
+                Reply(f"The {service} log has {steps[-1]} requests; the slow ones are marked WARN."),
+            ),
+        )
+        for service, steps in plan
+    )
+    return Scenario(
+        "unsaved_summary",
+        "morel",
+        "a summary save failed in the middle (database is locked): no row for that compaction",
+        "leon:small",
+        None,
+        ThreadScript(
+            "anthropic",
+            "claude-haiku-4-5-20250929",
+            "anthropic",
+            turns,
+            memory=SMALL,
+            unsaved_compactions=frozenset({UNSAVED_COMPACTION}),
+        ),
+    )
+
+
+def morel_large_window(workspace: str) -> Scenario:
+    """A leon:large (1,000,000) thread with real volume: ~20k estimated tokens, big outputs pruned."""
+    runbook = f"{workspace}/RUNBOOK.md"
+    turns = (
+        Turn(
+            owner("We're on call this week. Pull the api and worker logs so we have a baseline."),
+            (
+                Reply(
+                    "Pulling both logs.",
+                    (
+                        bash("service-log --service api --lines 140", "api log, 140 lines"),
+                        bash("service-log --service worker --lines 60", "worker log, 60 lines"),
+                    ),
+                ),
+                Reply("Baseline taken: the api has a few slow requests, the worker is quiet."),
+            ),
+        ),
+        Turn(
+            owner("Start a runbook for the on-call week and read it back to me."),
+            (
+                Reply(
+                    "Writing the runbook.", (ToolUse("Write", {"file_path": runbook, "content": _RUNBOOK}),)
+                ),
+                Reply("", (ToolUse("Read", {"file_path": runbook}),)),
+                Reply("The runbook is in place with the escalation steps and the dashboards to watch."),
+            ),
+        ),
+        Turn(
+            owner("Now the database proxy's log — the long one, 180 lines."),
+            (
+                Reply("", (bash("service-log --service dbproxy --lines 180", "dbproxy log, 180 lines"),)),
+                Reply("The proxy is healthy; the slow lines match the api's slow requests."),
+            ),
+        ),
+        Turn(
+            owner("Count the slow requests in each of the three."),
+            (
+                Reply(
+                    "Counting.",
+                    (
+                        bash("slow-requests --service api --lines 140 --over 250", "api slow requests"),
+                        bash("slow-requests --service worker --lines 60 --over 250", "worker slow requests"),
+                        bash(
+                            "slow-requests --service dbproxy --lines 180 --over 250", "dbproxy slow requests"
+                        ),
+                    ),
+                ),
+                Reply("The counts are above: the api and the proxy line up."),
+            ),
+        ),
+        Turn(
+            owner("Pull the search service's log too, 120 lines, and the billing log, 50."),
+            (
+                Reply("", (bash("service-log --service search --lines 120", "search log, 120 lines"),)),
+                Reply("", (bash("service-log --service billing --lines 50", "billing log, 50 lines"),)),
+                Reply("Search has a slow tail like the api; billing is calm."),
+            ),
+        ),
+        Turn(
+            owner("Add what we learned to the runbook."),
+            (
+                Reply(
+                    "Adding a findings section.",
+                    (
+                        ToolUse(
+                            "Edit",
+                            {
+                                "file_path": runbook,
+                                "old_string": "## Findings\n",
+                                "new_string": "## Findings\n\n- api and dbproxy slow requests coincide.\n"
+                                "- search has a slow tail; billing is calm.\n",
+                            },
+                        ),
+                    ),
+                ),
+                Reply("The runbook now lists the findings."),
+            ),
+        ),
+    )
+    return Scenario(
+        "large_window",
+        "morel",
+        "1,000,000-token window with real volume: ~2 % full, big outputs trimmed and cleared",
+        "leon:large",
+        workspace,
+        ThreadScript("anthropic", "claude-opus-4-6", "anthropic", turns, memory=LARGE),
     )
 
 
@@ -472,7 +794,7 @@ def long_thread(turns: int) -> Scenario:
         f"long thread: {turns} turns",
         "leon:medium",
         None,
-        ThreadScript("anthropic", "claude-sonnet-4-5-20250929", "anthropic", played),
+        ThreadScript("anthropic", "claude-sonnet-4-5-20250929", "anthropic", played, memory=LARGE),
     )
 
 
@@ -490,6 +812,7 @@ def filler(n: int) -> Scenario:
             "claude-opus-4-6",
             "anthropic",
             (qa(f"Give me tip #{n} for writing runbooks.", f"Tip #{n}: write the rollback step first."),),
+            memory=LARGE,
         ),
     )
 
@@ -529,3 +852,46 @@ _LEASE_ANSWER = (
     "A lease is the durable claim on a sandbox (provider, instance, desired and observed state). "
     "A terminal is a shell bound to one thread inside that lease, with its own working directory."
 )
+
+_SLOW_REPORT = """#!/usr/bin/env python3
+\"\"\"Print how many requests of a service's log took longer than a threshold.\"\"\"
+import argparse
+import subprocess
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("service")
+    p.add_argument("--over", type=int, default=250)
+    a = p.parse_args()
+    log = subprocess.run(["service-log", "--service", a.service], capture_output=True, text=True).stdout
+    slow = [line for line in log.splitlines() if int(line.rsplit("ms=", 1)[1]) > a.over]
+    print(f"{len(slow)} requests over {a.over} ms")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+_RUNBOOK = """# On-call runbook
+
+## Before you start
+- Check the api, worker and dbproxy dashboards; note the p95 latency of each.
+- Make sure you can reach the pager and the status page.
+
+## When the api is slow
+1. Pull the last 200 lines of the api log and count the requests over 250 ms.
+2. Compare with the dbproxy log: slow requests that coincide point at the database.
+3. If more than 5 % of requests return 503, page the database owner.
+4. Otherwise open a ticket with the slow request ids and carry on.
+
+## When the worker backs up
+1. Look at the queue depth; above 1,000 jobs, scale the worker pool by two.
+2. Check for one job type dominating the slow lines.
+
+## Escalation
+- Database: the data platform rota.
+- Payments (billing): the payments rota, any hour.
+
+## Findings
+"""

@@ -148,6 +148,29 @@ def sensor_sweep(bank: str, count: int) -> str:
     return "\n".join(lines)
 
 
+def service_log(service: str, lines: int) -> str:
+    """Access-log lines of a demo service; about 80 characters per line, a few slow or failing requests."""
+    rng = random.Random(f"log:{service}")
+    paths = ("/v1/orders", "/v1/orders/{id}", "/v1/stock", "/v1/health", "/v1/invoices", "/v1/users/me")
+    out = []
+    for i in range(lines):
+        slow = rng.random() < 0.12
+        ms = rng.randint(250, 2400) if slow else rng.randint(4, 180)
+        status = 503 if slow and rng.random() < 0.3 else 200
+        path = rng.choice(paths).replace("{id}", str(rng.randint(1000, 9999)))
+        out.append(
+            f"2026-11-29T{8 + i // 360:02d}:{(i // 6) % 60:02d}:{(i * 10) % 60:02d}Z {service}-{rng.randint(1, 4)} "
+            f"{'WARN' if slow else 'INFO'} req={rng.getrandbits(32):08x} GET {path} status={status} ms={ms}"
+        )
+    return "\n".join(out)
+
+
+def _slow_requests(log: str, over_ms: int) -> str:
+    slow = [line for line in log.splitlines() if int(line.rsplit("ms=", 1)[1]) > over_ms]
+    failing = sum("status=503" in line for line in slow)
+    return f"{len(slow)} of {len(log.splitlines())} requests over {over_ms} ms ({failing} returned 503)"
+
+
 def _station_averages(csv_text: str) -> str:
     sums: dict[str, list[float]] = {}
     for line in csv_text.splitlines()[1:]:
@@ -182,6 +205,11 @@ def tool_bash(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         return _station_averages(_resolve(ctx, words[1]).read_text(encoding="utf-8"))
     if words[0] == "sensor-sweep":
         return sensor_sweep(_flag(words, "--bank", "A"), int(_flag(words, "--count", "40")))
+    if words[0] == "service-log":
+        return service_log(_flag(words, "--service", "api"), int(_flag(words, "--lines", "20")))
+    if words[0] == "slow-requests":
+        log = service_log(_flag(words, "--service", "api"), int(_flag(words, "--lines", "20")))
+        return _slow_requests(log, int(_flag(words, "--over", "250")))
     if words[0] == "rollout-status":
         return f"step {_flag(words, '--step', '0')}: 12/12 pods ready, error rate 0.0%"
     if words[0] == "ls" and ctx.workspace is not None:

@@ -32,6 +32,7 @@
     var url = point.customdata[1];
     var target = document.getElementById(anchor);
     if (target) {
+      if (window.mycelTimeline) { window.mycelTimeline.revealMessage(target); }  // folded runs (timeline.js)
       target.scrollIntoView({ behavior: "smooth", block: "center" });
       target.classList.add("flash");
       window.setTimeout(function () { target.classList.remove("flash"); }, 1600);

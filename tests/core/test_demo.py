@@ -80,7 +80,8 @@ def test_every_thread_row_and_member_is_written(demo: DemoManifest) -> None:
     threads = _rows(
         demo.folder / "leon.db", "SELECT id, member_id, is_main, branch_index FROM threads ORDER BY id"
     )
-    assert {row[0] for row in threads} == {t.thread_id for t in demo.threads}
+    assert {row[0] for row in threads} == {t.thread_id for t in demo.threads if not t.standalone}
+    assert [t.thread_id for t in demo.threads if t.standalone] == ["interactive-chat"]
     assert all(row[0].startswith(row[1] + "-") for row in threads)
     assert sum(row[2] for row in threads) == 2  # one main thread per agent
     members = _rows(demo.folder / "leon.db", "SELECT id, type, owner_user_id FROM members")
@@ -136,7 +137,13 @@ def test_spilled_output_is_a_file_and_its_tool_message_keeps_only_a_preview(demo
 
 
 def test_fake_api_key_and_model_config_are_in_raw_checkpoint_metadata(demo: DemoManifest) -> None:
-    metadata = [json.loads(m) for (m,) in _rows(demo.folder / "leon.db", "SELECT metadata FROM checkpoints")]
+    metadata = [
+        json.loads(m)
+        for (m,) in _rows(
+            demo.folder / "leon.db",
+            "SELECT metadata FROM checkpoints WHERE thread_id IN (SELECT id FROM threads)",  # web threads
+        )
+    ]
     web_runs = [m for m in metadata if "run_id" in m]
     assert len(web_runs) == len(metadata)
     assert {m["api_key"] for m in web_runs} == {FAKE_API_KEY}
@@ -234,15 +241,18 @@ def test_side_stores_hold_operations_events_queue_and_sandbox(demo: DemoManifest
         demo.folder / "file_ops.db", "SELECT thread_id, checkpoint_id, operation_type FROM file_operations"
     )
     assert {(t, kind) for t, _, kind in ops} >= {(lab.thread_id, "write"), (lab.thread_id, "edit")}
-    assert all(run_id in lab.run_ids + demo.thread("glossary").run_ids for _, run_id, _ in ops)
+    run_ids = {t.thread_id: t.run_ids for t in demo.threads}
+    assert all(run_id in run_ids[thread_id] for thread_id, run_id, _ in ops)
     events = _rows(demo.folder / "events.db", "SELECT thread_id, run_id, event_type FROM run_events")
     assert {e[1] for e in events if e[0] == lab.thread_id} == {lab.run_ids[-1]}  # only the latest run is kept
     assert "error" in {e[2] for e in events if e[0] == demo.thread("glossary").thread_id}
     queue = _rows(demo.folder / "queue.db", "SELECT thread_id, content, source FROM message_queue")
     assert {q[0] for q in queue} == set(demo.queued_thread_ids) >= {demo.thread("steer").thread_id}
     sandbox = demo.folder / "sandbox.db"
-    assert _rows(sandbox, "SELECT COUNT(*) FROM sandbox_leases") == [(len(demo.threads),)]
-    assert _rows(sandbox, "SELECT COUNT(*) FROM abstract_terminals") == [(len(demo.threads),)]
+    web_threads = [t for t in demo.threads if not t.standalone]
+    assert _rows(sandbox, "SELECT COUNT(*) FROM sandbox_leases") == [(len(web_threads),)]
+    terminals = _rows(sandbox, "SELECT thread_id FROM abstract_terminals")
+    assert sorted(t for (t,) in terminals) == sorted(t.thread_id for t in web_threads)
     sessions = _rows(sandbox, "SELECT thread_id FROM chat_sessions WHERE status = 'active'")
     assert lab.thread_id in {s[0] for s in sessions}
     for table in ("lease_events", "sandbox_volumes", "lease_resource_snapshots", "sandbox_instances"):

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_core.demo import write_demo_home
+from memory_core.demo.home import BUILT_IN_THREADS
 
 
 class Command(BaseCommand):
@@ -20,7 +21,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--out", type=Path, default=None, help="folder (default: DASHBOARD_DEMO_HOME)")
         parser.add_argument("--seed", type=int, default=7, help="same seed, same data (default 7)")
-        parser.add_argument("--threads", type=int, default=6, help="conversation threads (default 6)")
+        parser.add_argument(
+            "--threads",
+            type=int,
+            default=BUILT_IN_THREADS,
+            help=f"conversation threads (default {BUILT_IN_THREADS}, every built-in scenario)",
+        )
         parser.add_argument("--long-turns", type=int, default=0, help="add a long thread with K turns")
         parser.add_argument("--force", action="store_true", help="replace an existing demo home")
 

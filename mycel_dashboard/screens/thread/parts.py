@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memory_core.memo import Key, Memo, digest
-from memory_core.messages import Message
+from memory_core.messages import Message, MessageType
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruningResult, prune_decisions
 from memory_core.records import ProblemKind, SummaryRow, ThreadRow
@@ -28,9 +28,11 @@ from mycel_dashboard.screens.thread.presenter import (
     RailItem,
     SummaryCard,
     Timeline,
+    TimelineFilter,
     View,
     build_timeline,
     checkpoint_rail,
+    run_failure,
     summary_card,
 )
 
@@ -84,6 +86,8 @@ def timeline_of(
     page: int | None,
     spill_url: Callable[[str], str],
     problems: list[str],
+    filters: TimelineFilter | None = None,
+    run_error: str | None = None,
 ) -> Timeline | None:
     pruning = guarded(
         "Mycel's pruning", lambda: pruning_of(store, thread_id, head, messages, memory.settings), problems
@@ -91,10 +95,34 @@ def timeline_of(
     return guarded(
         "the timeline",
         lambda: build_timeline(
-            messages, pruning=pruning, card=card, view=view, page=page, spill_url=spill_url
+            messages,
+            pruning=pruning,
+            card=card,
+            view=view,
+            page=page,
+            spill_url=spill_url,
+            filters=filters,
+            run_error=run_error,
         ),
         problems,
     )
+
+
+def run_error_of(
+    reader: MycelReader, thread_id: str, messages: Sequence[Message], run_id: object
+) -> str | None:
+    """The error that ended the head's run (`run_id`, from its metadata) before the model answered.
+
+    A failed model call leaves no message in the checkpoint, only an `error` run event, so events.db is
+    read only when the history does not end with the model's answer. Its own problems are the run events
+    panel's to report.
+    """
+    if not messages or not isinstance(run_id, str):
+        return None
+    last = messages[-1]
+    if last.type is MessageType.AI and not last.tool_calls:
+        return None
+    return run_failure(reader.list_run_events(thread_id).value, run_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,9 @@ from memory_core.rollback import rollback_record
 from memory_core.tokens import estimate_tokens
 from mycel_dashboard.screens.shared.family import family_card
 from mycel_dashboard.screens.shared.memory import MemoryContext, problem_text, thread_memory
-from mycel_dashboard.screens.thread.forms import TimelineForm
+from mycel_dashboard.screens.thread.forms import SHOW_CHOICES, TimelineForm, timeline_filter
 from mycel_dashboard.screens.thread.panels import PANELS
-from mycel_dashboard.screens.thread.parts import active_card, chart_of, rail_of, timeline_of
+from mycel_dashboard.screens.thread.parts import active_card, chart_of, rail_of, run_error_of, timeline_of
 from mycel_dashboard.screens.thread.presenter import SummaryCard, View
 from mycel_dashboard.web.links import spill_url, timeline_urls
 from mycel_dashboard.web.lookups import head_state, thread_or_404
@@ -49,6 +49,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         "absent": absent,
         "limit_override": values["limit"],
         "view_choices": [(View.STORED.value, "Stored"), (View.SENT.value, "Sent to the model")],
+        "show_choices": SHOW_CHOICES,
         "panels": PANELS.values(),
     }
     if thread is None:
@@ -89,6 +90,9 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             card,
             values,
             head_read=state is not None,
+            run_error=run_error_of(
+                reader, thread_id, messages, state.checkpoint.metadata.get("run_id") if state else None
+            ),
         )
         if part == "timeline":
             response = HttpResponse(html)
@@ -136,6 +140,7 @@ def _timeline_html(
     values: dict[str, Any],
     *,
     head_read: bool,
+    run_error: str | None = None,
 ) -> str:
     """The timeline part, rendered once per head, settings, card, problems met and query string (its links
     keep the query); not kept when the head could not be read or building it met a new problem."""
@@ -153,6 +158,8 @@ def _timeline_html(
             page=values["page"],
             spill_url=lambda tool_call_id: spill_url(thread_id, tool_call_id),
             problems=problems,
+            filters=timeline_filter(values),
+            run_error=run_error,
         )
         return render_to_string("thread.html#timeline", context, request)
 
@@ -162,7 +169,8 @@ def _timeline_html(
         thread=thread_id,
         head=head,
         settings=digest(memory.settings),
-        what=(card, met, request.GET.urlencode()),
+        # The run's error can land in events.db after the head was written: it is part of the key.
+        what=(card, met, request.GET.urlencode(), run_error),
     )
     return _TIMELINE_HTML.get_or_compute(key, render, keep=lambda _: head_read and tuple(problems) == met)
 
