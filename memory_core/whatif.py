@@ -1,8 +1,10 @@
 """What a proposed memory config would change: on one thread and across a fleet of threads.
 
-One config applied to one thread is a `ThreadSide`: every replayed model call (memory_core.replay) plus
-what Mycel would do at the thread's next call on the full stored list. Sides are pure values of
-(messages, settings), so a caller can cache the current one and recompute only the proposed one.
+One config applied to one thread is a `ThreadSide`: every model call plus what Mycel would do at the
+thread's next call on the full stored list. The current side's calls are the record (memory_core.record:
+what Mycel really did); a proposal's are a replay under the proposed settings (memory_core.replay), in
+the same shape. Sides are pure values, so a caller can cache the current one and recompute only the
+proposed one.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from dataclasses import dataclass
 
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruneAction, prune_decisions
-from memory_core.replay import DEFAULT_SUMMARY_CHARS, ModelCall, replay_calls
+from memory_core.record.calls import RecordedCall, replayed
+from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
 from memory_core.settings import MemorySettings
 from memory_core.tokens import TokenCounter, estimate_tokens
 
@@ -35,7 +38,7 @@ class ThreadSide:
     """One config applied to one thread."""
 
     settings: MemorySettings
-    calls: tuple[ModelCall, ...]
+    calls: tuple[RecordedCall, ...]
     actions: tuple[PruneAction, ...]  # per stored message, at the next call
     next_call: NextCall
 
@@ -84,6 +87,32 @@ class ThreadWhatIf:
         )
 
 
+def next_call(
+    messages: Sequence[Message], settings: MemorySettings
+) -> tuple[NextCall, tuple[PruneAction, ...]]:
+    """Mycel's memory at the thread's next call, and each stored message's badge then."""
+    pruning = prune_decisions(messages, settings=settings)
+    pruned_tokens = estimate_tokens(pruning.messages)
+    upcoming = NextCall(
+        stored_tokens=estimate_tokens(messages),
+        pruned_tokens=pruned_tokens,
+        trigger_tokens=settings.trigger_tokens,
+        would_compact=pruned_tokens > settings.trigger_tokens,
+        soft_trimmed=pruning.count(PruneAction.SOFT_TRIMMED),
+        hard_cleared=pruning.count(PruneAction.HARD_CLEARED),
+        protected=pruning.count(PruneAction.PROTECTED),
+    )
+    return upcoming, tuple(d.action for d in pruning.decisions)
+
+
+def recorded_side(
+    messages: Sequence[Message], calls: Sequence[RecordedCall], settings: MemorySettings
+) -> ThreadSide:
+    """The thread as Mycel ran it (its recorded calls), with its next call under `settings`."""
+    upcoming, actions = next_call(messages, settings)
+    return ThreadSide(settings=settings, calls=tuple(calls), actions=actions, next_call=upcoming)
+
+
 def thread_side(
     messages: Sequence[Message],
     *,
@@ -94,23 +123,8 @@ def thread_side(
     """Replay every model call of a thread under `settings`, plus its next call (with a `counter`, each
     call also gets a tiktoken count of what was sent)."""
     calls = replay_calls(messages, settings=settings, summary_chars=summary_chars, counter=counter)
-    pruning = prune_decisions(messages, settings=settings)
-    pruned_tokens = estimate_tokens(pruning.messages)
-    next_call = NextCall(
-        stored_tokens=estimate_tokens(messages),
-        pruned_tokens=pruned_tokens,
-        trigger_tokens=settings.trigger_tokens,
-        would_compact=pruned_tokens > settings.trigger_tokens,
-        soft_trimmed=pruning.count(PruneAction.SOFT_TRIMMED),
-        hard_cleared=pruning.count(PruneAction.HARD_CLEARED),
-        protected=pruning.count(PruneAction.PROTECTED),
-    )
-    return ThreadSide(
-        settings=settings,
-        calls=calls,
-        actions=tuple(d.action for d in pruning.decisions),
-        next_call=next_call,
-    )
+    upcoming, actions = next_call(messages, settings)
+    return ThreadSide(settings=settings, calls=replayed(calls, settings), actions=actions, next_call=upcoming)
 
 
 def badge_changes(

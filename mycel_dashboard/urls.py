@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 
 from mycel_dashboard.screens.audit import views as audit
+from mycel_dashboard.screens.call import views as call
 from mycel_dashboard.screens.checkpoint import views as checkpoint
 from mycel_dashboard.screens.config import views as config
 from mycel_dashboard.screens.dry_run import views as dry_run
@@ -22,6 +23,7 @@ urlpatterns = [
     path("threads/", threads.thread_list, name="threads"),
     path("threads/<id:thread_id>/", thread.thread_detail, name="thread"),
     path("threads/<id:thread_id>/messages/<int:index>/", text_views.message_text, name="message_text"),
+    path("threads/<id:thread_id>/calls/<int:number>/", call.call_detail, name="call"),
     path("threads/<id:thread_id>/spill/<id:tool_call_id>/", text_views.spill, name="spill"),
     path("threads/<id:thread_id>/panels/<slug:name>/", panel_views.panel, name="panel"),
     path(

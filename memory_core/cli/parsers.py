@@ -75,6 +75,34 @@ def _threads(subparsers: Any) -> None:
     thread.add_argument("--json", action="store_true", help="print JSON")
     thread.set_defaults(handler="memory_core.cli.threads:run_thread")
 
+    calls = subparsers.add_parser(
+        "calls",
+        help="every model call of a thread as Mycel made it (summary rows first)",
+        description=(
+            "One line (or JSON object) per model call: the messages Mycel handed the model, whether it "
+            "compacted first, the summary in effect, token estimates, and the context limit in force "
+            "with where it comes from (inferred from the stored summaries when today's config disagrees)."
+        ),
+    )
+    calls.add_argument("thread_id", metavar="THREAD_ID")
+    calls.add_argument("--json", action="store_true", help="print JSON")
+    calls.set_defaults(handler="memory_core.cli.calls_cmd:run_calls")
+
+    whatif = subparsers.add_parser(
+        "whatif",
+        help="a thread's model calls as they were, and replayed under proposed settings",
+        description=(
+            "Print {current, proposed}: current is exactly `calls`; proposed replays the thread under "
+            "today's config with the flags applied (equal to current when no flag changes anything)."
+        ),
+    )
+    whatif.add_argument("thread_id", metavar="THREAD_ID")
+    add_settings_flags(
+        whatif, context_limit_default="default: the thread model's limit, as Mycel resolves it"
+    )
+    whatif.add_argument("--json", action="store_true", help="print JSON")
+    whatif.set_defaults(handler="memory_core.cli.calls_cmd:run_whatif")
+
 
 def _actions(subparsers: Any) -> None:
     rollback = subparsers.add_parser(

@@ -15,10 +15,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from memory_core.cli.calls_cmd import memory_facts
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.table import one_line, print_table, printable, short_id
 from memory_core.family import FamilyMember, agents_by_thread, build_family, registered_only_rows
 from memory_core.messages import Message
+from memory_core.record.evidence import Configured
 from memory_core.records import AgentRecord, ProblemKind, StoreProblem, ThreadRow
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.opening import identity_of
@@ -30,7 +32,7 @@ from memory_core.tokens import content_chars, default_counter, estimate_message_
 # Files that are often simply absent; saying so on every command would bury real problems.
 _QUIET_KINDS = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
 # Bump when what `_derive_facts` keeps changes: facts kept by an older version are then derived again.
-_FACTS_FORMAT = 1
+_FACTS_FORMAT = 2
 
 
 def _reader() -> MycelReader:
@@ -160,18 +162,28 @@ def _thread_facts(reader: MycelReader, row: ThreadRow) -> dict[str, Any]:
         if reader.facts_folder is not None and row.head_checkpoint_id is not None
         else None
     )
-    # The tiktoken encoding is part of the key: counts under another encoding are other facts.
-    key = [_FACTS_FORMAT, row.checkpoints, row.head_checkpoint_id, default_counter().encoding_name]
+    from memory_core.cli.calls_cmd import configured, memory_key
+
+    today = configured(reader, row)
+    # The tiktoken encoding is part of the key: counts under another encoding are other facts; so are
+    # today's config and the summary rows, which the calls depend on.
+    key = [
+        _FACTS_FORMAT,
+        row.checkpoints,
+        row.head_checkpoint_id,
+        default_counter().encoding_name,
+        memory_key(reader, row, today),
+    ]
     found = kept.lookup(row.thread_id, key) if kept is not None else None
     if isinstance(found, dict):
         return found
-    facts, stable = _derive_facts(reader, row)
+    facts, stable = _derive_facts(reader, row, today)
     if kept is not None and stable:
         kept.remember(row.thread_id, key, facts)
     return facts
 
 
-def _derive_facts(reader: MycelReader, row: ThreadRow) -> tuple[dict[str, Any], bool]:
+def _derive_facts(reader: MycelReader, row: ThreadRow, today: Configured) -> tuple[dict[str, Any], bool]:
     """The facts, and whether they may be kept under the row's key (read from exactly those checkpoints,
     and with no problem that could read differently next time, such as a lock or a row cap)."""
     from memory_core.rollback import overtaken_rollback  # only when deriving: a warm run never needs it
@@ -211,6 +223,7 @@ def _derive_facts(reader: MycelReader, row: ThreadRow) -> tuple[dict[str, Any], 
             "continued_from": overtaken.continued_from,
         },
         "warnings": [p.message for p in dict.fromkeys(problems) if p.kind not in _QUIET_KINDS],
+        "memory": memory_facts(reader, row, messages, checkpoints.value, row.head_checkpoint_id, today),
     }
     newest = checkpoints.value[0].checkpoint_id if checkpoints.value else None
     stable = (
@@ -263,6 +276,7 @@ def run_thread(args: argparse.Namespace) -> int:
         ],
         "rollback_overtaken": facts["rollback_overtaken"],
         "family": _family_json(reader, agents.value, thread_id),
+        **{k: v for k, v in facts["memory"].items() if k != "calls"},
     }
     if args.json:
         print_json(data)

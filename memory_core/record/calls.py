@@ -19,7 +19,8 @@ from memory_core.compaction import SUMMARY_HEADER, compact_up_to_index, summary_
 from memory_core.model_view import ActiveSummary
 from memory_core.record.evidence import SettingsInForce
 from memory_core.records import CheckpointRow, SummaryRow
-from memory_core.replay import placeholder_summary
+from memory_core.replay import ModelCall, placeholder_summary
+from memory_core.settings import MemorySettings
 from memory_core.tokens import TokenCounter
 
 # Mycel's system prompt goes with every request but is never stored: counted, not shown.
@@ -206,3 +207,41 @@ def recompacts_every_call(calls: Sequence[RecordedCall], *, at_least: int = 3) -
             break
         run += 1
     return run >= at_least
+
+
+def replayed(
+    calls: Sequence[ModelCall],
+    settings: MemorySettings,
+    *,
+    holding: tuple[tuple[int, ...], tuple[str, ...]] = ((), ()),
+    source: str = "proposed",
+) -> tuple[RecordedCall, ...]:
+    """A replay under chosen settings (memory_core.replay) in the shape of the record, for a what-if: its
+    summaries are simulated, so none is stored."""
+    return tuple(
+        RecordedCall(
+            call=number,
+            index=c.index,
+            checkpoint_id=holder_of(c.index, holding),
+            compacted=c.compacted,
+            compaction_stored=not c.compacted,
+            split_turn=c.split_turn,
+            summary=c.summary,
+            summary_id=None,
+            summary_stored=c.summary is None,
+            sent_messages=c.sent_messages,
+            stored_tokens=c.stored_tokens,
+            pruned_tokens=c.pruned_tokens,
+            sent_tokens=c.sent_tokens,
+            tiktoken_tokens=c.tiktoken_sent,
+            provider_input_tokens=c.provider_input_tokens,
+            soft_trimmed=c.soft_trimmed,
+            hard_cleared=c.hard_cleared,
+            over_trigger=c.should_compact,
+            context_limit=settings.context_limit,
+            trigger_tokens=settings.trigger_tokens,
+            context_limit_source=source,
+            segment=0,
+        )
+        for number, c in enumerate(calls, start=1)
+    )

@@ -192,8 +192,11 @@ def settings_in_force(
     not_stored: set[int] = set()
     current = _Open(0, Limits.between(MIN_LIMIT, UNBOUNDED), Limits(()), None)
 
-    def close(last: int) -> None:
-        segments.append(_choose(current, last, configured, by_index, calls))
+    def close(last: int) -> int:
+        """End the open segment at `last`; the keep_recent_tokens it leaves Mycel with."""
+        if last >= current.first:
+            segments.append(_choose(current, last, configured, by_index, calls))
+        return segments[-1].settings.effective_keep_recent_tokens if segments else base
 
     for position, item in enumerate(evidence):
         row = by_index.get(item.call.index)
@@ -203,8 +206,7 @@ def settings_in_force(
             if plain or lowered:
                 current.plain, current.lowered = plain, lowered
             else:  # no single limit explains this row and the ones before: the settings changed
-                close(position - 1)
-                floor = segments[-1].settings.effective_keep_recent_tokens
+                floor = close(position - 1)
                 current = _Open(
                     position,
                     item.row_limits(row, base),
@@ -222,8 +224,7 @@ def settings_in_force(
         if next_has_row or position == len(calls) - 1:
             not_stored.add(item.call.index)  # an isolated gap in the rows: a save that failed
         else:  # a run of calls without rows where compaction was due: a bigger limit from here on
-            close(position - 1)
-            floor = segments[-1].settings.effective_keep_recent_tokens
+            floor = close(position - 1)
             current = _Open(
                 position,
                 Limits.between(floor_limit, UNBOUNDED),
@@ -231,6 +232,8 @@ def settings_in_force(
                 floor if floor < base else None,
             )
     close(len(calls) - 1)
+    if not segments:  # a thread without a model call: today's config
+        segments.append(_choose(current, -1, configured, by_index, calls))
     resolved = _not_stored_by_arithmetic(segments, evidence, by_index, not_stored)
     return SettingsInForce(
         segments=tuple(segments),

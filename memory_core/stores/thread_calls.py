@@ -6,11 +6,13 @@ Reads the head's messages, the summary rows and the checkpoint list; the rest is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from memory_core.call_inputs import call_inputs
-from memory_core.context_limits import ContextLimit, ContextLimitSource
+from memory_core.context_limits import ContextLimit, ContextLimitSource, named_limits
+from memory_core.memo import Key, Memo
 from memory_core.messages import Message
 from memory_core.model_view import newest_active
 from memory_core.record.calls import RecordedCall, checkpoints_holding, recorded_calls
@@ -18,7 +20,10 @@ from memory_core.record.evidence import Configured, SettingsInForce, settings_in
 from memory_core.records import ProblemKind, StoreProblem, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
 from memory_core.settings import MemorySettings
+from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.runtime_config import get_models_file, get_pricing_file
+from memory_core.stores.thread_settings import ThreadMemorySettings
 from memory_core.tokens import TokenCounter
 
 # A read that met a lock or a time limit may read differently next time: never kept.
@@ -62,14 +67,51 @@ class ThreadCalls:
         return self.calls[-1].context_limit if self.calls else self.configured.settings.context_limit
 
     @property
+    def trigger_tokens(self) -> int:
+        return self.calls[-1].trigger_tokens if self.calls else self.configured.settings.trigger_tokens
+
+    @property
     def context_limit_source(self) -> str:
         return self.calls[-1].context_limit_source if self.calls else self.configured.source
 
 
+_KNOWN: Memo[dict[str, int]] = Memo("stores.known_limits", max_entries=8)
+
+
+def known_limits(locations: MycelLocations) -> dict[str, int]:
+    """The limit of every model name models.json knows, through the pricing cache as Mycel looks it up
+    (kept while both files are unchanged)."""
+    files = [locations.config_home / name for name in ("models.json", "pricing_cache.json")]
+    stamp = tuple((s.st_mtime_ns, s.st_size) if (s := _stat(p)) else None for p in files)
+
+    def read() -> dict[str, int]:
+        return named_limits(
+            runtime_context_limit=0,
+            models_document=get_models_file(locations).document,
+            pricing_document=get_pricing_file(locations).document,
+        )
+
+    return _KNOWN.get_or_compute(Key(store=str(locations.config_home), what=stamp), read)
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:
+        return None
+
+
 def configured_for(
-    settings: MemorySettings, limit: ContextLimit, known_limits: Mapping[str, int]
+    locations: MycelLocations, resolved: ThreadMemorySettings, *, settings: MemorySettings | None = None
 ) -> Configured:
-    return Configured(settings=settings, source=limit_source(limit), known_limits=known_limits)
+    """Today's config for a thread as the inference takes it; `settings` replaces the resolved ones
+    (a limit set on the page, flags on the command line) and is then its source."""
+    if settings is None or settings == resolved.settings:
+        return Configured(resolved.settings, limit_source(resolved.limit), known_limits(locations))
+    source = (
+        limit_source(resolved.limit) if settings.context_limit == resolved.settings.context_limit else "given"
+    )
+    return Configured(settings, source, known_limits(locations))
 
 
 def calls_of(
@@ -96,13 +138,7 @@ def calls_of(
 
 
 def thread_calls(
-    reader: MycelReader,
-    row: ThreadRow,
-    settings: MemorySettings,
-    limit: ContextLimit,
-    known_limits: Mapping[str, int],
-    *,
-    counter: TokenCounter | None,
+    reader: MycelReader, row: ThreadRow, configured: Configured, *, counter: TokenCounter | None
 ) -> ThreadCalls:
     """Read the thread's head, summaries and checkpoints, and reconstruct every model call."""
     state = reader.get_state(row.thread_id, row.head_checkpoint_id)
@@ -110,7 +146,6 @@ def thread_calls(
     checkpoints = reader.list_checkpoints(row.thread_id)
     messages = state.value.messages if state.value is not None else ()
     head = state.value.checkpoint.checkpoint_id if state.value is not None else row.head_checkpoint_id
-    configured = configured_for(settings, limit, known_limits)
     rows = tuple(summaries.value)
     calls, inference = calls_of(
         messages, rows, checkpoints_holding(checkpoints.value, head), configured, counter=counter

@@ -25,3 +25,14 @@ def spill_url(thread_id: str, tool_call_id: str) -> str:
         return reverse("spill", args=[thread_id, tool_call_id])
     except NoReverseMatch:
         return ""
+
+
+def call_urls(thread_id: str) -> Callable[[int], str]:
+    """A function giving the page of model call `number` ("" when the id cannot be linked); reversed
+    once for the thread, as a chart links every call."""
+    try:
+        first = reverse("call", args=[thread_id, 1])
+    except NoReverseMatch:
+        return lambda number: ""
+    base = first[: -len("1/")]
+    return lambda number: f"{base}{number}/"

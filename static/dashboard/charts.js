@@ -26,10 +26,16 @@
     return out;
   }
 
-  function scrollToCall(point) {
+  function openCall(point) {
     if (!point || !point.customdata) { return; }
     var anchor = point.customdata[0];
     var url = point.customdata[1];
+    var callUrl = point.customdata[2];
+    if (callUrl) {
+      // A point is one model call: open the page with its exact request.
+      window.location.assign(callUrl);
+      return;
+    }
     var target = document.getElementById(anchor);
     if (target) {
       if (window.mycelTimeline) { window.mycelTimeline.revealMessage(target); }  // folded runs (timeline.js)
@@ -63,7 +69,7 @@
       return;
     }
     Plotly.newPlot(element, figure.data, themed(figure.layout || {}), figure.config || { responsive: true });
-    element.on("plotly_click", function (event) { scrollToCall(event.points && event.points[0]); });
+    element.on("plotly_click", function (event) { openCall(event.points && event.points[0]); });
   }
 
   function drawAll(root) {

@@ -17,7 +17,13 @@ from memory_core.stores.reader import MycelReader
 from tests.conftest import point_env_at
 
 # The traces both figures draw from the current config, and the compaction markers.
-CURRENT_TRACES = ("stored (Mycel estimate)", "after pruning", "sent to the model", "compaction ran")
+CURRENT_TRACES = (
+    "stored (Mycel estimate)",
+    "after pruning",
+    "sent to the model",
+    "compacted (summary stored)",
+    "compacted, summary not stored",
+)
 
 
 def _figure(body: str, element_id: str) -> dict:

@@ -25,9 +25,10 @@ def test_thread_page_draws_the_context_fill_chart(viewer_client, sample_home: Pa
     assert {"stored (Mycel estimate)", "after pruning", "sent to the model"} <= set(names)
     assert "provider input tokens" in names
     assert len(figure["data"][0]["x"]) == 13  # one point per AI message
-    # each point knows where its call sits in the timeline (the click target)
-    anchor, url = figure["data"][0]["customdata"][0]
+    # each point knows where its call sits in the timeline, and its call's page (the click target)
+    anchor, url, call_url, share = figure["data"][0]["customdata"][0]
     assert anchor.startswith("msg-") and url.endswith(f"#{anchor}")
+    assert call_url.endswith("/calls/1/") and share.endswith("%")
     assert "charts.js" in body and "plotly.min.js" in body
     assert "HX-Request" in response["Vary"]
 
@@ -35,9 +36,19 @@ def test_thread_page_draws_the_context_fill_chart(viewer_client, sample_home: Pa
 def test_compacted_thread_chart_marks_compaction_and_the_trigger(viewer_client, sample_home: Path):
     body = viewer_client.get(f"/threads/{COMPACTED}/").content.decode()
     figure = _figure(body)
-    assert "compaction ran" in [trace["name"] for trace in figure["data"]]
+    stars = next(t for t in figure["data"] if t["name"] == "compacted (summary stored)")
+    # Mycel's 7 summary rows were written at calls whose inputs held 11, 13, …, 23 messages.
+    assert [c[0] for c in stars["customdata"]] == [f"msg-{n}" for n in range(11, 24, 2)]
     limit = 5500
-    assert [shape["y0"] for shape in figure["layout"]["shapes"]] == [int(limit * 0.7), limit]
+    assert _lines(figure) == [int(limit * 0.7), limit]
+    # every call from the first compaction on compacted again: Mycel main's re-compaction
+    assert [s for s in figure["layout"]["shapes"] if s["name"] == "recompaction"]
+    assert "It re-compacted at every call from call 6 to 12." in body
+
+
+def _lines(figure: dict) -> list[int]:
+    """The trigger and limit lines' heights."""
+    return [s["y0"] for s in figure["layout"]["shapes"] if s["name"] in ("trigger", "limit")]
 
 
 def _protect_only_the_last_step(home: Path) -> None:
@@ -167,7 +178,7 @@ def test_bad_timeline_parameters_are_reported(viewer_client, sample_home: Path):
 
 def test_context_limit_override_moves_the_lines(viewer_client, sample_home: Path):
     body = viewer_client.get(f"/threads/{TOOL_HEAVY}/?limit=10000").content.decode()
-    assert [s["y0"] for s in _figure(body)["layout"]["shapes"]] == [7000, 10000]
+    assert _lines(_figure(body)) == [7000, 10000]
 
 
 def test_a_2000_message_timeline_renders_one_page_at_a_time():

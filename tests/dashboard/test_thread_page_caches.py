@@ -18,7 +18,7 @@ def _figure(body: str) -> dict:
 
 
 def _lines(body: str) -> list[int]:
-    return [shape["y0"] for shape in _figure(body)["layout"]["shapes"]]
+    return [s["y0"] for s in _figure(body)["layout"]["shapes"] if s["name"] in ("trigger", "limit")]
 
 
 def test_the_chart_follows_the_context_limit_and_the_config_files(viewer_client, sample_home: Path):

@@ -1,7 +1,8 @@
 """The Config screen's live what-if: the chosen thread with its chart and the fleet totals.
 
-The current side of every thread is the replay the Thread screen draws (screens/shared/replays.py), kept
-per head with the decoded messages, so a slider move never re-reads SQLite and replays only the proposal.
+The current side of every thread is the record the Thread screen draws (screens/shared/replays.py: the
+calls as Mycel made them), kept per head with the decoded messages, so a slider move never re-reads SQLite
+and replays only the proposal.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from memory_core.pruning import PruneAction
 from memory_core.records import ThreadRow
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.thread_calls import limit_source
 from memory_core.whatif import (
     BadgeChange,
     FleetThread,
@@ -21,11 +23,12 @@ from memory_core.whatif import (
     ThreadWhatIf,
     compare_sides,
     fleet_whatif,
+    recorded_side,
 )
 from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.charts import whatif_figure
 from mycel_dashboard.screens.shared.memory import SettingsResolver
-from mycel_dashboard.screens.shared.replays import replay_input, thread_replay
+from mycel_dashboard.screens.shared.replays import replay_input, thread_record, thread_replay
 
 # Threads the fleet what-if covers (most recently active first).
 FLEET_LIMIT = 50
@@ -100,16 +103,11 @@ def compute_whatif(
         try:
             head = replay_input(reader, row)
             current, proposed = resolver.pair(row)
-            # "Now" is the very replay the Thread screen draws; only the proposal is replayed afresh.
-            now = thread_replay(
-                store,
-                row.thread_id,
-                row.head_checkpoint_id,
-                head.messages,
-                current,
-                summary_chars=head.summary_chars,
-                tiktoken=True,
-            )
+            # "Now" is the record the Thread screen draws (what Mycel really did); only the proposal is
+            # replayed.
+            source = limit_source(resolver.for_thread(row, proposed=False).limit)
+            record = thread_record(reader, row, current, source)
+            now = recorded_side(head.messages, record.calls, current)
             then = (
                 now
                 if proposed == current

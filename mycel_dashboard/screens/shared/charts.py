@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.replay import ModelCall
+from memory_core.record.calls import RecordedCall
 from memory_core.whatif import ThreadWhatIf
 
 
@@ -27,22 +27,35 @@ class CallPoint:
     sent: int  # after the summary view
     tiktoken: int | None
     input_tokens: int | None  # provider-reported
-    compacted: bool  # compaction ran at this call
+    compacted: bool  # Mycel compacted right before this call
+    compaction_stored: bool  # False: compacted, but Mycel stored no summary row
     pruned: bool  # at least one result was trimmed or cleared
     url: str  # where the timeline shows that message
+    trigger: int  # the trigger and limit in force at this call (they change when the settings did)
+    limit: int
+    call_url: str = ""  # the page with this call's exact request
 
 
-def _trace(name: str, x: list[int], y: list[int | None], **extra: Any) -> dict[str, Any]:
+def _trace(name: str, x: list[int], y: Sequence[int | None], **extra: Any) -> dict[str, Any]:
     return {"type": "scatter", "mode": "lines+markers", "name": name, "x": x, "y": y, **extra}
 
 
-def context_fill_figure(
-    points: Sequence[CallPoint], *, trigger_tokens: int, context_limit: int, title: str = ""
-) -> dict[str, Any]:
-    """Context fill per model call: stored, after pruning, sent, tiktoken, provider tokens; trigger and limit."""
+def _percent_of(value: int, limit: int) -> str:
+    return f"{value / limit:.1%}" if limit else "?"
+
+
+def context_fill_figure(points: Sequence[CallPoint], *, title: str = "") -> dict[str, Any]:
+    """Context fill per model call: stored, after pruning, sent, tiktoken, provider tokens; the trigger and
+    the limit in force; Mycel's real compactions, and the runs where it compacted at every call.
+
+    When the thread uses a sliver of its window (2 % of 1,000,000), the y-axis zooms to the data and the
+    trigger and limit lines, now above the view, are named in its corner instead.
+    """
     x = [p.call for p in points]
-    custom = [[f"msg-{p.message_index}", p.url] for p in points]
-    hover = "call %{x}<br>%{fullData.name}: %{y:,} tokens<extra></extra>"
+    custom = [[f"msg-{p.message_index}", p.url, p.call_url, _percent_of(p.sent, p.limit)] for p in points]
+    hover = (
+        "call %{x}<br>%{fullData.name}: %{y:,} tokens<br>sent = %{customdata[3]} of the window<extra></extra>"
+    )
     common = {"customdata": custom, "hovertemplate": hover}
     data: list[dict[str, Any]] = [
         _trace(
@@ -76,15 +89,26 @@ def context_fill_figure(
                 **common,
             )
         )
-    compacted = [p for p in points if p.compacted]
-    if compacted:
+    stored = [p for p in points if p.compacted and p.compaction_stored]
+    if stored:
         data.append(
             _markers(
-                compacted,
-                "compaction ran",
-                [p.sent for p in compacted],
+                stored,
+                "compacted (summary stored)",
+                [p.sent for p in stored],
                 {"symbol": "star", "size": 12},
-                "call %{x}: compaction ran<extra></extra>",
+                "call %{x}: Mycel compacted (its summary row is stored)<extra></extra>",
+            )
+        )
+    lost = [p for p in points if p.compacted and not p.compaction_stored]
+    if lost:
+        data.append(
+            _markers(
+                lost,
+                "compacted, summary not stored",
+                [p.sent for p in lost],
+                {"symbol": "star-open", "size": 13, "line": {"width": 2}},
+                "call %{x}: compacted, summary not stored (no row)<extra></extra>",
             )
         )
     pruned = [p for p in points if p.pruned and not p.compacted]
@@ -99,23 +123,79 @@ def context_fill_figure(
             )
         )
     last = max(x) if x else 1
-    shapes = [
-        _hline(trigger_tokens, "trigger"),
-        _hline(context_limit, "limit"),
-    ]
-    annotations = [
-        _label(last, trigger_tokens, f"compaction trigger 70 % ({trigger_tokens:,})"),
-        _label(last, context_limit, f"context limit ({context_limit:,})"),
-    ]
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    if len({(p.trigger, p.limit) for p in points}) <= 1:
+        trigger, limit = (points[0].trigger, points[0].limit) if points else (0, 0)
+        shapes += [_hline(trigger, "trigger"), _hline(limit, "limit")]
+        annotations += [
+            _label(last, trigger, f"compaction trigger 70 % ({trigger:,})"),
+            _label(last, limit, f"context limit ({limit:,})"),
+        ]
+    else:  # the settings changed during the thread: the lines step where they did
+        for role, values in (("trigger", [p.trigger for p in points]), ("limit", [p.limit for p in points])):
+            data.append(
+                _trace(
+                    f"{'compaction trigger' if role == 'trigger' else 'context limit'} in force",
+                    x,
+                    values,
+                    mode="lines",
+                    line={"width": 1, "dash": "dash" if role == "trigger" else "solid", "shape": "hvh"},
+                    hovertemplate=f"call %{{x}}: {role} %{{y:,}}<extra></extra>",
+                    meta=role,
+                )
+            )
+    for first, end in recompaction_runs(points):
+        shapes.append(_band(first - 0.5, end + 0.5))
+        annotations.append(
+            {
+                "x": (first + end) / 2,
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "text": f"re-compacted at every call ({first}\u2013{end})",
+                "showarrow": False,
+                "yanchor": "bottom",
+            }
+        )
+    yaxis: dict[str, Any] = {"title": {"text": "tokens"}, "rangemode": "tozero"}
+    peak = max(
+        (
+            v
+            for p in points
+            for v in (p.stored, p.after_pruning, p.sent, p.tiktoken or 0, p.input_tokens or 0)
+        ),
+        default=0,
+    )
+    lowest_trigger = min((p.trigger for p in points), default=0)
+    if points and peak and peak < 0.35 * lowest_trigger:
+        yaxis["range"] = [0, peak * 1.25]
+        limit = points[-1].limit
+        annotations.append(
+            {
+                "x": 0,
+                "y": 1,
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "left",
+                "yanchor": "top",
+                "showarrow": False,
+                "align": "left",
+                "text": (
+                    f"zoomed to the data: the trigger ({lowest_trigger:,}) and the context limit ({limit:,}) "
+                    f"are above this view<br>peak sent: {_percent_of(max(p.sent for p in points), limit)} of the window"
+                ),
+            }
+        )
     layout: dict[str, Any] = {
         "title": {"text": html.escape(title)} if title else None,
         "xaxis": {"title": {"text": "model call"}, "rangemode": "tozero"},
-        "yaxis": {"title": {"text": "tokens"}, "rangemode": "tozero"},
+        "yaxis": yaxis,
         "shapes": shapes,
         "annotations": annotations,
         "hovermode": "closest",
         "legend": {"orientation": "h", "y": -0.2},
-        "margin": {"l": 60, "r": 20, "t": 20 if not title else 40, "b": 40},
+        "margin": {"l": 60, "r": 20, "t": 24 if not title else 40, "b": 40},
         "height": 340,
     }
     if layout["title"] is None:
@@ -123,16 +203,27 @@ def context_fill_figure(
     return {"data": data, "layout": layout, "config": {"displaylogo": False, "responsive": True}}
 
 
+def recompaction_runs(points: Sequence[CallPoint], *, at_least: int = 3) -> list[tuple[int, int]]:
+    """Runs of consecutive calls that each compacted (Mycel main past its trigger): (first, last) call."""
+    runs: list[tuple[int, int]] = []
+    start: int | None = None
+    for n, p in enumerate(points):
+        if p.compacted and start is None:
+            start = n
+        if start is not None and (not p.compacted or n == len(points) - 1):
+            end = n if p.compacted else n - 1
+            if end - start + 1 >= at_least:
+                runs.append((points[start].call, points[end].call))
+            start = None
+    return runs
+
+
 def whatif_figure(whatif: ThreadWhatIf, url: Callable[[int], str]) -> dict[str, Any] | None:
     """The thread's context-fill chart under the current config, with the proposal's traces overlaid."""
     current, proposed = whatif.current, whatif.proposed
     if not current.calls:
         return None
-    figure = context_fill_figure(
-        call_points(current.calls, url),
-        trigger_tokens=current.settings.trigger_tokens,
-        context_limit=current.settings.context_limit,
-    )
+    figure = context_fill_figure(call_points(current.calls, url))
     if proposed.settings == current.settings:
         return figure
     x = list(range(1, len(proposed.calls) + 1))
@@ -191,22 +282,29 @@ def script_json(figure: dict[str, Any]) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003C").replace(">", "\\u003E")
 
 
-def call_points(calls: Sequence[ModelCall], url: Callable[[int], str]) -> list[CallPoint]:
-    """Replayed model calls as chart points; `url(message_index)` links each to the timeline."""
+def call_points(
+    calls: Sequence[RecordedCall], url: Callable[[int], str], call_url: Callable[[int], str] | None = None
+) -> list[CallPoint]:
+    """Model calls as chart points; `url(message_index)` links each to the timeline, `call_url(call)` to
+    the page with its exact request."""
     return [
         CallPoint(
-            call=number,
+            call=call.call,
             message_index=call.index,
             stored=call.stored_tokens,
             after_pruning=call.pruned_tokens,
             sent=call.sent_tokens,
-            tiktoken=call.tiktoken_sent,
+            tiktoken=call.tiktoken_tokens,
             input_tokens=call.provider_input_tokens,
             compacted=call.compacted,
+            compaction_stored=call.compaction_stored,
             pruned=bool(call.soft_trimmed or call.hard_cleared),
             url=url(call.index),
+            trigger=call.trigger_tokens,
+            limit=call.context_limit,
+            call_url=call_url(call.call) if call_url else "",
         )
-        for number, call in enumerate(calls, start=1)
+        for call in calls
     ]
 
 
@@ -220,6 +318,22 @@ def _hline(y: int, role: str, *, dash: str | None = None) -> dict[str, Any]:
         "y1": y,
         "line": {"dash": dash or ("dash" if role == "trigger" else "solid"), "width": 1},
         "name": role,
+    }
+
+
+def _band(x0: float, x1: float) -> dict[str, Any]:
+    return {
+        "type": "rect",
+        "xref": "x",
+        "yref": "paper",
+        "x0": x0,
+        "x1": x1,
+        "y0": 0,
+        "y1": 1,
+        "line": {"width": 0},
+        "fillcolor": "rgba(214, 120, 40, 0.10)",
+        "layer": "below",
+        "name": "recompaction",
     }
 
 
@@ -238,6 +352,6 @@ def _markers(
         "x": [p.call for p in points],
         "y": y,
         "marker": marker,
-        "customdata": [[f"msg-{p.message_index}", p.url] for p in points],
+        "customdata": [[f"msg-{p.message_index}", p.url, p.call_url] for p in points],
         "hovertemplate": hover,
     }

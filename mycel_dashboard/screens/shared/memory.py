@@ -16,6 +16,7 @@ from memory_core.config.model import Severity
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
+from memory_core.stores.thread_calls import limit_source
 from memory_core.stores.thread_settings import (
     ThreadMemorySettings,
     memory_settings_for,
@@ -41,6 +42,7 @@ class MemoryContext:
     settings: MemorySettings
     limit: ContextLimitInfo
     notes: tuple[str, ...] = ()
+    limit_source: str = ""  # the same, in the few words the calls carry ("models.json", "assumed default")
 
 
 def memory_context(resolved: ThreadMemorySettings, *, override: int | None = None) -> MemoryContext:
@@ -48,11 +50,13 @@ def memory_context(resolved: ThreadMemorySettings, *, override: int | None = Non
     from the page's URL)."""
     settings = resolved.settings
     limit = ContextLimitInfo(resolved.limit.value, resolved.limit.explanation)
+    source = limit_source(resolved.limit)
     if override:
         limit = ContextLimitInfo(override, f"set on this page (Mycel would use {limit.value:,})")
         settings = replace(settings, context_limit=override)
+        source = "set on this page"
     notes = tuple(p.message for p in resolved.problems if p.severity is Severity.ERROR)
-    return MemoryContext(settings=settings, limit=limit, notes=notes)
+    return MemoryContext(settings=settings, limit=limit, notes=notes, limit_source=source)
 
 
 def thread_memory(

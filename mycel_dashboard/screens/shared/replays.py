@@ -1,8 +1,8 @@
-"""A thread's model calls replayed under a config: the one replay that the Thread screen's chart draws and
-that the Config screen's what-if calls "current", so the two can never disagree.
+"""A thread's model calls: the record (as Mycel made them) that the Thread screen's chart and call pages
+draw and the Config screen's what-if calls "current", and the replay under a proposed config.
 
-Kept in memo (memory_core/memo.py) per head checkpoint and settings: checkpoints are immutable, so a
-replay of a head under the same settings never changes.
+Both are kept in memo (memory_core/memo.py) per head checkpoint and settings: checkpoints are immutable,
+so what a head yields under the same settings and summary rows never changes.
 """
 
 from __future__ import annotations
@@ -13,16 +13,19 @@ from dataclasses import dataclass
 from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message
 from memory_core.model_view import newest_active
+from memory_core.record.evidence import Configured
 from memory_core.records import ProblemKind, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
 from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.thread_calls import ThreadCalls, known_limits, thread_calls
 from memory_core.tokens import default_counter
 from memory_core.whatif import ThreadSide, thread_side
 
 # The fleet what-if covers 50 threads and a slider revisits values: room for a few dozen proposals each.
 _SIDES: Memo[ThreadSide] = Memo("dashboard.replays", max_entries=32 * 64)
 _HEADS: Memo[ReplayInput] = Memo("dashboard.replay_inputs", max_entries=128)
+_RECORDS: Memo[ThreadCalls] = Memo("dashboard.records", max_entries=256)
 # A read that met a lock or a time limit is not kept: the next request tries again.
 _TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
 
@@ -83,3 +86,25 @@ def thread_replay(
         store=store, thread=thread_id, head=head, settings=digest(settings), what=(tiktoken, summary_chars)
     )
     return _SIDES.get_or_compute(key, compute)
+
+
+def thread_record(
+    reader: MycelReader, row: ThreadRow, settings: MemorySettings, limit_source: str
+) -> ThreadCalls:
+    """Every model call of the thread as Mycel made it (memory_core.stores.thread_calls, the function
+    `mycel-memory calls` prints), under today's `settings` where the record does not say otherwise."""
+    configured = Configured(settings, limit_source, known_limits(reader.locations))
+
+    def compute() -> ThreadCalls:
+        return thread_calls(reader, row, configured, counter=default_counter())
+
+    if row.head_checkpoint_id is None:
+        return compute()
+    key = Key(
+        store=str(reader.locations.main),
+        thread=row.thread_id,
+        head=row.head_checkpoint_id,
+        settings=digest(configured),
+        what=(row.checkpoints, row.summaries),
+    )
+    return _RECORDS.get_or_compute(key, compute, keep=lambda found: not found.transient)

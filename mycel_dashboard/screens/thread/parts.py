@@ -1,9 +1,9 @@
 """The Thread screen's parts — timeline, chart, checkpoint rail — each derived from the head checkpoint.
 
 What a part derives from a head never changes for that head (checkpoints are immutable), so pruning and
-the rail are kept in memo (memory_core/memo.py) under (file, thread, head, settings); the chart is the
-shared replay (screens/shared/replays.py) the Config screen's what-if also uses. Data is kept, never
-rendered HTML.
+the rail are kept in memo (memory_core/memo.py) under (file, thread, head, settings); the chart draws the
+record of the calls (screens/shared/replays.py) that the call pages, the Config screen's what-if and
+`mycel-memory calls` show too. Data is kept, never rendered HTML.
 """
 
 from __future__ import annotations
@@ -16,14 +16,20 @@ from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message, MessageType
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruningResult, prune_decisions
+from memory_core.record.calls import RecordedCall
 from memory_core.records import ProblemKind, SummaryRow, ThreadRow
-from memory_core.replay import ModelCall
 from memory_core.rollback import OvertakenRollback, overtaken_rollback
 from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
-from mycel_dashboard.screens.shared.charts import call_points, context_fill_figure, script_json
+from memory_core.stores.thread_calls import ThreadCalls
+from mycel_dashboard.screens.shared.charts import (
+    call_points,
+    context_fill_figure,
+    recompaction_runs,
+    script_json,
+)
 from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text
-from mycel_dashboard.screens.shared.replays import summary_chars_of, thread_replay
+from mycel_dashboard.screens.shared.replays import thread_record
 from mycel_dashboard.screens.thread.presenter import (
     RailItem,
     SummaryCard,
@@ -129,61 +135,72 @@ def run_error_of(
 class ChartPart:
     figure: dict[str, Any] | None
     figure_json: str = ""  # the figure as script-safe JSON (charts.script_json), built once with it
-    calls: tuple[ModelCall, ...] = ()
+    record: ThreadCalls | None = None
     missing: str | None = None  # why there is no chart
+
+    @property
+    def calls(self) -> tuple[RecordedCall, ...]:
+        return self.record.calls if self.record is not None else ()
 
     @property
     def compactions(self) -> int:
         return sum(1 for c in self.calls if c.compacted)
 
+    @property
+    def not_stored(self) -> int:
+        return sum(1 for c in self.calls if c.compacted and not c.compaction_stored)
+
+    @property
+    def recompaction_runs(self) -> list[tuple[int, int]]:
+        return recompaction_runs(call_points(self.calls, lambda index: ""))
+
+    @property
+    def peak_fill(self) -> float:
+        return max((c.fill for c in self.calls), default=0.0)
+
 
 def chart_of(
-    store: str,
-    thread_id: str,
-    head: str | None,
-    messages: Sequence[Message],
+    reader: MycelReader,
+    thread: ThreadRow,
     *,
     memory: MemoryContext,
-    summaries: Sequence[SummaryRow],
     call_url: Callable[[int], str],
+    call_page_url: Callable[[int], str],
     problems: list[str],
 ) -> ChartPart:
-    """The context-fill figure: the shared replay of every model call under the effective settings, kept
-    per head with the figure built from it (900 points are worth building once)."""
-    if not messages:
-        return ChartPart(figure=None)
-    summary_chars = summary_chars_of(summaries)
+    """The context-fill figure of every model call as Mycel made it (the record, the same calls
+    `mycel-memory calls` prints), kept per head with the figure built from it (900 points are worth
+    building once)."""
 
     def build() -> ChartPart:
-        side = guarded(
-            "the model-call replay",
-            lambda: thread_replay(
-                store, thread_id, head, messages, memory.settings, summary_chars=summary_chars, tiktoken=True
-            ),
+        record = guarded(
+            "the model calls",
+            lambda: thread_record(reader, thread, memory.settings, memory.limit_source),
             problems,
         )
-        if side is None:
-            return ChartPart(figure=None, missing="the model calls could not be replayed (see above).")
-        if not side.calls:  # as the what-if figure: no call, no chart (a rollback can leave a lone question)
+        if record is None:
+            return ChartPart(figure=None, missing="the model calls could not be rebuilt (see above).")
+        if (
+            not record.calls
+        ):  # as the what-if figure: no call, no chart (a rollback can leave a lone question)
             return ChartPart(
-                figure=None, missing="no model call yet: the active checkpoint holds no AI message."
+                figure=None,
+                record=record,
+                missing="no model call yet: the active checkpoint holds no AI message.",
             )
-        figure = context_fill_figure(
-            call_points(side.calls, call_url),
-            trigger_tokens=memory.settings.trigger_tokens,
-            context_limit=memory.settings.context_limit,
-        )
-        return ChartPart(figure=figure, figure_json=script_json(figure), calls=side.calls)
+        figure = context_fill_figure(call_points(record.calls, call_url, call_page_url))
+        return ChartPart(figure=figure, figure_json=script_json(figure), record=record)
 
+    head = thread.head_checkpoint_id
     if head is None:
         return build()
-    # The links' base (call_url(0)) is part of the key: the figure's points carry them.
+    # The links' bases (call_url(0), call_page_url(0)) are part of the key: the figure's points carry them.
     key = Key(
-        store=store,
-        thread=thread_id,
+        store=str(reader.locations.main),
+        thread=thread.thread_id,
         head=head,
-        settings=digest(memory.settings),
-        what=(summary_chars, call_url(0)),
+        settings=digest(memory.settings, memory.limit_source),
+        what=(thread.checkpoints, thread.summaries, call_url(0), call_page_url(0)),
     )
     return _CHARTS.get_or_compute(key, build, keep=lambda part: part.figure is not None)
 

@@ -21,7 +21,7 @@ from mycel_dashboard.screens.thread.forms import SHOW_CHOICES, TimelineForm, tim
 from mycel_dashboard.screens.thread.panels import PANELS
 from mycel_dashboard.screens.thread.parts import active_card, chart_of, rail_of, run_error_of, timeline_of
 from mycel_dashboard.screens.thread.presenter import SummaryCard, View
-from mycel_dashboard.web.links import spill_url, timeline_urls
+from mycel_dashboard.web.links import call_urls, spill_url, timeline_urls
 from mycel_dashboard.web.lookups import head_state, thread_or_404
 from mycel_dashboard.web.render import render_screen, requested_partial
 from mycel_dashboard.web.source import open_source
@@ -102,13 +102,11 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     if part is None and rail is not None:
         problems.extend(rail.problems)
         chart = chart_of(
-            store,
-            thread_id,
-            head,
-            messages,
+            reader,
+            thread,
             memory=memory,
-            summaries=summaries.value,
             call_url=timeline_urls(thread_id),
+            call_page_url=call_urls(thread_id),
             problems=problems,
         )
         context.update(

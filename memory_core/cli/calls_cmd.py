@@ -1,0 +1,156 @@
+"""`mycel-memory calls THREAD_ID` and `mycel-memory whatif THREAD_ID`: every model call as Mycel made it,
+and the same calls under a proposed config.
+
+The calls are memory_core.stores.thread_calls' (the Thread screen's), kept with the thread's other facts
+so a warm run decodes no checkpoint. `whatif`'s current side is exactly `calls`; its proposed side is a
+replay under the flags' settings (the record itself when no flag changes anything).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memory_core.cli.common import CliError, print_json
+from memory_core.cli.table import print_table, printable
+from memory_core.memo import digest
+from memory_core.record.as_json import call_json, settings_json
+from memory_core.record.calls import checkpoints_holding
+from memory_core.record.evidence import Configured
+from memory_core.records import CheckpointRow, ThreadRow
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.thread_calls import calls_of, configured_for
+from memory_core.stores.thread_settings import thread_memory_settings
+from memory_core.tokens import default_counter
+
+
+def configured(reader: MycelReader, row: ThreadRow) -> Configured:
+    return configured_for(reader.locations, thread_memory_settings(reader.locations, row))
+
+
+def memory_key(reader: MycelReader, row: ThreadRow, today: Configured) -> str:
+    """What the calls depend on besides the checkpoints: today's config and the summary rows."""
+    rows = reader.list_summaries(row.thread_id).value
+    return digest(
+        today, [(r.summary_id, r.compacted_at, r.compact_up_to_index, len(r.summary_text)) for r in rows]
+    )
+
+
+def memory_facts(
+    reader: MycelReader,
+    row: ThreadRow,
+    messages: tuple[Any, ...],
+    checkpoints: list[CheckpointRow],
+    head: str | None,
+    today: Configured,
+) -> dict[str, Any]:
+    """The thread's calls and the settings in force, as `thread`/`calls` print them."""
+    summaries = tuple(reader.list_summaries(row.thread_id).value)
+    calls, inference = calls_of(
+        messages, summaries, checkpoints_holding(checkpoints, head), today, counter=default_counter()
+    )
+    return {"calls": [call_json(c) for c in calls], **settings_json(inference, calls)}
+
+
+def _facts(args: argparse.Namespace) -> tuple[MycelReader, ThreadRow, dict[str, Any]]:
+    from memory_core.cli import threads
+
+    reader = threads._reader()
+    threads._require_data(reader.locations)
+    found = reader.get_thread(args.thread_id)
+    if found.value is None:
+        threads._warn(found.problems)
+        raise CliError(f"unknown thread {printable(repr(args.thread_id))}: no Mycel store has it")
+    facts = threads._thread_facts(reader, found.value)
+    threads._warn_lines(facts["warnings"])
+    return reader, found.value, facts
+
+
+def run_calls(args: argparse.Namespace) -> int:
+    _, _, facts = _facts(args)
+    memory = facts["memory"]
+    if args.json:
+        print_json(memory["calls"])
+        return 0
+    for line in memory["disagreements"]:
+        print(printable(f"note: {line}"))
+    print_table(
+        (
+            "CALL",
+            "MSG",
+            "REQUEST",
+            "COMPACTED",
+            "SUMMARY",
+            "STORED",
+            "PRUNED",
+            "SENT",
+            "TIKTOKEN",
+            "PROVIDER",
+            "LIMIT",
+        ),
+        [
+            (
+                c["call"],
+                c["message_index"],
+                c["request_messages"],
+                ("yes" if c["summary_stored"] else "not stored") if c["compacted"] else "",
+                ""
+                if c["summary_compact_up_to_index"] is None
+                else f"up to {c['summary_compact_up_to_index']}",
+                c["estimated_tokens"]["stored"],
+                c["estimated_tokens"]["after_pruning"],
+                c["estimated_tokens"]["sent"],
+                "" if c["tiktoken_tokens"] is None else c["tiktoken_tokens"],
+                "" if c["provider_input_tokens"] is None else c["provider_input_tokens"],
+                f"{c['context_limit']:,} ({c['context_limit_source']})",
+            )
+            for c in memory["calls"]
+        ],
+    )
+    if not memory["calls"]:
+        print("(no model call: the head holds no AI message)")
+    return 0
+
+
+def run_whatif(args: argparse.Namespace) -> int:
+    from memory_core.cli.plan import settings_from_flags
+    from memory_core.model_view import newest_active
+    from memory_core.record.calls import replayed
+    from memory_core.replay import replay_calls, simulated_summary_chars
+
+    reader, row, facts = _facts(args)
+    current = facts["memory"]["calls"]
+    today = configured(reader, row)
+    proposed_settings = settings_from_flags(args, base=today.settings)
+    if proposed_settings == today.settings:
+        proposed = current
+    else:
+        state = reader.get_state(row.thread_id, row.head_checkpoint_id).value
+        messages = state.messages if state is not None else ()
+        active = newest_active(reader.list_summaries(row.thread_id).value)
+        replay = replay_calls(
+            messages,
+            settings=proposed_settings,
+            summary_chars=simulated_summary_chars(active.summary_text if active else None),
+            counter=default_counter(),
+        )
+        checkpoints = reader.list_checkpoints(row.thread_id).value
+        holding = checkpoints_holding(checkpoints, row.head_checkpoint_id)
+        proposed = [call_json(c) for c in replayed(replay, proposed_settings, holding=holding)]
+    if args.json:
+        print_json({"current": current, "proposed": proposed})
+        return 0
+    print_table(
+        ("CALL", "SENT NOW", "SENT PROPOSED", "COMPACTED NOW", "COMPACTED PROPOSED"),
+        [
+            (
+                a["call"],
+                a["estimated_tokens"]["sent"],
+                b["estimated_tokens"]["sent"],
+                "yes" if a["compacted"] else "",
+                "yes" if b["compacted"] else "",
+            )
+            for a, b in zip(current, proposed, strict=True)
+        ],
+    )
+    return 0

@@ -1,0 +1,64 @@
+"""The record as JSON-ready data: what `mycel-memory calls`, `whatif` and `thread --json` print."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_core.record.calls import RecordedCall, recompacts_every_call
+from memory_core.record.evidence import SettingsInForce
+from memory_core.record.intervals import UNBOUNDED
+
+
+def call_json(call: RecordedCall) -> dict[str, Any]:
+    """One call as `mycel-memory calls --json` prints it (and the what-if's two lists)."""
+    return {
+        "call": call.call,
+        "checkpoint_id": call.checkpoint_id,
+        "message_index": call.index,
+        "request_messages": call.request_messages,
+        "compacted": call.compacted,
+        "split_turn": call.split_turn,
+        "summary_id": call.summary_id,
+        "summary_stored": call.summary_stored,
+        "summary_compact_up_to_index": call.summary.compact_up_to_index if call.summary else None,
+        "estimated_tokens": {
+            "stored": call.stored_tokens,
+            "after_pruning": call.pruned_tokens,
+            "sent": call.sent_tokens,
+        },
+        "tiktoken_tokens": call.tiktoken_tokens,
+        "provider_input_tokens": call.provider_input_tokens,
+        "soft_trimmed": call.soft_trimmed,
+        "hard_cleared": call.hard_cleared,
+        "over_trigger": call.over_trigger,
+        "trigger_tokens": call.trigger_tokens,
+        "context_limit": call.context_limit,
+        "context_limit_source": call.context_limit_source,
+    }
+
+
+def settings_json(inference: SettingsInForce, calls: tuple[RecordedCall, ...]) -> dict[str, Any]:
+    """The settings in force, segment by segment, and where the record disagrees with today's config."""
+    last = inference.segments[-1] if inference.segments else None
+    return {
+        "context_limit": last.settings.context_limit if last else None,
+        "context_limit_source": last.source if last else None,
+        "settings_in_force": [
+            {
+                "first_call": s.first + 1,
+                "last_call": s.last + 1,
+                "context_limit": s.settings.context_limit,
+                "context_limit_source": s.source,
+                "keep_recent_tokens": s.settings.effective_keep_recent_tokens,
+                "trigger_tokens": s.settings.trigger_tokens,
+                "consistent_limits": [[lo, None if hi >= UNBOUNDED else hi] for lo, hi in s.limits.spans],
+                "consistent_limits_text": s.limits.words(),
+                "summary_rows": s.rows,
+            }
+            for s in inference.segments
+            if s.first <= s.last
+        ],
+        "compactions_not_stored": [c.call for c in calls if c.compacted and not c.compaction_stored],
+        "recompacts_every_call": recompacts_every_call(calls),
+        "disagreements": list(inference.disagreements),
+    }

@@ -1,0 +1,116 @@
+"""One model call, exactly as Mycel handed it to the model: the summary in its cache, then the stored
+messages from where that summary ends, each as pruned at that call — from the record
+(memory_core.record), with the sizes Mycel, tiktoken and the provider give it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory_core.messages import Message, MessageType
+from memory_core.model_view import model_view
+from memory_core.pruning import PruneAction
+from memory_core.record.calls import RecordedCall
+from memory_core.records import SummaryRow
+from memory_core.stores.thread_calls import ThreadCalls
+from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
+from mycel_dashboard.screens.thread.presenter import Badge, View, _pruning_badge
+
+# Requests longer than this show each message's first characters, with the rest behind a disclosure.
+PREVIEW_CHARS = 600
+
+
+@dataclass(frozen=True, slots=True)
+class RequestItem:
+    """One message of the request, as sent."""
+
+    position: int  # 1-based in the request, after the system prompt
+    kind: str  # human, ai, tool, system, summary
+    origin: int | None  # its index in the stored history (None for the summary)
+    tool_name: str | None
+    text: str
+    chars: int  # what Mycel's estimate counts
+    estimated_tokens: int
+    badge: Badge | None
+
+    @property
+    def preview(self) -> str:
+        return self.text[:PREVIEW_CHARS]
+
+    @property
+    def long(self) -> bool:
+        return len(self.text) > PREVIEW_CHARS
+
+
+@dataclass(frozen=True, slots=True)
+class CallPage:
+    call: RecordedCall
+    calls: int  # how many calls the thread has
+    items: tuple[RequestItem, ...]
+    reply: Message  # the AI message this call produced
+    summary_row: SummaryRow | None  # the row of the summary in front, when stored
+    compaction_row: SummaryRow | None  # the row this call's compaction wrote, when stored
+    system_prompt_tiktoken_gap: int | None  # provider count minus tiktoken of what is shown
+    segment_words: str  # the context limits consistent with the record for this call's settings
+
+    @property
+    def previous(self) -> int | None:
+        return self.call.call - 1 if self.call.call > 1 else None
+
+    @property
+    def next(self) -> int | None:
+        return self.call.call + 1 if self.call.call < self.calls else None
+
+
+def _kind(message: Message) -> str:
+    return message.type.value if message.type is not MessageType.OTHER else "other"
+
+
+def call_page(record: ThreadCalls, number: int) -> CallPage:
+    """Call `number` (1-based) of the thread: its request message by message."""
+    call = record.calls[number - 1]
+    segment = record.inference.segments[call.segment]
+    messages = record.messages[: call.index]
+    view = model_view(messages, settings=segment.settings, summary=call.summary)
+    tool_names = {
+        c.id: c.name for m in messages if m.type is MessageType.AI for c in m.tool_calls if c.id and c.name
+    }
+    items = []
+    for position, item in enumerate(view.items, start=1):
+        message = item.message
+        decision = item.decision
+        badge = None
+        if decision is not None and decision.action is not PruneAction.UNCHANGED:
+            badge = _pruning_badge(decision, View.SENT)
+        items.append(
+            RequestItem(
+                position=position,
+                kind="summary" if item.is_summary else _kind(message),
+                origin=item.origin,
+                tool_name=(message.name or tool_names.get(message.tool_call_id or ""))
+                if message.type is MessageType.TOOL
+                else None,
+                text=message.text,
+                chars=content_chars(message.content),
+                estimated_tokens=estimate_message_tokens(message),
+                badge=badge,
+            )
+        )
+    by_id = {r.summary_id: r for r in record.summaries}
+    compaction_row = record.inference.rows_by_index.get(call.index)
+    gap = None
+    if call.provider_input_tokens is not None and call.tiktoken_tokens is not None:
+        gap = call.provider_input_tokens - call.tiktoken_tokens
+    return CallPage(
+        call=call,
+        calls=len(record.calls),
+        items=tuple(items),
+        reply=record.messages[call.index],
+        summary_row=by_id.get(call.summary_id) if call.summary_id else None,
+        compaction_row=compaction_row,
+        system_prompt_tiktoken_gap=gap,
+        segment_words=segment.limits.words(),
+    )
+
+
+def tiktoken_encoding() -> str:
+    return default_counter().encoding_name
