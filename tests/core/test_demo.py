@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +17,19 @@ from memory_core.compaction import plan_compaction
 from memory_core.demo import (
     FAKE_API_KEY,
     DemoManifest,
+    DemoThread,
     ThreadScript,
     build_thread,
     qa,
     write_demo_home,
 )
 from memory_core.demo.graph import SYSTEM_PROMPT_TOKENS
-from memory_core.messages import MessageType, message_from_dict, messages_from_dicts
+from memory_core.demo.memory import fake_summary
+from memory_core.messages import Message, MessageType, message_from_dict, messages_from_dicts
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruneAction, prune_decisions
 from memory_core.settings import MemorySettings
+from memory_core.tokens import estimate_tokens
 
 
 def _plain(code: int, data: bytes) -> Any:
@@ -367,3 +372,192 @@ def test_lab_thread_shows_every_pruning_outcome_under_mycels_defaults(tmp_path: 
     result = prune_decisions(messages, settings=MemorySettings())
     for action in (PruneAction.SOFT_TRIMMED, PruneAction.HARD_CLEARED):
         assert result.count(action) >= 1, action
+
+
+# ---------------------------------------------------------------- issue 11's evidence threads
+
+EVIDENCE_KEYS = ("compaction", "standalone", "model_switch", "unsaved_summary", "large_window")
+
+
+def _summary_rows(demo: DemoManifest, thread: DemoThread) -> list[tuple[Any, ...]]:
+    db = "leon.db" if thread.standalone else "summary.db"
+    return _rows(
+        demo.folder / db,
+        "SELECT summary_text, compact_up_to_index, compacted_at, is_split_turn, split_turn_prefix"
+        " FROM summaries WHERE thread_id = ? ORDER BY created_at",
+        thread.thread_id,
+    )
+
+
+def _settings_at(thread: DemoThread, call: int) -> MemorySettings:
+    return [s.settings for s in thread.settings_segments if s.first_call <= call][-1]
+
+
+def _calls(demo: DemoManifest, thread: DemoThread) -> tuple[tuple[Message, ...], list[int]]:
+    """The head history and, per model call, the index of the AI message it produced (no steering here)."""
+    stored = messages_from_dicts(_head_messages(demo.folder, thread.thread_id))
+    return stored, [i for i, m in enumerate(stored) if m.type is MessageType.AI]
+
+
+def _billed(
+    stored: Sequence[Message], i: int, settings: MemorySettings, summary: ActiveSummary | None
+) -> int:
+    sent = model_view(stored[:i], settings=settings, summary=summary)
+    return SYSTEM_PROMPT_TOKENS + sum(len(m.text) for m in sent.messages) // 4
+
+
+def test_default_home_has_every_built_in_scenario_and_the_standalone_thread_id(demo: DemoManifest) -> None:
+    keys = [t.key for t in demo.threads]
+    assert keys[:6] == ["lab", "compaction", "chat", "steer", "glossary", "qa"]
+    assert set(EVIDENCE_KEYS) <= set(keys) and not [k for k in keys if k.startswith("extra-")]
+    assert demo.thread("standalone").thread_id == "interactive-chat"
+
+
+@pytest.mark.parametrize("key", EVIDENCE_KEYS)
+def test_evidence_threads_compact_and_are_billed_as_mycels_arithmetic_says(
+    demo: DemoManifest, key: str
+) -> None:
+    """Under the settings the manifest says were in force, the engine compacts exactly at the recorded
+    calls, every stored row is one of them, and each call was billed for what Mycel would have sent."""
+    thread = demo.thread(key)
+    stored, calls = _calls(demo, thread)
+    assert len(calls) == thread.model_calls and thread.settings_segments[0].first_call == 1
+    plans = [plan_compaction(stored[:i], settings=_settings_at(thread, n)) for n, i in enumerate(calls, 1)]
+    assert tuple(i for i, p in zip(calls, plans, strict=True) if p.would_compact) == thread.compacted_at
+    assert set(thread.summaries_not_stored) <= set(thread.compacted_at)
+    rows = _summary_rows(demo, thread)
+    assert len(rows) == thread.summaries
+    assert [(up_to, at, split) for _, up_to, at, split, _ in rows] == [
+        (p.compact_up_to_index, i, int(p.split_turn))
+        for i, p in zip(calls, plans, strict=True)
+        if p.would_compact and i not in thread.summaries_not_stored
+    ]
+    texts = iter(rows)
+    active: ActiveSummary | None = None
+    for n, (i, plan) in enumerate(zip(calls, plans, strict=True), 1):
+        if plan.would_compact and plan.compact_up_to_index is not None:
+            text, prefix = fake_summary(plan)
+            if i not in thread.summaries_not_stored:
+                row_text, *_, row_prefix = next(texts)
+                assert (row_text, row_prefix) == (text, prefix)
+            active = ActiveSummary(summary_text=text, compact_up_to_index=plan.compact_up_to_index)
+        assert stored[i].input_tokens == _billed(stored, i, _settings_at(thread, n), active), f"call {n}"
+
+
+def test_standalone_thread_lives_only_in_leon_db_and_needed_a_small_window(demo: DemoManifest) -> None:
+    thread = demo.thread("standalone")
+    assert thread.standalone and thread.member_id is None and thread.threads_model is None
+    main = demo.folder / "leon.db"
+    assert _rows(main, "SELECT COUNT(*) FROM threads WHERE id = ?", thread.thread_id) == [(0,)]
+    metadata = [
+        json.loads(m)
+        for (m,) in _rows(main, "SELECT metadata FROM checkpoints WHERE thread_id = ?", thread.thread_id)
+    ]
+    assert metadata and not [m for m in metadata if {"api_key", "model", "run_id"} & set(m)]
+    assert _rows(
+        demo.folder / "summary.db", "SELECT COUNT(*) FROM summaries WHERE thread_id = ?", thread.thread_id
+    ) == [(0,)]
+    assert len(_summary_rows(demo, thread)) == thread.summaries >= 5
+    ops = _rows(
+        main,
+        "SELECT checkpoint_id, operation_type FROM file_operations WHERE thread_id = ?",
+        thread.thread_id,
+    )
+    assert {kind for _, kind in ops} == {"write", "edit"}
+    assert all(
+        run_id in thread.run_ids and re.fullmatch(r"interactive-chat-[0-9a-f]{8}", run_id)
+        for run_id, _ in ops
+    )
+    assert _rows(
+        demo.folder / "events.db", "SELECT COUNT(*) FROM run_events WHERE thread_id = ?", thread.thread_id
+    ) == [(0,)]
+    (segment,) = thread.settings_segments
+    assert segment.settings.context_limit == 6000
+    # What the dashboard must assume (leon:large) could not have compacted this history even once.
+    stored, calls = _calls(demo, thread)
+    assumed = MemorySettings(context_limit=1_000_000)
+    assert not any(plan_compaction(stored[:i], settings=assumed).would_compact for i in calls)
+
+
+def test_model_switch_raises_the_trigger_but_keeps_keep_recent_lowered(demo: DemoManifest) -> None:
+    thread = demo.thread("model_switch")
+    before, after = thread.settings_segments
+    assert (before.settings.context_limit, before.settings.effective_keep_recent_tokens) == (5500, 2200)
+    assert (after.settings.context_limit, after.settings.effective_keep_recent_tokens) == (9000, 2200)
+    assert (before.model, after.model) == ("claude-sonnet-4-5-20250929", "claude-haiku-4-5-20250929")
+    assert thread.threads_model == "leon:small"
+    stored, calls = _calls(demo, thread)
+    switch_at = calls[after.first_call - 1]
+    assert [at for at in thread.compacted_at if at < switch_at] and [
+        at for at in thread.compacted_at if at > switch_at
+    ]
+    # The first call after the switch stays under the new trigger though it is over the old one.
+    first = plan_compaction(stored[:switch_at], settings=after.settings)
+    assert not first.would_compact and first.estimated_tokens > before.settings.trigger_tokens
+    # Had the bigger window restored keep_recent (3,600), the later compactions would cut elsewhere.
+    restored = MemorySettings(context_limit=9000)
+    later = [i for i in thread.compacted_at if i > switch_at]
+    assert any(
+        plan_compaction(stored[:i], settings=restored).compact_up_to_index
+        != plan_compaction(stored[:i], settings=after.settings).compact_up_to_index
+        for i in later
+    )
+    # Checkpoint metadata names the model each run used: the switch shows there, nowhere else.
+    models = [
+        json.loads(m)["model"]
+        for (m,) in _rows(
+            demo.folder / "leon.db",
+            "SELECT metadata FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id",
+            thread.thread_id,
+        )
+    ]
+    switched = models.index(after.model)
+    assert set(models[:switched]) == {before.model} and set(models[switched:]) == {after.model}
+
+
+def test_unsaved_summary_is_missing_from_the_rows_and_its_cache_serves_the_next_calls(
+    demo: DemoManifest,
+) -> None:
+    thread = demo.thread("unsaved_summary")
+    (missing,) = thread.summaries_not_stored
+    assert thread.compacted_at[0] < missing < thread.compacted_at[-1]
+    rows = _summary_rows(demo, thread)
+    assert missing not in {at for _, _, at, _, _ in rows}
+    assert len(rows) == len(thread.compacted_at) - 1
+    stored, calls = _calls(demo, thread)
+    (segment,) = thread.settings_segments
+    settings = segment.settings
+    plan = plan_compaction(stored[:missing], settings=settings)
+    text, _ = fake_summary(plan)
+    assert plan.compact_up_to_index is not None
+    cached = ActiveSummary(summary_text=text, compact_up_to_index=plan.compact_up_to_index)
+    last_row = [r for r in rows if r[2] < missing][-1]
+    stale = ActiveSummary(summary_text=last_row[0], compact_up_to_index=last_row[1])
+    assert stale.compact_up_to_index != cached.compact_up_to_index
+    following = [i for i in calls if missing < i < next(at for at in thread.compacted_at if at > missing)]
+    assert following, "calls between the unsaved compaction and the next one reuse its summary"
+    for i in following:
+        assert stored[i].input_tokens == _billed(stored, i, settings, cached)
+        assert stored[i].input_tokens != _billed(stored, i, settings, stale)
+
+
+def test_a_split_turn_is_stored_with_its_prefix(demo: DemoManifest) -> None:
+    for key in ("compaction", "standalone"):
+        rows = _summary_rows(demo, demo.thread(key))
+        assert any(split == 1 and prefix for _, _, _, split, prefix in rows), key
+        assert all(bool(split) == bool(prefix) for _, _, _, split, prefix in rows), key
+
+
+def test_large_window_thread_has_real_volume_and_prunes_but_never_compacts(demo: DemoManifest) -> None:
+    thread = demo.thread("large_window")
+    (segment,) = thread.settings_segments
+    assert thread.threads_model == "leon:large" and segment.settings.context_limit == 1_000_000
+    stored, calls = _calls(demo, thread)
+    assert len(calls) >= 10 and thread.compacted_at == () and thread.summaries == 0
+    assert 15_000 <= estimate_tokens(stored) <= 30_000
+    outputs = [len(m.text) for m in stored if m.type is MessageType.TOOL]
+    assert sum(3000 < n <= 10_000 for n in outputs) >= 2 and sum(n > 10_000 for n in outputs) >= 2
+    last = plan_compaction(stored[: calls[-1]], settings=segment.settings)
+    for action in (PruneAction.SOFT_TRIMMED, PruneAction.HARD_CLEARED):
+        assert last.pruning.count(action) >= 1, action
+    assert last.estimated_tokens < 0.03 * segment.settings.context_limit
