@@ -1,7 +1,9 @@
 """The Thread screen's timeline and checkpoint rail, assembled from memory_core results (no Django).
 
 The timeline is a list of entries in stored order, or in the order the model received them; each tool
-result carries the badges that say what Mycel's memory did to it and the config value responsible.
+result carries the badges that say what Mycel's memory did to it and the config value responsible. A
+filter narrows it to what memory changed, to errors or to one tool (pages then count matches only); left
+unfiltered, long runs of messages memory left alone collapse to their first and last.
 """
 
 from __future__ import annotations
@@ -10,19 +12,20 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruneAction, PruneDecision, PruningResult
-from memory_core.records import CheckpointRow, SummaryRow
+from memory_core.records import CheckpointRow, RunEvent, SummaryRow
 from memory_core.spill_notice import spill_notice
 
 PAGE_SIZE = 200  # messages per timeline page: a 2,000-message thread renders ten light pages
 COLLAPSE_CHARS = 1200  # longer texts start collapsed
 PREVIEW_CHARS = 600
 INLINE_FULL_CHARS = 20_000  # longer texts load on demand instead of riding along in the page
+COLLAPSE_RUN = 6  # this many consecutive messages memory left alone fold to their first and last
 
 
 class View(StrEnum):
@@ -37,6 +40,25 @@ class BadgeKind(StrEnum):
     HARD_CLEARED = "hard_cleared"
     SPILLED = "spilled"
     SUMMARISED = "summarised"
+
+
+class Show(StrEnum):
+    """What a timeline filter keeps (the `show` URL parameter)."""
+
+    CHANGED = "changed"
+    TRIMMED = "trimmed"
+    CLEARED = "cleared"
+    SUMMARISED = "summarised"
+    ERRORS = "errors"
+
+
+SHOW_LABELS = {
+    Show.CHANGED: "trimmed, cleared or summarised",
+    Show.TRIMMED: "soft-trimmed",
+    Show.CLEARED: "hard-cleared",
+    Show.SUMMARISED: "summarised",
+    Show.ERRORS: "errors",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +99,14 @@ class TimelineEntry:
     other_blocks: int = 0  # non-text content blocks (tool_use, images)
     status: str | None = None
     card: SummaryCard | None = None
+    error: str | None = None  # why this message counts as an error (its status, or how its text starts)
+    run_error: str | None = None  # the error that ended the run right after this message (events.db)
+    collapse_opens: int = 0  # this entry opens a folded run of that many unchanged messages
+    collapse_closes: bool = False  # and this one is the run's last folded message
+
+    @property
+    def is_error(self) -> bool:
+        return self.error is not None or self.run_error is not None
 
     @property
     def anchor(self) -> str:
@@ -95,6 +125,48 @@ class TimelineEntry:
         return self.length <= INLINE_FULL_CHARS
 
 
+_SHOWN_BADGES = {
+    Show.CHANGED: frozenset({BadgeKind.SOFT_TRIMMED, BadgeKind.HARD_CLEARED, BadgeKind.SUMMARISED}),
+    Show.TRIMMED: frozenset({BadgeKind.SOFT_TRIMMED}),
+    Show.CLEARED: frozenset({BadgeKind.HARD_CLEARED}),
+    Show.SUMMARISED: frozenset({BadgeKind.SUMMARISED}),
+}
+# Badges that say memory sent the message as stored: a run of such messages is what collapses.
+_UNCHANGED_BADGES = frozenset({BadgeKind.UNCHANGED, BadgeKind.PROTECTED})
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineFilter:
+    """Which messages the timeline keeps: what memory did to them (`show`), the tool they ran (`tool`), or
+    both; the empty filter keeps every message."""
+
+    show: Show | None = None
+    tool: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.show is not None or bool(self.tool)
+
+    @property
+    def label(self) -> str:
+        parts = [SHOW_LABELS[self.show]] if self.show is not None else []
+        if self.tool:
+            parts.append(f"tool {self.tool}")
+        return " · ".join(parts)
+
+    def matches(self, entry: TimelineEntry) -> bool:
+        if self.show is Show.ERRORS and not entry.is_error:
+            return False
+        wanted = _SHOWN_BADGES.get(self.show) if self.show is not None else None
+        if wanted is not None and not any(b.kind in wanted for b in entry.badges):
+            return False
+        # A tool's results and the AI messages that called it.
+        return (
+            not self.tool
+            or entry.tool_name == self.tool
+            or any(c.name == self.tool for c in entry.tool_calls)
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Timeline:
     view: View
@@ -106,6 +178,29 @@ class Timeline:
     last_index: int
     boundary: int | None  # compact_up_to_index of the active summary
     counts: tuple[tuple[str, str], ...] = ()  # (badge kind, "3 soft-trimmed") under the current config
+    filters: TimelineFilter = field(default_factory=TimelineFilter)
+    matched: int = 0  # messages the filter kept (all of the view's when unfiltered)
+    considered: int = 0  # messages in this view: the stored ones, less the summarised ones when sent
+    tools: tuple[str, ...] = ()  # every tool name of the thread's results, for the tool filter
+
+    @property
+    def range_label(self) -> str:
+        """What this page holds: stored positions, or (filtered) positions among the matches."""
+        if self.filters:
+            start = (self.page - 1) * PAGE_SIZE
+            return f"Matches {start + 1:,}–{min(self.matched, start + PAGE_SIZE):,} of {self.matched:,}"
+        return f"Messages {self.first_index}–{self.last_index} of {self.total:,}"
+
+    @property
+    def no_match(self) -> str:
+        """What an empty filtered timeline says."""
+        if self.filters.tool and self.filters.tool not in self.tools:
+            return f"No tool named {self.filters.tool!r} ran in this thread."
+        where = "as stored" if self.view is View.STORED else "sent to the model"
+        hint = ""
+        if self.view is View.SENT and self.filters.show in (Show.SUMMARISED, Show.CHANGED) and self.boundary:
+            hint = " Summarised messages are not sent (the model got the summary): see the stored view."
+        return f"No message {where} matches {self.filters.label}.{hint}"
 
     @property
     def has_previous(self) -> bool:
@@ -142,6 +237,31 @@ def _args_json(args: Mapping[str, Any]) -> str:
         return json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
         return repr(dict(args))
+
+
+# How tool errors and Mycel's own error texts begin ("Error: task was interrupted…", "Error code: 500…").
+_ERROR_START = re.compile(
+    r"\s*(?:\[?error\]?[:\s]|exception:|traceback \(most recent call last\)|<tool_use_error>)", re.I
+)
+
+
+def error_of(message: Message) -> str | None:
+    """Why a tool result or AI message counts as an error, else None."""
+    if message.type is MessageType.TOOL and message.status == "error":
+        return "the tool reported status error"
+    if message.type in (MessageType.TOOL, MessageType.AI) and _ERROR_START.match(message.text[:200]):
+        return "its text starts like an error"
+    return None
+
+
+def run_failure(events: Sequence[RunEvent], run_id: str) -> str | None:
+    """The error the run `run_id` ended with, from its run events; None when it recorded none."""
+    for event in reversed(events):
+        if event.run_id == run_id and event.event_type == "error":
+            data = event.data
+            text = data.get("error") if isinstance(data, Mapping) else data
+            return str(text) if text else "(no error text recorded)"
+    return None
 
 
 def _notes(message: Message) -> tuple[str, ...]:
@@ -184,6 +304,7 @@ def _message_entry(
     tool_names: Mapping[str, str],
     boundary: int | None,
     spill_url: Callable[[str], str],
+    run_error: str | None = None,
 ) -> TimelineEntry:
     shown = decision.message if (view is View.SENT and decision is not None) else message
     text = shown.text
@@ -234,6 +355,8 @@ def _message_entry(
         input_tokens=message.input_tokens,
         other_blocks=other_blocks,
         status=message.status if message.status not in (None, "success") else None,
+        error=error_of(message),
+        run_error=run_error,
     )
 
 
@@ -272,36 +395,56 @@ def build_timeline(
     view: View,
     page: int | None,
     spill_url: Callable[[str], str],
+    filters: TimelineFilter | None = None,
+    run_error: str | None = None,
 ) -> Timeline:
-    """One page of the timeline, stored or as sent to the model (pruned, with the summary applied)."""
+    """One page of the timeline, stored or as sent to the model (pruned, with the summary applied),
+    narrowed by `filters`; `run_error` is the error that ended the head's run, shown on its last message."""
+    filters = filters or TimelineFilter()
     total = len(messages)
     decisions = pruning.decisions if pruning is not None else None
     boundary = card.active.compact_up_to_index if card is not None and card.applied else None
-    pages = max(1, math.ceil(total / PAGE_SIZE))
-    # Default to the page where the model's view starts: that is what people came to see.
-    default_page = page_of(boundary) if (view is View.SENT and boundary) else 1
-    current = min(max(1, page or default_page), pages)
-    start, stop = (current - 1) * PAGE_SIZE, min(total, current * PAGE_SIZE)
     numbers = call_numbers(messages)
     names = tool_names_by_call_id(messages)
-    entries: list[TimelineEntry] = []
-    for index in range(start, stop):
-        if index == boundary and card is not None:
-            entries.append(TimelineEntry(kind="summary", index=None, card=card))
-        if view is View.SENT and boundary is not None and index < boundary:
-            continue  # folded into the summary: the model never saw it
-        entries.append(
-            _message_entry(
-                messages[index],
-                index=index,
-                decision=decisions[index] if decisions is not None and index < len(decisions) else None,
-                view=view,
-                call_number=numbers.get(index),
-                tool_names=names,
-                boundary=boundary,
-                spill_url=spill_url,
-            )
+    # In the sent view the messages behind the boundary are folded into the summary: the model never saw them.
+    first_sent = boundary if (view is View.SENT and boundary is not None) else 0
+
+    def entry(index: int) -> TimelineEntry:
+        return _message_entry(
+            messages[index],
+            index=index,
+            decision=decisions[index] if decisions is not None and index < len(decisions) else None,
+            view=view,
+            call_number=numbers.get(index),
+            tool_names=names,
+            boundary=boundary,
+            spill_url=spill_url,
+            run_error=run_error if index == total - 1 else None,
         )
+
+    considered = total - min(first_sent, total)
+    if filters:
+        matching = [e for e in map(entry, range(first_sent, total)) if filters.matches(e)]
+        pages = max(1, math.ceil(len(matching) / PAGE_SIZE))
+        current = min(max(1, page or 1), pages)
+        entries = matching[(current - 1) * PAGE_SIZE : current * PAGE_SIZE]
+        start = (entries[0].index or 0) if entries else 0
+        stop = ((entries[-1].index or 0) + 1) if entries else 0
+        matched = len(matching)
+    else:
+        pages = max(1, math.ceil(total / PAGE_SIZE))
+        # Default to the page where the model's view starts: that is what people came to see.
+        default_page = page_of(boundary) if (view is View.SENT and boundary) else 1
+        current = min(max(1, page or default_page), pages)
+        start, stop = (current - 1) * PAGE_SIZE, min(total, current * PAGE_SIZE)
+        entries = []
+        for index in range(start, stop):
+            if index == boundary and card is not None:
+                entries.append(TimelineEntry(kind="summary", index=None, card=card))
+            if index >= first_sent:
+                entries.append(entry(index))
+        entries = collapse_unchanged(entries)
+        matched = considered
     tally: dict[str, int] = {}
     if decisions is not None:
         for decision in decisions:
@@ -310,6 +453,7 @@ def build_timeline(
     counts = [(kind, f"{n:,} {kind.replace('_', '-')}") for kind, n in sorted(tally.items())]
     if boundary:
         counts.append((BadgeKind.SUMMARISED.value, f"{boundary:,} summarised"))
+    tools = {m.name or names.get(m.tool_call_id or "") for m in messages if m.type is MessageType.TOOL}
     return Timeline(
         view=view,
         entries=tuple(entries),
@@ -320,6 +464,34 @@ def build_timeline(
         last_index=max(start, stop - 1),
         boundary=boundary,
         counts=tuple(counts),
+        filters=filters,
+        matched=matched,
+        considered=considered,
+        tools=tuple(sorted(t for t in tools if t)),
+    )
+
+
+def collapse_unchanged(entries: Sequence[TimelineEntry]) -> list[TimelineEntry]:
+    """Mark every run of at least COLLAPSE_RUN consecutive messages that memory sent as stored (no trim,
+    clear, summary or spill badge, no error, no summary card between) to fold all but its first and last."""
+    marked = list(entries)
+    start = 0
+    while start < len(marked):
+        stop = start
+        while stop < len(marked) and _unchanged(marked[stop]):
+            stop += 1
+        if stop - start >= COLLAPSE_RUN:
+            marked[start + 1] = replace(marked[start + 1], collapse_opens=stop - start - 2)
+            marked[stop - 2] = replace(marked[stop - 2], collapse_closes=True)
+        start = max(stop, start + 1)
+    return marked
+
+
+def _unchanged(entry: TimelineEntry) -> bool:
+    return (
+        entry.kind != "summary"
+        and not entry.is_error
+        and all(badge.kind in _UNCHANGED_BADGES for badge in entry.badges)
     )
 
 
