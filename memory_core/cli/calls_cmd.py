@@ -19,7 +19,7 @@ from memory_core.record.calls import checkpoints_holding
 from memory_core.record.evidence import Configured
 from memory_core.records import CheckpointRow, ThreadRow
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import calls_of, configured_for
+from memory_core.stores.thread_calls import calls_of, configured_for, models_of
 from memory_core.stores.thread_settings import thread_memory_settings
 from memory_core.tokens import default_counter
 
@@ -47,7 +47,12 @@ def memory_facts(
     """The thread's calls and the settings in force, as `thread`/`calls` print them."""
     summaries = tuple(reader.list_summaries(row.thread_id).value)
     calls, inference = calls_of(
-        messages, summaries, checkpoints_holding(checkpoints, head), today, counter=default_counter()
+        messages,
+        summaries,
+        checkpoints_holding(checkpoints, head),
+        today,
+        counter=default_counter(),
+        models_by_checkpoint=models_of(checkpoints),
     )
     return {"calls": [call_json(c) for c in calls], **settings_json(inference, calls)}
 

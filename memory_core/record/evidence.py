@@ -17,7 +17,7 @@ next call has a row again, and a change of settings when a run of such calls fol
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from memory_core.call_inputs import CallInput, CallSplitter
@@ -177,116 +177,118 @@ class _Open:
     plain: Limits  # consistent limits if keep_recent_tokens was capped from the config's value
     lowered: Limits  # ... if it kept an earlier segment's smaller value (Limits(()) for the first)
     floor: int | None  # that earlier value
+    model: str | None  # the model its calls ran with (checkpoint metadata)
     rows: int = 0
+    quiet: list[_CallEvidence] = field(default_factory=list)  # its calls without a row
 
 
 def settings_in_force(
-    calls: Sequence[CallInput], rows: Sequence[SummaryRow], configured: Configured
+    calls: Sequence[CallInput],
+    rows: Sequence[SummaryRow],
+    configured: Configured,
+    call_models: Sequence[str | None] = (),
 ) -> SettingsInForce:
     """Segments of calls with the settings that were in force, the rows each call wrote, and the calls
-    where Mycel compacted without storing a row."""
+    where Mycel compacted without storing a row.
+
+    A segment ends where the model the calls ran with changed (`call_models`, from the checkpoints), or
+    where no single limit explains a row together with the rows before it. Today's config holds for the
+    segments of today's model whenever the rows allow it; a call it would have compacted without a row is
+    then a summary that was not stored (a save can fail; a row is never invented).
+    """
     base = configured.settings.keep_recent_tokens
     by_index, off = rows_on_history(rows, [c.index for c in calls])
     evidence = [_CallEvidence(c) for c in calls]
+    models = list(call_models) + [None] * (len(calls) - len(call_models))
+    today_model = next((m for m in reversed(models) if m), None)
     segments: list[Segment] = []
-    not_stored: set[int] = set()
-    current = _Open(0, Limits.between(MIN_LIMIT, UNBOUNDED), Limits(()), None)
 
-    def close(last: int) -> int:
-        """End the open segment at `last`; the keep_recent_tokens it leaves Mycel with."""
+    def opened(position: int, plain: Limits, lowered: Limits | None = None) -> _Open:
+        floor = segments[-1].settings.effective_keep_recent_tokens if segments else base
+        lower = floor < base
+        return _Open(
+            position,
+            plain,
+            (lowered or plain) if lower else Limits(()),
+            floor if lower else None,
+            models[position] if position < len(models) else None,
+        )
+
+    def close(current: _Open, last: int) -> None:
         if last >= current.first:
-            segments.append(_choose(current, last, configured, by_index, calls))
-        return segments[-1].settings.effective_keep_recent_tokens if segments else base
+            today = current.model is None or current.model == today_model
+            segments.append(_choose(current, last, configured, base, today=today))
 
+    current = opened(0, Limits.between(MIN_LIMIT, UNBOUNDED))
     for position, item in enumerate(evidence):
+        model = models[position]
+        if position > current.first and model and current.model and model != current.model:
+            close(current, position - 1)  # another model: Mycel rebuilt the agent's limit
+            current = opened(position, Limits.between(MIN_LIMIT, UNBOUNDED))
+        elif current.model is None:
+            current.model = model
         row = by_index.get(item.call.index)
-        if row is not None:
-            plain = current.plain & item.row_limits(row, base)
-            lowered = current.lowered & item.row_limits(row, current.floor) if current.floor else Limits(())
-            if plain or lowered:
-                current.plain, current.lowered = plain, lowered
-            else:  # no single limit explains this row and the ones before: the settings changed
-                floor = close(position - 1)
-                current = _Open(
-                    position,
-                    item.row_limits(row, base),
-                    item.row_limits(row, floor) if floor < base else Limits(()),
-                    floor if floor < base else None,
-                )
-            current.rows += 1
+        if row is None:
+            current.quiet.append(item)
             continue
-        floor_limit = item.no_row_floor(base)
-        plain, lowered = current.plain.at_least(floor_limit), current.lowered.at_least(floor_limit)
+        plain = current.plain & item.row_limits(row, base)
+        lowered = current.lowered & item.row_limits(row, current.floor) if current.floor else Limits(())
         if plain or lowered:
             current.plain, current.lowered = plain, lowered
-            continue
-        next_has_row = position + 1 < len(calls) and calls[position + 1].index in by_index
-        if next_has_row or position == len(calls) - 1:
-            not_stored.add(item.call.index)  # an isolated gap in the rows: a save that failed
-        else:  # a run of calls without rows where compaction was due: a bigger limit from here on
-            floor = close(position - 1)
-            current = _Open(
-                position,
-                Limits.between(floor_limit, UNBOUNDED),
-                Limits.between(floor_limit, UNBOUNDED) if floor < base else Limits(()),
-                floor if floor < base else None,
-            )
-    close(len(calls) - 1)
+        else:  # no single limit explains this row and the ones before: the settings changed
+            close(current, position - 1)
+            current = opened(position, item.row_limits(row, base))
+            if current.floor:
+                current.lowered = item.row_limits(row, current.floor)
+        current.rows += 1
+    close(current, len(calls) - 1)
     if not segments:  # a thread without a model call: today's config
-        segments.append(_choose(current, -1, configured, by_index, calls))
-    resolved = _not_stored_by_arithmetic(segments, evidence, by_index, not_stored)
+        segments.append(_choose(current, -1, configured, base, today=True))
+    not_stored = _not_stored_by_arithmetic(segments, evidence, by_index)
     return SettingsInForce(
         segments=tuple(segments),
         rows_by_index=by_index,
         off_history=off,
-        not_stored=frozenset(resolved),
-        disagreements=tuple(_disagreements(segments, configured, resolved, off, calls)),
+        not_stored=frozenset(not_stored),
+        disagreements=tuple(_disagreements(segments, configured, not_stored, off, calls)),
     )
 
 
-def _choose(
-    current: _Open,
-    last: int,
-    configured: Configured,
-    by_index: Mapping[int, SummaryRow],
-    calls: Sequence[CallInput],
-) -> Segment:
-    """The limit a segment is reconstructed with: today's when the evidence allows it, else a named
-    model's, else the roundest consistent number."""
-    today = configured.settings
+def _choose(current: _Open, last: int, configured: Configured, base: int, *, today: bool) -> Segment:
+    """The limit a segment is reconstructed with: today's (for today's model) when its rows allow it;
+    else, within what the rows allow and narrowed by its calls without a row, a named model's limit, else
+    the roundest consistent number."""
+    config = configured.settings
     limits = Limits.union([current.plain, current.lowered])
-    if current.rows == 0 and not limits.bounded:
-        # Without a row, the record only bounds the limit from below; today's config stays in force
-        # (a call it would have compacted is then a compaction whose summary was not stored).
-        chosen, source = today.context_limit, configured.source
-    elif today.context_limit in limits:
-        chosen, source = today.context_limit, configured.source
+    if today and (config.context_limit in limits or (current.rows == 0 and not limits.bounded)):
+        chosen, source = config.context_limit, configured.source
     else:
-        named = [(name, value) for name, value in configured.known_limits.items() if value in limits]
+        narrowed = limits
+        for item in current.quiet:  # a call without a row was under the trigger, unless a save failed
+            tighter = narrowed.at_least(item.no_row_floor(base))
+            if tighter:
+                narrowed = tighter
+        named = [(name, value) for name, value in configured.known_limits.items() if value in narrowed]
         if named:
-            name, chosen = named[0]
+            name, chosen = min(named, key=lambda pair: pair[1])
             source = f"inferred from summaries (matches {name})"
-        else:
-            span = limits if limits.bounded else limits & Limits.between(limits.low, 2 * limits.low)
-            chosen, source = span.roundest(), "inferred from summaries"
+        elif narrowed.bounded:
+            chosen, source = narrowed.roundest(), "inferred from summaries"
+        else:  # an earlier model's calls with no row: nothing bounds its limit from above
+            chosen = max(narrowed.low, config.context_limit)
+            source = "inferred from calls (at least)"
+        limits = narrowed
     lowered = chosen not in current.plain and current.floor is not None
-    keep = (
-        min(current.floor, today.keep_recent_tokens)
-        if lowered and current.floor
-        else today.keep_recent_tokens
-    )
-    settings = replace(today, context_limit=chosen, keep_recent_tokens=_keep(chosen, keep))
+    keep = current.floor if lowered and current.floor else config.keep_recent_tokens
+    settings = replace(config, context_limit=chosen, keep_recent_tokens=_keep(chosen, keep))
     return Segment(current.first, last, limits, settings, source, current.rows, kept_lowered=lowered)
 
 
 def _not_stored_by_arithmetic(
-    segments: Sequence[Segment],
-    evidence: Sequence[_CallEvidence],
-    by_index: Mapping[int, SummaryRow],
-    gaps: set[int],
+    segments: Sequence[Segment], evidence: Sequence[_CallEvidence], by_index: Mapping[int, SummaryRow]
 ) -> set[int]:
     """Under each segment's chosen settings, the calls without a row at which Mycel compacted."""
-    found = set(gaps)
+    found = set()
     for segment in segments:
         settings = segment.settings
         for item in evidence[segment.first : segment.last + 1]:

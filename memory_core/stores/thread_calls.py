@@ -7,6 +7,7 @@ Reads the head's messages, the summary rows and the checkpoint list; the rest is
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,9 +16,9 @@ from memory_core.context_limits import ContextLimit, ContextLimitSource, named_l
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message
 from memory_core.model_view import newest_active
-from memory_core.record.calls import RecordedCall, checkpoints_holding, recorded_calls
+from memory_core.record.calls import RecordedCall, checkpoints_holding, holder_of, recorded_calls
 from memory_core.record.evidence import Configured, SettingsInForce, settings_in_force
-from memory_core.records import ProblemKind, StoreProblem, SummaryRow, ThreadRow
+from memory_core.records import CheckpointRow, ProblemKind, StoreProblem, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
@@ -114,6 +115,11 @@ def configured_for(
     return Configured(settings, source, known_limits(locations))
 
 
+def models_of(checkpoints: Sequence[CheckpointRow]) -> dict[str, str | None]:
+    """The model each checkpoint's run went to (its metadata), by checkpoint id."""
+    return {c.checkpoint_id: c.model for c in checkpoints}
+
+
 def calls_of(
     messages: tuple[Message, ...],
     summaries: tuple[SummaryRow, ...],
@@ -121,10 +127,14 @@ def calls_of(
     configured: Configured,
     *,
     counter: TokenCounter | None,
+    models_by_checkpoint: Mapping[str, str | None] | None = None,
 ) -> tuple[tuple[RecordedCall, ...], SettingsInForce]:
-    """The pure part: messages, rows and the checkpoint lineage in; calls and settings in force out."""
+    """The pure part: messages, rows and the checkpoint lineage (with the model each checkpoint ran
+    with) in; calls and settings in force out."""
+    models_by_checkpoint = models_by_checkpoint or {}
     inputs = list(call_inputs(messages, configured.settings, counter))
-    inference = settings_in_force(inputs, summaries, configured)
+    models = [models_by_checkpoint.get(holder_of(c.index, holding) or "") for c in inputs]
+    inference = settings_in_force(inputs, summaries, configured, models)
     active = newest_active(summaries)
     calls = recorded_calls(
         inputs,
@@ -148,7 +158,12 @@ def thread_calls(
     head = state.value.checkpoint.checkpoint_id if state.value is not None else row.head_checkpoint_id
     rows = tuple(summaries.value)
     calls, inference = calls_of(
-        messages, rows, checkpoints_holding(checkpoints.value, head), configured, counter=counter
+        messages,
+        rows,
+        checkpoints_holding(checkpoints.value, head),
+        configured,
+        counter=counter,
+        models_by_checkpoint=models_of(checkpoints.value),
     )
     return ThreadCalls(
         calls=calls,
