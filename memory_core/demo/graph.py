@@ -237,7 +237,9 @@ class _Run:
 
 
 def _human(spec: Human) -> HumanMessage:
-    # No id: add_messages assigns one, exactly as for Mycel's own HumanMessages.
+    # No id: add_messages assigns one, exactly as for Mycel's own HumanMessages. Only the web adds metadata.
+    if not spec.metadata:
+        return HumanMessage(content=spec.text)
     return HumanMessage(content=spec.text, metadata=dict(spec.metadata))
 
 

@@ -97,6 +97,11 @@ def owner(text: str, **extra: Any) -> Human:
     return Human(text, {"source": "owner", "sender_name": None, "sender_avatar_url": None, **extra})
 
 
+def typed(text: str) -> Human:
+    """A message typed into leonai's TUI or a script: a plain HumanMessage, none of the web's metadata."""
+    return Human(text, {})
+
+
 def steer(text: str) -> Human:
     """An owner message sent while the agent was running, injected before the next model call."""
     return Human(
@@ -532,14 +537,14 @@ def interactive_chat(workspace: str) -> Scenario:
     api, worker, script = "api", "worker", f"{workspace}/slow_report.py"
     turns = (
         Turn(
-            owner("The api felt slow this morning. Show me the last 50 lines of its log."),
+            typed("The api felt slow this morning. Show me the last 50 lines of its log."),
             (
                 Reply("", (bash(f"service-log --service {api} --lines 50", "api log, last 50 lines"),)),
                 Reply("Most requests finish under 200 ms; a handful of WARN lines take 0.3–2.4 s."),
             ),
         ),
         Turn(
-            owner("How many are over 250 ms?"),
+            typed("How many are over 250 ms?"),
             (
                 Reply(
                     "", (bash(f"slow-requests --service {api} --lines 50 --over 250", "Count slow requests"),)
@@ -548,7 +553,7 @@ def interactive_chat(workspace: str) -> Scenario:
             ),
         ),
         Turn(
-            owner("Write me a small script that prints that count for any service."),
+            typed("Write me a small script that prints that count for any service."),
             (
                 Reply(
                     "Writing `slow_report.py`.",
@@ -558,14 +563,14 @@ def interactive_chat(workspace: str) -> Scenario:
             ),
         ),
         Turn(
-            owner("Now the worker's log, 50 lines."),
+            typed("Now the worker's log, 50 lines."),
             (
                 Reply("", (bash(f"service-log --service {worker} --lines 50", "worker log, 50 lines"),)),
                 Reply("The worker looks like the api: mostly fast, with a few slow jobs."),
             ),
         ),
         Turn(
-            owner("Make the script's default threshold 500 ms and show it to me."),
+            typed("Make the script's default threshold 500 ms and show it to me."),
             (
                 Reply(
                     "Raising the default.",
@@ -581,7 +586,7 @@ def interactive_chat(workspace: str) -> Scenario:
             ),
         ),
         Turn(
-            owner("Worker jobs over 500 ms, then?"),
+            typed("Worker jobs over 500 ms, then?"),
             (
                 Reply(
                     "",
@@ -595,15 +600,18 @@ def interactive_chat(workspace: str) -> Scenario:
             ),
         ),
         Turn(
-            owner("And the billing service, 40 lines, just to compare."),
+            typed("And the billing service, 40 lines, just to compare."),
             (
                 Reply("", (bash("service-log --service billing --lines 40", "billing log, 40 lines"),)),
                 Reply("Billing is the calmest of the three."),
             ),
         ),
-        qa("Which service should I look at first?", "The api: it has the most slow requests and the 503s."),
         Turn(
-            owner("One more look at the api, the last 30 lines."),
+            typed("Which service should I look at first?"),
+            (Reply("The api: it has the most slow requests and the 503s."),),
+        ),
+        Turn(
+            typed("One more look at the api, the last 30 lines."),
             (
                 Reply("", (bash(f"service-log --service {api} --lines 30", "api log, 30 lines"),)),
                 Reply("Same picture as before: the slow ones are the WARN lines."),

@@ -6,6 +6,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -293,10 +294,16 @@ def _snapshot(home: Path) -> dict[str, Any]:
 
 
 def test_same_seed_gives_identical_contents(tmp_path: Path) -> None:
-    first = write_demo_home(tmp_path / "a", seed=11, threads=3)
-    second = write_demo_home(tmp_path / "b", seed=11, threads=3)
+    # Every built-in scenario (the default): the evidence threads' memory facts must repeat too.
+    first = write_demo_home(tmp_path / "a", seed=11)
+    second = write_demo_home(tmp_path / "b", seed=11)
     assert _snapshot(first.folder) == _snapshot(second.folder)
     assert [t.thread_id for t in first.threads] == [t.thread_id for t in second.threads]
+    assert first.threads == tuple(
+        replace(t, spill_files=tuple(first.folder / p.relative_to(second.folder) for p in t.spill_files))
+        for t in second.threads
+    )
+    first = write_demo_home(tmp_path / "a3", seed=11, threads=3)
     other = write_demo_home(tmp_path / "c", seed=12, threads=3)
     assert [t.thread_id for t in other.threads] != [t.thread_id for t in first.threads]
 
@@ -454,6 +461,8 @@ def test_standalone_thread_lives_only_in_leon_db_and_needed_a_small_window(demo:
         for (m,) in _rows(main, "SELECT metadata FROM checkpoints WHERE thread_id = ?", thread.thread_id)
     ]
     assert metadata and not [m for m in metadata if {"api_key", "model", "run_id"} & set(m)]
+    humans = [m for m in _head_messages(demo.folder, thread.thread_id) if m["type"] == "human"]
+    assert humans and not [m for m in humans if m.get("metadata")]  # typed in a TUI, not routed by the web
     assert _rows(
         demo.folder / "summary.db", "SELECT COUNT(*) FROM summaries WHERE thread_id = ?", thread.thread_id
     ) == [(0,)]
