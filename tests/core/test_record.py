@@ -29,6 +29,7 @@ from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import calls_of, configured_for, thread_calls
 from memory_core.stores.thread_settings import thread_memory_settings
 from tests.core.strategies import threads
+from tests.support.mycel_oracle import expected_request_sizes
 
 COMPACTING_THREAD = "m_0D8EzdJXJhk9-2"  # leon:snug, 5,500 (sample README: 7 rows, 3 split turns)
 
@@ -40,25 +41,6 @@ def _rows(thread_id: str, rows: list[tuple[int, int, bool]], text: str = "S" * 5
                    n == len(rows) - 1, None, "summary")
         for n, (up_to, at, split) in enumerate(rows)
     )  # fmt: skip
-
-
-def _expected_sent(messages: tuple[Message, ...], settings_at, rows_at: set[int] | None = None) -> list[int]:
-    """Messages handed the model at every call (system prompt included), walking plan_compaction call by
-    call with Mycel's cache: a compaction sends summary + kept; a later call under the trigger reuses the
-    cached summary; a call over the trigger that cannot compact sends everything."""
-    cached: int | None = None
-    sent = []
-    calls = [i for i, m in enumerate(messages) if m.type is MessageType.AI]
-    for n, i in enumerate(calls):
-        plan = plan_compaction(messages[:i], settings=settings_at(n))
-        if plan.would_compact:
-            cached = plan.compact_up_to_index
-            sent.append(2 + i - cached)
-        elif not plan.should_compact and cached is not None and 0 < cached <= i:
-            sent.append(2 + i - cached)
-        else:
-            sent.append(1 + i)
-    return sent
 
 
 def _configured(
@@ -198,7 +180,7 @@ def test_the_rows_of_any_limit_are_rebuilt_whatever_today_assumes(
     truth = MemorySettings(context_limit=limit)
     rows = _rows_mycel_writes(messages, truth)
     event(f"{min(len(rows), 3)}+ rows")
-    expected = _expected_sent(messages, lambda n: truth)
+    expected = expected_request_sizes(messages, lambda n: truth)
     for today in (truth, replace(truth, context_limit=assumed)):
         calls, inference = calls_of(messages, rows, ((), ()), _configured(today), counter=None)
         assert [c.request_messages for c in calls] == expected
@@ -224,7 +206,7 @@ def test_one_lost_row_under_todays_config_is_a_compaction_not_stored(messages, l
     kept = rows[:lost] + rows[lost + 1 :]
     calls, inference = calls_of(messages, kept, ((), ()), _configured(truth), counter=None)
     assert inference.not_stored == {rows[lost].compacted_at}
-    assert [c.request_messages for c in calls] == _expected_sent(messages, lambda n: truth)
+    assert [c.request_messages for c in calls] == expected_request_sizes(messages, lambda n: truth)
 
 
 @hypothesis_settings(max_examples=80, deadline=None)
