@@ -1,0 +1,90 @@
+"""`mycel-memory calls`, `whatif` and `thread --json`'s settings in force, on the sample home (Mycel's own
+rows) and the demo home's standalone thread."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory_core.cli import main
+from memory_core.demo import write_demo_home
+from tests.conftest import point_env_at
+
+COMPACTING = "m_0D8EzdJXJhk9-2"
+CALL_KEYS = {
+    "call", "checkpoint_id", "message_index", "request_messages", "compacted", "split_turn", "summary_id",
+    "summary_stored", "summary_compact_up_to_index", "estimated_tokens", "tiktoken_tokens",
+    "provider_input_tokens", "soft_trimmed", "hard_cleared", "over_trigger", "trigger_tokens", "context_limit",
+    "context_limit_source",
+}  # fmt: skip
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str):
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def facts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "facts"
+    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(folder))
+    return folder
+
+
+def test_calls_prints_one_object_per_model_call_from_mycels_rows(sample_home, facts, capsys) -> None:
+    calls = _json(capsys, "calls", COMPACTING, "--json")
+    assert [c["call"] for c in calls] == list(range(1, 13))
+    assert all(set(c) == CALL_KEYS for c in calls)
+    compacted = [c for c in calls if c["compacted"]]
+    # Mycel's summary.db rows: compacted_at 11, 13, …, 23; compact_up_to_index 4, 4, 12, 12, 16, 16, 16
+    assert [c["message_index"] for c in compacted] == list(range(11, 24, 2))
+    assert [c["summary_compact_up_to_index"] for c in compacted] == [4, 4, 12, 12, 16, 16, 16]
+    assert [c["request_messages"] for c in compacted] == [
+        2 + at - up for at, up in zip(range(11, 24, 2), [4, 4, 12, 12, 16, 16, 16], strict=True)
+    ]
+    assert [c["split_turn"] for c in compacted] == [False, False, True, False, True, True, False]
+    assert all(c["summary_stored"] and c["summary_id"] for c in compacted)
+    assert {c["context_limit"] for c in calls} == {5500} and calls[0]["context_limit_source"] == "models.json"
+    again = _json(capsys, "calls", COMPACTING, "--json")  # warm: from the kept facts
+    assert again == calls
+    assert list(facts.iterdir())
+    thread = _json(capsys, "thread", COMPACTING, "--json")
+    assert thread["recompacts_every_call"] is True  # Mycel main compacted again at every call from call 6
+    assert thread["disagreements"] == [] and thread["compactions_not_stored"] == []
+
+
+def test_whatif_current_is_calls_and_proposes_nothing_without_flags(sample_home, facts, capsys) -> None:
+    calls = _json(capsys, "calls", COMPACTING, "--json")
+    both = _json(capsys, "whatif", COMPACTING, "--json")
+    assert both["current"] == calls and both["proposed"] == calls
+    bigger = _json(capsys, "whatif", COMPACTING, "--context-limit", "100000", "--json")
+    assert bigger["current"] == calls
+    assert not any(c["compacted"] for c in bigger["proposed"])
+    assert {c["context_limit"] for c in bigger["proposed"]} == {100_000}
+    assert set(bigger["proposed"][0]) == CALL_KEYS
+
+
+def test_thread_json_names_the_limit_in_force_and_where_the_record_disagrees(
+    tmp_path, monkeypatch, facts, capsys
+) -> None:
+    folder = tmp_path / "demo"
+    write_demo_home(folder, seed=7)
+    point_env_at(monkeypatch, folder)
+    thread = _json(capsys, "thread", "interactive-chat", "--json")
+    assert thread["context_limit"] == 6000
+    assert thread["context_limit_source"] == "inferred from summaries"
+    (line,) = thread["disagreements"]
+    assert "today's config gives 1,000,000" in line
+    (segment,) = thread["settings_in_force"]
+    assert segment["consistent_limits"][0][0] <= 6000 <= segment["consistent_limits"][0][1]
+    text_run = main(["calls", "interactive-chat"])
+    out = capsys.readouterr().out
+    assert text_run == 0 and "note: The stored summaries of the thread need a context limit" in out
+
+
+def test_an_unknown_thread_is_one_clear_line(sample_home, facts, capsys) -> None:
+    assert main(["calls", "no-such-thread"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mycel-memory: error: unknown thread 'no-such-thread'") and "Traceback" not in err
