@@ -410,6 +410,10 @@ async def _write_thread(saver_path: Path, thread_id: str, script: ThreadScript, 
     fork_id: str | None = None
     fork_parent: str | None = None
     async with AsyncSqliteSaver.from_conn_string(str(saver_path)) as saver:
+        # Mycel's connect_sqlite_async pragmas on the checkpointer's connection (reference §1.5); NORMAL
+        # also spares an fsync per checkpoint.
+        for pragma in ("journal_mode=WAL", "busy_timeout=30000", "synchronous=NORMAL"):
+            await saver.conn.execute(f"PRAGMA {pragma}")
         app = _compile(run, saver)
         base: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         turn_ends: list[str] = []
