@@ -56,6 +56,10 @@ def test_each_id_opens_every_page_and_rolls_back(operator_client, odd_home: Path
     for panel in ("sandbox", "queue", "file-operations", "run-events", "integrity"):
         _text(operator_client.get(reverse("panel", args=[thread_id, panel])))
     assert "dry-run" in _text(operator_client.get(reverse("dry_run", args=[thread_id])))
+    # the timeline links the first model call's page, which opens
+    call_url = reverse("call", args=[thread_id, 1])
+    assert f'href="{html.escape(call_url)}"' in page
+    assert "Model call 1" in _text(operator_client.get(call_url))
     # roll back to the first checkpoint: preview, then apply
     preview_url = reverse("rollback_preview", args=[thread_id, CHECKPOINT_IDS[0]])
     preview = _text(operator_client.get(preview_url))
