@@ -219,6 +219,7 @@ def settings_in_force(
             today = current.model is None or current.model == today_model
             segments.append(_choose(current, last, configured, base, today=today))
 
+    unexplained: list[SummaryRow] = []
     current = opened(0, Limits.between(MIN_LIMIT, UNBOUNDED))
     for position, item in enumerate(evidence):
         model = models[position]
@@ -231,7 +232,13 @@ def settings_in_force(
         if row is None:
             current.quiet.append(item)
             continue
-        plain = current.plain & item.row_limits(row, base)
+        alone = item.row_limits(row, base)
+        if not alone and not (current.floor and item.row_limits(row, current.floor)):
+            # No limit at all makes Mycel's arithmetic write this row (other pruning settings, or a row
+            # not Mycel's): it still says Mycel compacted here, but it says nothing of the limit.
+            unexplained.append(row)
+            continue
+        plain = current.plain & alone
         lowered = current.lowered & item.row_limits(row, current.floor) if current.floor else Limits(())
         if plain or lowered:
             current.plain, current.lowered = plain, lowered
@@ -250,7 +257,7 @@ def settings_in_force(
         rows_by_index=by_index,
         off_history=off,
         not_stored=frozenset(not_stored),
-        disagreements=tuple(_disagreements(segments, configured, not_stored, off, calls)),
+        disagreements=tuple(_disagreements(segments, configured, not_stored, off, calls, unexplained)),
     )
 
 
@@ -275,7 +282,7 @@ def _choose(current: _Open, last: int, configured: Configured, base: int, *, tod
         elif narrowed.bounded:
             chosen, source = narrowed.roundest(), "inferred from summaries"
         else:  # an earlier model's calls with no row: nothing bounds its limit from above
-            chosen = max(narrowed.low, config.context_limit)
+            chosen = max(narrowed.low, config.context_limit) if narrowed else config.context_limit
             source = "inferred from calls (at least)"
         limits = narrowed
     lowered = chosen not in current.plain and current.floor is not None
@@ -306,6 +313,7 @@ def _disagreements(
     not_stored: set[int],
     off: Sequence[SummaryRow],
     calls: Sequence[CallInput],
+    unexplained: Sequence[SummaryRow] = (),
 ) -> list[str]:
     today = configured.settings.context_limit
     position_of = {c.index: n for n, c in enumerate(calls)}
@@ -319,6 +327,7 @@ def _disagreements(
             )
         elif (
             not segment.rows
+            and segment.limits
             and segment.limits.low > today
             and segment.limits.bounded is False
             and segment.first
@@ -337,6 +346,15 @@ def _disagreements(
         lines.append(
             f"Mycel compacted at call{'s' if len(not_stored) > 1 else ''} {numbers} but no summary row is "
             "stored (a failed save is only logged)."
+        )
+    if unexplained:
+        numbers = ", ".join(
+            str(position_of[r.compacted_at] + 1) for r in unexplained if r.compacted_at in position_of
+        )
+        lines.append(
+            f"The summary row{'s' if len(unexplained) > 1 else ''} of call{'s' if len(unexplained) > 1 else ''} "
+            f"{numbers} could not have been written under any context limit with today's pruning and "
+            "keep_recent settings: those must have differed (the rows still mark where Mycel compacted)."
         )
     if off:
         lines.append(

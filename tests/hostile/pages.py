@@ -36,6 +36,12 @@ def message_count(thread_id: str) -> int:
     return len(state.messages) if state else 0
 
 
+def call_count(thread_id: str) -> int:
+    """The thread's model calls: one per AI message of the head."""
+    state = MycelReader(resolve_locations()).get_state(thread_id).value
+    return sum(1 for m in state.messages if m.type.value == "ai") if state else 0
+
+
 @dataclass(frozen=True)
 class Visit:
     name: str  # the URL name
@@ -65,6 +71,8 @@ def get_visits(home: HostileHome) -> Iterator[Visit]:
                 url = f"{reverse('message_text', args=[thread_id, index])}?view={view}"
                 yield Visit("message_text", url, {})
                 yield Visit("message_text", url, HX)
+        for number in range(1, call_count(thread_id) + 1):
+            yield Visit("call", reverse("call", args=[thread_id, number]), {})
         checkpoints = checkpoint_ids(home, thread_id)
         for checkpoint_id in checkpoints[-3:]:
             url = reverse("checkpoint", args=[thread_id, checkpoint_id])

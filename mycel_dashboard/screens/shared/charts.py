@@ -40,8 +40,13 @@ def _trace(name: str, x: list[int], y: Sequence[int | None], **extra: Any) -> di
     return {"type": "scatter", "mode": "lines+markers", "name": name, "x": x, "y": y, **extra}
 
 
+def fill_words(ratio: float) -> str:
+    """A share of the context window as every chart and caption writes it: 1.5%, 90.0%."""
+    return f"{ratio:.1%}"
+
+
 def _percent_of(value: int, limit: int) -> str:
-    return f"{value / limit:.1%}" if limit else "?"
+    return fill_words(value / limit) if limit else "?"
 
 
 def context_fill_figure(points: Sequence[CallPoint], *, title: str = "") -> dict[str, Any]:

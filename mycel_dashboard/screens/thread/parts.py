@@ -25,6 +25,7 @@ from memory_core.stores.thread_calls import ThreadCalls
 from mycel_dashboard.screens.shared.charts import (
     call_points,
     context_fill_figure,
+    fill_words,
     recompaction_runs,
     script_json,
 )
@@ -155,8 +156,9 @@ class ChartPart:
         return recompaction_runs(call_points(self.calls, lambda index: ""))
 
     @property
-    def peak_fill(self) -> float:
-        return max((c.fill for c in self.calls), default=0.0)
+    def peak_fill(self) -> str:
+        """The largest share of the window any call sent, worded as the chart's own note words it."""
+        return fill_words(max((c.fill for c in self.calls), default=0.0))
 
 
 def chart_of(
