@@ -182,3 +182,26 @@ def test_a_sort_by_flags_keeps_the_estimates_a_later_fill_sort_reuses(
     # The same settings as the flags sort, so the visible page's pruning verdicts are kept too.
     ranked = _row_ids(viewer_client.get("/threads/?sort=fill&order=desc").content.decode())
     assert sorted(ranked) == sorted(SAMPLE_THREADS)
+
+
+def test_the_fill_column_is_what_mycel_sent_at_the_last_call_beside_the_stored_estimate(
+    viewer_client, sample_home, capsys, tmp_path, monkeypatch
+):
+    import json
+    import re
+
+    from memory_core.cli import main
+
+    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
+    body = viewer_client.get("/threads/").content.decode()
+    assert main(["calls", "m_0D8EzdJXJhk9-2", "--json"]) == 0
+    last = json.loads(capsys.readouterr().out)[-1]
+    row = re.search(r'<tr>\s*<td title="m_0D8EzdJXJhk9-2">.*?</tr>', body, re.S)
+    assert row, "no row for the compacting thread"
+    cell = row.group(0)
+    sent = round(100 * last["estimated_tokens"]["sent"] / last["context_limit"])
+    assert f'<span class="num sent-fill">{sent} %</span>' in cell
+    assert 'class="muted small stored-fill">stored ' in cell
+    assert "re-compacts every call" in cell  # Mycel main compacted again at each of its last calls
+    flagged = viewer_client.get("/threads/", {"flag": "recompacts"}).content.decode()
+    assert "m_0D8EzdJXJhk9-2" in flagged and "m_npRsndIka9dx-2" not in flagged

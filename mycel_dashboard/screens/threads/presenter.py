@@ -13,8 +13,10 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from memory_core.family import agents_by_thread, family_thread_ids
+from memory_core.record.calls import recompacts_every_call
 from memory_core.records import AgentRecord, ThreadRow
 from memory_core.settings import compaction_trigger
+from memory_core.stores.thread_calls import ThreadCalls
 from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.memory import ContextLimitInfo
 
@@ -24,6 +26,7 @@ class Flag(StrEnum):
     PRUNED = "pruned"  # results trimmed or cleared under the current config
     QUEUED = "queued"
     SANDBOX = "sandbox"
+    RECOMPACTS = "recompacts"  # Mycel main compacted at each of the thread's last calls (reference §3.4)
 
 
 FLAG_LABELS: dict[Flag, str] = {
@@ -31,7 +34,10 @@ FLAG_LABELS: dict[Flag, str] = {
     Flag.PRUNED: "trimmed / cleared",
     Flag.QUEUED: "queued items",
     Flag.SANDBOX: "sandbox",
+    Flag.RECOMPACTS: "re-compacts every call",
 }
+# Flags only the record of the calls tells (the visible page's, or every candidate's when filtered by).
+_RECORD_FLAGS = frozenset({Flag.RECOMPACTS})
 
 
 class SortKey(StrEnum):
@@ -72,6 +78,29 @@ class HeadFacts:
 
 
 @dataclass(frozen=True, slots=True)
+class LastCall:
+    """The thread's last model call as Mycel made it (the record the Thread page draws)."""
+
+    sent_tokens: int  # Mycel's estimate of what it sent
+    context_limit: int  # the limit in force at that call
+    over_trigger: bool
+    recompacts: bool  # each of the last calls compacted again
+
+    @property
+    def fill(self) -> float:
+        return self.sent_tokens / self.context_limit if self.context_limit else 0.0
+
+
+def last_call_of(record: ThreadCalls) -> LastCall | None:
+    if not record.calls:
+        return None
+    last = record.calls[-1]
+    return LastCall(
+        last.sent_tokens, last.context_limit, last.over_trigger, recompacts_every_call(record.calls)
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class ThreadListItem:
     row: ThreadRow
     limit: ContextLimitInfo
@@ -79,6 +108,7 @@ class ThreadListItem:
     flags: tuple[Flag, ...]
     head: HeadFacts | None  # None = not computed (off the visible page)
     agent: AgentRecord | None = None  # the row's registration, when it is a sub-agent
+    last: LastCall | None = None  # None = not computed (off the visible page) or no model call yet
 
     @property
     def registered_only(self) -> bool:
@@ -168,14 +198,18 @@ def thread_page(
     head_facts: Callable[[Sequence[ThreadRow]], Mapping[str, HeadFacts]],
     estimates: Callable[[Sequence[ThreadRow]], Mapping[str, int | None]] | None = None,
     agents: Sequence[AgentRecord] = (),
+    last_calls: Callable[[Sequence[ThreadRow]], Mapping[str, LastCall]] | None = None,
 ) -> ThreadPage:
     """Search, filter, sort and page the thread list.
 
     `head_facts` decodes threads' newest checkpoints (many at once), so it is only asked for the visible
     page, or for every candidate when the list is filtered or sorted by what it tells. Sorting by context
     fill needs only the estimates, which `estimates` gives (each head decoded once, ever). `agents` (the
-    sub-agent registry) marks sub-agent rows and serves the family filter.
+    sub-agent registry) marks sub-agent rows and serves the family filter. `last_calls` gives the record's
+    last call of many threads (what was sent, and whether Mycel re-compacts at every call); like the head
+    facts, it is asked for the visible page only, or for every candidate when filtered by what it tells.
     """
+    calls_of = last_calls or (lambda rows: {})
     needle = query.q.strip().lower()
     # A new registry comes with a new version of the files, so with a new `rows`: keying on rows suffices.
     family = family_thread_ids(agents, query.family) if query.family is not None else None
@@ -188,7 +222,12 @@ def thread_page(
     )
     registered = agents_by_thread(agents)
 
-    def item(row: ThreadRow, head: HeadFacts | None, known_estimate: int | None = None) -> ThreadListItem:
+    def item(
+        row: ThreadRow,
+        head: HeadFacts | None,
+        known_estimate: int | None = None,
+        last: LastCall | None = None,
+    ) -> ThreadListItem:
         limit = (
             ContextLimitInfo(query.context_limit, "set in the URL") if query.context_limit else limit_for(row)
         )
@@ -201,7 +240,10 @@ def thread_page(
         flags = _static_flags(row)
         if head is not None and head.pruned:
             flags.insert(1 if Flag.COMPACTED in flags else 0, Flag.PRUNED)
+        if last is not None and last.recompacts:
+            flags.insert(flags.index(Flag.COMPACTED) + 1 if Flag.COMPACTED in flags else 0, Flag.RECOMPACTS)
         return ThreadListItem(
+            last=last,
             row=row,
             limit=limit,
             fill=fill,
@@ -224,14 +266,23 @@ def thread_page(
         pages = max(1, math.ceil(total / per_page))
         page = min(max(1, query.page), pages)
         shown = rows_in_order[(page - 1) * per_page : page * per_page]
-        heads = head_facts(shown)
-        visible = [item(row, heads.get(row.thread_id)) for row in shown]
+        heads, lasts = head_facts(shown), calls_of(shown)
+        visible = [item(row, heads.get(row.thread_id), last=lasts.get(row.thread_id)) for row in shown]
     else:
         needs_heads = query.flag is Flag.PRUNED or query.sort is SortKey.FLAGS
         by_estimate = query.sort is SortKey.FILL and not needs_heads and estimates is not None
         estimated = estimates(candidates) if by_estimate and estimates is not None else {}
         every_head = head_facts(candidates) if needs_heads else {}
-        items = [item(row, every_head.get(row.thread_id), estimated.get(row.thread_id)) for row in candidates]
+        every_last = calls_of(candidates) if query.flag in _RECORD_FLAGS else {}
+        items = [
+            item(
+                row,
+                every_head.get(row.thread_id),
+                estimated.get(row.thread_id),
+                every_last.get(row.thread_id),
+            )
+            for row in candidates
+        ]
         if query.flag is not None:
             items = [entry for entry in items if query.flag in entry.flags]
         by_row = _ROW_SORT_VALUES.get(query.sort)
@@ -245,8 +296,16 @@ def thread_page(
         page = min(max(1, query.page), pages)
         shown_items = items[(page - 1) * per_page : page * per_page]
         heads = head_facts([entry.row for entry in shown_items if entry.head is None])
+        lasts = calls_of([entry.row for entry in shown_items if entry.last is None])
         visible = [
-            entry if entry.head is not None else item(entry.row, heads.get(entry.row.thread_id))
+            entry
+            if entry.head is not None and entry.last is not None
+            else item(
+                entry.row,
+                entry.head or heads.get(entry.row.thread_id),
+                None,
+                entry.last or lasts.get(entry.row.thread_id),
+            )
             for entry in shown_items
         ]
     return ThreadPage(

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from django.http import HttpRequest, HttpResponse
 
 from memory_core.family import registered_only_rows
 from memory_core.records import ThreadRow
+from memory_core.stores.reader import MycelReader
 from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.family import family_param, read_agents
-from mycel_dashboard.screens.shared.memory import ContextLimitInfo, ThreadMemories, problem_text
+from mycel_dashboard.screens.shared.memory import ContextLimitInfo, ThreadMemories, guarded, problem_text
+from mycel_dashboard.screens.shared.replays import thread_record
 from mycel_dashboard.screens.threads.forms import ThreadListForm
 from mycel_dashboard.screens.threads.heads import head_facts_reader
 from mycel_dashboard.screens.threads.presenter import (
     FLAG_LABELS,
+    LastCall,
     column_headers,
+    last_call_of,
     thread_page,
 )
 from mycel_dashboard.web.render import render_screen
@@ -50,6 +55,20 @@ def thread_list(request: HttpRequest) -> HttpResponse:
         problems.extend(problem_text(p) for p in found.problems)
         return found.value
 
+    def last_calls(rows: Sequence[ThreadRow]) -> dict[str, LastCall]:
+        """The record's last call of each row (the very record the Thread page draws)."""
+        found = {}
+        for row in rows:
+            if row.head_checkpoint_id and row.messages:
+                last = guarded(
+                    f"the model calls of {row.thread_id!r}",
+                    partial(_last_call, reader, row, context_for),
+                    problems,
+                )
+                if last is not None:
+                    found[row.thread_id] = last
+        return found
+
     page = thread_page(
         rows,
         query,
@@ -57,6 +76,7 @@ def thread_list(request: HttpRequest) -> HttpResponse:
         head_facts=head_facts_reader(reader, lambda row: context_for(row).settings, problems),
         estimates=estimates,
         agents=agents,
+        last_calls=last_calls,
     )
     context = {
         "source": source,
@@ -70,3 +90,8 @@ def thread_list(request: HttpRequest) -> HttpResponse:
         "family_param": family_param(query.family) if query.family is not None else None,
     }
     return render_screen(request, "threads.html", "thread-rows", context)
+
+
+def _last_call(reader: MycelReader, row: ThreadRow, context_for: ThreadMemories) -> LastCall | None:
+    memory = context_for(row)
+    return last_call_of(thread_record(reader, row, memory.settings, memory.limit_source))
