@@ -25,7 +25,8 @@ from memory_core.whatif import ThreadSide, thread_side
 # The fleet what-if covers 50 threads and a slider revisits values: room for a few dozen proposals each.
 _SIDES: Memo[ThreadSide] = Memo("dashboard.replays", max_entries=32 * 64)
 _HEADS: Memo[ReplayInput] = Memo("dashboard.replay_inputs", max_entries=128)
-_RECORDS: Memo[ThreadCalls] = Memo("dashboard.records", max_entries=256)
+# Every row of a 1,000-thread list once paged through (the list asks for its visible rows).
+_RECORDS: Memo[ThreadCalls] = Memo("dashboard.records", max_entries=1024)
 # A read that met a lock or a time limit is not kept: the next request tries again.
 _TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
 
