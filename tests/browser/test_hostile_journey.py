@@ -63,6 +63,8 @@ def test_a_hostile_thread_renders_as_text_everywhere(
 
     page.goto(f"{url}/threads/{main}/")  # type: ignore[attr-defined]
     page.wait_for_selector("[data-plotly] .main-svg", timeout=15_000)  # type: ignore[attr-defined]
+    for run in page.locator("details.unchanged-run > summary").all():  # type: ignore[attr-defined]
+        run.click()  # unfold the runs of unchanged messages first, so every message below is visible
     for summary in page.locator("li.msg details > summary").all():  # type: ignore[attr-defined]
         summary.click()
     page.wait_for_load_state("networkidle")  # type: ignore[attr-defined]
