@@ -375,25 +375,8 @@ def morel_lab(workspace: str) -> Scenario:
 def toad_compaction(workspace: str) -> Scenario:
     # Two turns sweep two banks in parallel: their kept part outgrows 60 % of the limit (a split turn).
     plan = ((("A", 46),), (("B", 44),), (("C", 58),), (("D", 46),), (("E", 68), ("F", 68)), (("G", 40),))
-    turns = tuple(
-        Turn(
-            owner(
-                f"Run the sensor sweep for greenhouse bank{'s' if len(banks) > 1 else ''} "
-                f"{' and '.join(b for b, _ in banks)} and flag anything odd."
-            ),
-            (
-                Reply(
-                    "Sweeping " + ", ".join(b for b, _ in banks) + ".",
-                    tuple(bash(f"sensor-sweep --bank {b} --count {n}", f"Bank {b}") for b, n in banks),
-                ),
-                Reply(
-                    f"{sum(n for _, n in banks)} sensors read. Moisture below 6 is flagged FAULT; "
-                    "everything else is within range."
-                ),
-            ),
-        )
-        for banks in plan
-    )
+    verdict = "{n} sensors read. Moisture below 6 is flagged FAULT; everything else is within range."
+    turns = tuple(_sweep_turn(banks, verdict=verdict) for banks in plan)
     return Scenario(
         "compaction",
         "toad",
@@ -512,8 +495,14 @@ def toad_qa() -> Scenario:
 # ---------------------------------------------------------------- issue 11's evidence cases
 
 
-def _sweep_turn(banks: tuple[tuple[str, int], ...], switch: ModelSwitch | None = None) -> Turn:
-    """One greenhouse sweep turn: a Bash sweep per bank (parallel when several), then a one-line verdict."""
+_VERDICT = "{n} sensors read; moisture below 6 is flagged FAULT, the rest is fine."
+
+
+def _sweep_turn(
+    banks: tuple[tuple[str, int], ...], switch: ModelSwitch | None = None, *, verdict: str = _VERDICT
+) -> Turn:
+    """One greenhouse sweep turn: a Bash sweep per bank (parallel when several), then a one-line verdict
+    (`{n}`: the sensors read)."""
     return Turn(
         owner(
             f"Run the sensor sweep for greenhouse bank{'s' if len(banks) > 1 else ''} "
@@ -524,9 +513,7 @@ def _sweep_turn(banks: tuple[tuple[str, int], ...], switch: ModelSwitch | None =
                 "Sweeping " + ", ".join(b for b, _ in banks) + ".",
                 tuple(bash(f"sensor-sweep --bank {b} --count {n}", f"Bank {b}") for b, n in banks),
             ),
-            Reply(
-                f"{sum(n for _, n in banks)} sensors read; moisture below 6 is flagged FAULT, the rest is fine."
-            ),
+            Reply(verdict.format(n=sum(n for _, n in banks))),
         ),
         switch_model=switch,
     )
