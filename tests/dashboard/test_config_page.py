@@ -129,7 +129,7 @@ def test_whatif_on_a_compacting_thread_follows_the_context_limit(viewer_client, 
         "/config/", {"thread": COMPACTED, "runtime.context_limit": "200000"}, **WHATIF
     ).content.decode()
     # runtime.context_limit does not beat models.json's mapping for leon:snug: nothing changes there...
-    assert re.search(r"Compactions \(replay\)</dt><dd>(\d+) → <strong[^>]*>\1<", body)
+    assert re.search(r"Compactions \(record → replay\)</dt><dd>(\d+) → <strong[^>]*>\1<", body)
     lower = viewer_client.get(
         "/config/", {"thread": COMPACTED, "memory.compaction.keep_recent_tokens": "500"}, **WHATIF
     ).content.decode()
