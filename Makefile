@@ -34,7 +34,7 @@ dev: $(STAMP) ## Django's autoreloading development server with DEBUG on
 	$(BIN)/python manage.py prepare_local
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-test: $(STAMP) browser ## Set up, lint, type-check memory_core and mycel_dashboard, run every test
+test: $(STAMP) browser postgres ## Set up, lint, type-check memory_core and mycel_dashboard, run every test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -54,6 +54,19 @@ browser: ## Make sure Chromium is installed for the browser tests (installs it w
 		exit 1; \
 	fi
 
+# The Postgres tests start a throwaway cluster from Debian's PostgreSQL binaries (tests/support/postgres.py):
+# install them where we can, otherwise stop with the one command that does.
+postgres: ## Make sure PostgreSQL's server binaries are installed for the tests (installs them when run as root)
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing PostgreSQL for the Postgres tests (apt-get)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
+	else \
+		echo "PostgreSQL is missing for the Postgres tests; install it with: sudo apt-get install postgresql" >&2; \
+		exit 1; \
+	fi
+
 load-smoke: $(STAMP) ## Short load run on a small home: gunicorn + 4 clients for 10 s, prints the figures
 	$(BIN)/python tests/benchmarks/load.py --quick --duration 10 --warmup 2 --clients 4
 
@@ -67,4 +80,4 @@ lint: $(STAMP) ## Lint and format-check only
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache
 
-.PHONY: help install run serve dev test browser bench lint clean
+.PHONY: help install run serve dev test browser postgres bench lint clean

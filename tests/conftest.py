@@ -21,6 +21,7 @@ DATA = Path(__file__).resolve().parent / "data"
 SAMPLE_HOME = DATA / "mycel-home"
 VECTORS = DATA / "vectors" / "memory_public.json"
 DEV_VECTORS = DATA / "vectors" / "memory_dev_public.json"
+PG_DEV_SAMPLE = DATA / "mycel-pg-dev"
 
 _MYCEL_ENV = (
     "LEON_DB_PATH",
@@ -120,3 +121,43 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         for report in _SKIPPED:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
             terminalreporter.write_line(f"{report.nodeid}: {reason}")
+
+
+# -- PostgreSQL: one throwaway cluster per run (tests/support/postgres.py), one database per test --------
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    from tests.support.postgres import MISSING_POSTGRES, running_postgres, server_binaries
+
+    if server_binaries() is None:
+        pytest.fail(MISSING_POSTGRES, pytrace=False)
+    with running_postgres() as server:
+        # Mycel dev's own database, loaded once; each test gets a copy (CREATE DATABASE … TEMPLATE).
+        server.create_database("mycel_dev_sample")
+        server.load_sql(server.url("mycel_dev_sample"), PG_DEV_SAMPLE / "dump.sql")
+        yield server
+
+
+_databases = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def pg_dev_sample(pg_server) -> str:
+    """A fresh copy of the Mycel dev sample database (schema `agent`); its URL."""
+    return pg_server.create_database(f"dev_sample_{next(_databases)}", template="mycel_dev_sample")
+
+
+@pytest.fixture
+def pg_main_db(pg_server):
+    """A fresh database where LangGraph's real AsyncPostgresSaver, driving the demo's real graph, wrote
+    threads in Mycel main's layout (LEON_STORAGE_STRATEGY=supabase); its URL and what was written."""
+    from memory_core.demo import scripts
+    from memory_core.demo.graph import build_thread
+
+    url = pg_server.create_database(f"main_{next(_databases)}")
+    built = [
+        build_thread(url, "m_pgMain0001-1", scripts.toad_qa().script, seed=7),
+        build_thread(url, "m_pgMain0001-2", scripts.toad_compaction("/tmp/mycel-pg-demo-ws").script, seed=7),
+    ]
+    return url, built

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Protocol, TypeVar
@@ -20,6 +21,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -265,7 +267,7 @@ def _status(run: _Run, messages: list[BaseMessage]) -> dict[str, Any]:
     }
 
 
-def _compile(run: _Run, saver: AsyncSqliteSaver) -> AgentGraph:
+def _compile(run: _Run, saver: BaseCheckpointSaver[str]) -> AgentGraph:
     async def before_model(state: AgentState) -> dict[str, Any]:
         injected = [_human(spec) for spec in run.steers.get(run.model_calls, ())]
         for spec in run.steers.get(run.model_calls, ()):
@@ -327,7 +329,7 @@ def _compile(run: _Run, saver: AsyncSqliteSaver) -> AgentGraph:
 
 
 def mycel_graph(
-    saver: AsyncSqliteSaver,
+    saver: BaseCheckpointSaver[str],
     *,
     before_model: GraphStep[AgentState],
     call_model: GraphStep[AgentState],
@@ -405,15 +407,32 @@ async def _play_turn(
     return RunRecord(run_id, tuple(run.events), error)
 
 
-async def _write_thread(saver_path: Path, thread_id: str, script: ThreadScript, run: _Run) -> BuiltThread:
-    runs: list[RunRecord] = []
-    fork_id: str | None = None
-    fork_parent: str | None = None
-    async with AsyncSqliteSaver.from_conn_string(str(saver_path)) as saver:
+@asynccontextmanager
+async def _saver(target: Path | str) -> AsyncIterator[BaseCheckpointSaver[str]]:
+    """LangGraph's own saver for `target`: a SQLite file (Mycel's default), or a PostgreSQL URL (Mycel main's
+    `supabase` strategy: AsyncPostgresSaver, whose tables it creates as Mycel's start-up does)."""
+    if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(target) as postgres:
+            await postgres.setup()
+            yield postgres
+        return
+    async with AsyncSqliteSaver.from_conn_string(str(target)) as sqlite:
         # Mycel's connect_sqlite_async pragmas on the checkpointer's connection (reference §1.5); NORMAL
         # also spares an fsync per checkpoint.
         for pragma in ("journal_mode=WAL", "busy_timeout=30000", "synchronous=NORMAL"):
-            await saver.conn.execute(f"PRAGMA {pragma}")
+            await sqlite.conn.execute(f"PRAGMA {pragma}")
+        yield sqlite
+
+
+async def _write_thread(
+    saver_path: Path | str, thread_id: str, script: ThreadScript, run: _Run
+) -> BuiltThread:
+    runs: list[RunRecord] = []
+    fork_id: str | None = None
+    fork_parent: str | None = None
+    async with _saver(saver_path) as saver:
         app = _compile(run, saver)
         base: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         turn_ends: list[str] = []
@@ -454,7 +473,7 @@ async def _write_thread(saver_path: Path, thread_id: str, script: ThreadScript, 
 
 
 def build_thread(
-    saver_path: Path,
+    saver_path: Path | str,
     thread_id: str,
     script: ThreadScript,
     *,
@@ -462,7 +481,8 @@ def build_thread(
     workspace: Path | None = None,
     clock: DemoClock | None = None,
 ) -> BuiltThread:
-    """Play `script` through the real graph into the LangGraph SQLite file at `saver_path`.
+    """Play `script` through the real graph into the LangGraph SQLite file at `saver_path` (or, given a
+    PostgreSQL URL, into that database through AsyncPostgresSaver).
 
     Creates the file (and LangGraph's tables) when missing. Deterministic for (`seed`, `thread_id`,
     `script`, clock). Returns the summaries, file operations, run events and spill files the run

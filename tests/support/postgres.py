@@ -1,0 +1,150 @@
+"""A throwaway PostgreSQL cluster for the tests: Debian's server binaries, `initdb` and `pg_ctl` in a temp dir,
+reachable only on a unix socket there, run as the `postgres` user when the tests run as root (the server
+refuses root). Durability is off (fsync, synchronous commit): nothing here outlives the run.
+
+`make test` installs the binaries (`make postgres`); without them the fixture fails with the command that
+installs them, never skips.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from glob import glob
+from pathlib import Path
+from urllib.parse import quote
+
+SUPERUSER = "mycel"
+MISSING_POSTGRES = (
+    "PostgreSQL's server binaries are missing for the Postgres tests; install them with: "
+    "sudo apt-get install postgresql"
+)
+
+
+def server_binaries() -> Path | None:
+    """The newest installed PostgreSQL's bin folder (Debian: /usr/lib/postgresql/N/bin), else PATH's."""
+    found = sorted(glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3]))
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+def _as_server_user() -> tuple[Callable[[], None] | None, int | None, int | None]:
+    """preexec function, uid, gid that run the server as `postgres` when we are root."""
+    if os.geteuid() != 0:
+        return None, None, None
+    user = pwd.getpwnam("postgres")
+
+    def drop() -> None:
+        os.setgid(user.pw_gid)
+        os.setuid(user.pw_uid)
+
+    return drop, user.pw_uid, user.pw_gid
+
+
+@dataclass
+class PostgresServer:
+    root: Path
+    bin: Path
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.root / "socket"
+
+    def url(self, database: str = "postgres", *, user: str = SUPERUSER, password: str | None = None) -> str:
+        """A libpq URL to `database` over the cluster's unix socket."""
+        auth = quote(user) + (f":{quote(password)}" if password else "")
+        return f"postgresql://{auth}@/{quote(database)}?host={quote(str(self.socket_dir))}"
+
+    def _run(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        drop, _, _ = _as_server_user()
+        return subprocess.run(
+            argv, preexec_fn=drop, capture_output=True, text=True, check=check, cwd=self.root
+        )
+
+    def start(self) -> None:
+        drop, uid, gid = _as_server_user()
+        self.socket_dir.mkdir()
+        if uid is not None and gid is not None:
+            for path in (self.root, self.socket_dir):
+                os.chown(path, uid, gid)
+        data = self.root / "data"
+        self._run(
+            str(self.bin / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            SUPERUSER,
+            "-A",
+            "trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+        )
+        options = (
+            f"-k {self.socket_dir} -c listen_addresses='' -c fsync=off -c synchronous_commit=off "
+            "-c full_page_writes=off -c max_connections=60"
+        )
+        started = self._run(
+            str(self.bin / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(self.root / "server.log"), "-w", "start",
+            check=False,
+        )  # fmt: skip
+        if started.returncode != 0:
+            log = (
+                (self.root / "server.log").read_text(errors="replace")
+                if (self.root / "server.log").exists()
+                else ""
+            )
+            raise RuntimeError(f"PostgreSQL did not start: {started.stderr}\n{log}")
+
+    def stop(self) -> None:
+        self._run(
+            str(self.bin / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate", "stop", check=False
+        )
+
+    def execute(self, sql: str, database: str = "postgres") -> None:
+        """Run statements as the superuser (autocommit: CREATE DATABASE cannot run in a transaction)."""
+        import psycopg
+
+        with psycopg.connect(self.url(database), autocommit=True) as conn:
+            conn.execute(sql)  # type: ignore[arg-type]
+
+    def create_database(self, name: str, *, template: str | None = None) -> str:
+        """A new empty database (or a copy of `template`); its URL."""
+        quoted = '"' + name.replace('"', '""') + '"'
+        self.execute(f"CREATE DATABASE {quoted}" + (f' TEMPLATE "{template}"' if template else ""))
+        return self.url(name)
+
+    def load_sql(self, url: str, path: Path) -> None:
+        """Load a plain-format dump with psql, stopping at the first error."""
+        done = subprocess.run(
+            [str(self.bin / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-f", str(path)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"psql could not load {path}: {done.stderr[-2000:]}")
+
+
+@contextmanager
+def running_postgres() -> Iterator[PostgresServer]:
+    """A started cluster in a fresh temp dir (outside pytest's root-only temp tree, so `postgres` can reach
+    it), stopped and removed afterwards."""
+    binaries = server_binaries()
+    if binaries is None:
+        raise RuntimeError(MISSING_POSTGRES)
+    root = Path(tempfile.mkdtemp(prefix="mycel-pg-"))
+    server = PostgresServer(root=root, bin=binaries)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
