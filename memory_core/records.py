@@ -25,6 +25,8 @@ class ProblemKind(StrEnum):
     TIMEOUT = "timeout"
     TRUNCATED = "truncated"  # a row cap was reached
     REFUSED = "refused"  # data asked for something unsafe (a pickle payload, a path outside its folder)
+    UNREACHABLE = "unreachable"  # a database server that does not answer
+    DENIED = "denied"  # a server that refuses our login or a table's SELECT
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,6 +144,8 @@ def decode_typed(type_: str | None, blob: bytes | None) -> Any:
     data = _as_bytes(blob, f"the {type_!r} value")
     if type_ in ("bytes", "bytearray"):
         return data
+    if type_ == POSTGRES_CHECKPOINT:
+        return _postgres_checkpoint(data)
     if type_ == "pickle":
         raise UnreadableBlob("pickle payloads are refused: unpickling untrusted data can run arbitrary code")
     if type_ == "msgpack":
@@ -170,6 +172,7 @@ def decode_typed(type_: str | None, blob: bytes | None) -> Any:
 def count_checkpoint_messages(type_: str | None, blob: bytes | None) -> int | None:
     """The length of a checkpoint's `messages` list without building any message (None if unreadable)."""
     if type_ != "msgpack" or blob is None:
+        # A Postgres payload decodes every channel, not only `messages`: fine for a count of one head.
         try:
             value = decode_typed(type_, blob)
         except UnreadableBlob:
@@ -206,3 +209,39 @@ def decode_metadata(blob: bytes | str | None) -> dict[str, Any]:
         raise UnreadableBlob("checkpoint metadata is not a map")
     _shallow(value, "checkpoint metadata")
     return {str(k): v for k, v in value.items()}
+
+
+# A PostgreSQL checkpoint (AsyncPostgresSaver) is its JSONB row plus one (type, bytes) blob per channel
+# version in `checkpoint_blobs`. The Postgres backend packs both into one payload of this type, so the
+# payload stays a (type, bytes) pair that the memos can hash and this decoder can read like any other.
+POSTGRES_CHECKPOINT = "postgres-checkpoint"
+
+
+def pack_postgres_checkpoint(
+    checkpoint_json: bytes, blobs: list[tuple[str, str | None, bytes | None]]
+) -> bytes:
+    """The payload bytes of a Postgres checkpoint: its JSON text and (channel, type, bytes) per blob row."""
+    return ormsgpack.packb({"checkpoint": checkpoint_json, "blobs": [list(b) for b in blobs]})
+
+
+def _postgres_checkpoint(data: bytes) -> dict[str, Any]:
+    # The envelope holds only maps, lists, text and bytes (we packed it): no extension can run here.
+    try:
+        envelope = ormsgpack.unpackb(data)
+        checkpoint = json.loads(envelope["checkpoint"])
+        blobs = envelope["blobs"]
+    except RecursionError:
+        raise UnreadableBlob(f"the checkpoint JSON is nested deeper than {MAX_NESTING} levels") from None
+    except Exception as exc:
+        raise UnreadableBlob(f"damaged Postgres checkpoint ({type(exc).__name__}: {exc})") from None
+    if not isinstance(checkpoint, dict) or not isinstance(blobs, list):
+        raise UnreadableBlob("the Postgres checkpoint is not a map with its blobs")
+    _shallow(checkpoint, "the checkpoint JSON")
+    inline = checkpoint.get("channel_values")
+    channels: dict[str, Any] = dict(inline) if isinstance(inline, dict) else {}
+    for channel, kind, blob in blobs:
+        if kind == "empty":  # a channel listed in the versions with no value (aio.py `aput`)
+            continue
+        channels[str(channel)] = decode_typed(kind, blob)
+    checkpoint["channel_values"] = channels
+    return checkpoint

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -36,6 +36,10 @@ class MycelLocations:
     agent_registry: Path
     config_home: Path
     project_dir: Path | None
+    # LEON_POSTGRES_URL: checkpoints in PostgreSQL (dev always; main with LEON_STORAGE_STRATEGY=supabase).
+    # Never in a repr: the URL may carry a password.
+    postgres_url: str | None = field(default=None, repr=False)
+    storage_strategy: str | None = None  # LEON_STORAGE_STRATEGY as Mycel reads it
 
     def path(self, role: StoreRole) -> Path:
         return Path(getattr(self, role.value))
@@ -75,4 +79,6 @@ def resolve_locations(environ: Mapping[str, str] | None = None) -> MycelLocation
         agent_registry=config_home / "agent_registry.db",
         config_home=config_home,
         project_dir=_expand(project) if project else None,
+        postgres_url=env.get("LEON_POSTGRES_URL") or None,
+        storage_strategy=env.get("LEON_STORAGE_STRATEGY") or None,
     )

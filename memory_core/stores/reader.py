@@ -43,8 +43,8 @@ from memory_core.stores.checkpoints import (
 )
 from memory_core.stores.decode import UnreadableBlob
 from memory_core.stores.locations import MycelLocations
+from memory_core.stores.postgres import backend_for
 from memory_core.stores.series import Series, SeriesPoint, build_series
-from memory_core.stores.sqlite_backend import SqliteBackend
 from memory_core.stores.thread_list import derived, listing
 from memory_core.tokens import TokenCounter, default_counter, estimate_tokens
 
@@ -105,8 +105,9 @@ class MycelReader:
         self.facts_folder = facts_folder
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
-        # Mycel main's SQLite files unless told otherwise: the engine is the backend's business alone.
-        self.backend: StoreBackend = backend or SqliteBackend(
+        # The engine Mycel's configuration names (SQLite files, or LEON_POSTGRES_URL) unless told
+        # otherwise: the engine is the backend's business alone.
+        self.backend: StoreBackend = backend or backend_for(
             locations, query_timeout_s=query_timeout_s, row_cap=row_cap
         )
 
