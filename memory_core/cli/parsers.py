@@ -21,6 +21,7 @@ CONFIG_LAYERS = ("user", "project")
 def add_subcommands(subparsers: Any) -> None:
     """Every subcommand, in the order `mycel-memory --help` lists them."""
     _plan(subparsers)
+    _status(subparsers)
     _threads(subparsers)
     _actions(subparsers)
     _config(subparsers)
@@ -55,6 +56,19 @@ def add_settings_flags(parser: argparse.ArgumentParser, *, context_limit_default
     parser.add_argument("--hard-clear-threshold", metavar="N")
     parser.add_argument("--protect-recent", metavar="N")
     parser.add_argument("--keep-recent-tokens", metavar="N")
+
+
+def _status(subparsers: Any) -> None:
+    status = subparsers.add_parser(
+        "status",
+        help="where each store is: engine, location, schema, layout",
+        description=(
+            "Show which engine holds each of Mycel's stores (PostgreSQL at LEON_POSTGRES_URL, or SQLite "
+            "files), where (passwords masked), and the checkpoint schema and layout (dev, main, or both)."
+        ),
+    )
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.set_defaults(handler="memory_core.cli.status_cmd:run_status")
 
 
 def _threads(subparsers: Any) -> None:

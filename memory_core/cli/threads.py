@@ -41,6 +41,14 @@ def _reader() -> MycelReader:
 
 def _require_data(locations: MycelLocations) -> None:
     """No Mycel file at all where the variables point: say where we looked, rather than list nothing."""
+    if locations.postgres_url:
+        from memory_core.cli.status_cmd import postgres_unreadable
+
+        # Checkpoints in PostgreSQL: no readable layout there is the error, said as the server said it.
+        problem = postgres_unreadable(locations)
+        if problem is not None:
+            raise CliError(problem.message)
+        return
     if not any(path.exists() for path in locations.databases().values()):
         raise CliError(
             f"no Mycel data: {locations.main} does not exist (set LEON_DB_PATH to Mycel's leon.db; "

@@ -8,6 +8,7 @@ Every failure becomes a StoreProblem; passwords never reach one.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,8 @@ from memory_core.records import ProblemKind, StoreProblem
 POOL_MAX = 4  # per URL and process: one gunicorn worker's threads rarely read more at once
 _pools: dict[str, ConnectionPool] = {}
 _pools_lock = threading.Lock()
+# The pool logs each failed connection attempt; the reason reaches pages and the CLI as a problem instead.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
 class PgError(Exception):
