@@ -1,0 +1,152 @@
+"""The Postgres backend against a real server: Mycel dev's own database (tests/data/mycel-pg-dev, written
+by dev's QueryLoop) and main's layout written by LangGraph's real AsyncPostgresSaver through the demo graph.
+Everything read through MycelReader, as every screen reads; never through the saver's get_tuple/list."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from memory_core.demo.graph import FAKE_API_KEY
+from memory_core.stores.locations import resolve_locations
+from memory_core.stores.postgres.backend import PostgresBackend
+from memory_core.stores.reader import MycelReader
+from memory_core.tokens import content_chars
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "mycel-pg-dev"
+TRUTH = json.loads((DATA / "truth.json").read_text())
+
+
+def reader_for(url: str, tmp_path: Path, **env: str) -> MycelReader:
+    """A reader configured as Mycel is: LEON_POSTGRES_URL, and a data home with no SQLite file."""
+    environ = {"HOME": str(tmp_path / "home"), "LEON_POSTGRES_URL": url, **env}
+    return MycelReader(resolve_locations(environ), query_timeout_s=5.0)
+
+
+def write_counts(url: str) -> list[tuple[Any, ...]]:
+    """Every write the server counted on the user tables (inserts, updates, deletes) since it started."""
+    with psycopg.connect(url) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        return conn.execute(
+            "SELECT schemaname, relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables ORDER BY 1, 2"
+        ).fetchall()
+
+
+def test_dev_sample_list_thread_and_checkpoints_match_truth(pg_dev_sample: str, tmp_path: Path) -> None:
+    reader = reader_for(pg_dev_sample, tmp_path)
+    listed = reader.list_threads()
+    assert listed.problems == ()
+    by_id = {row.thread_id: row for row in listed.value}
+    assert set(by_id) == {t["thread_id"] for t in TRUTH["threads"]}
+    for truth in TRUTH["threads"]:
+        row = by_id[truth["thread_id"]]
+        assert row.checkpoints == truth["checkpoint_count"]
+        assert row.head_checkpoint_id == truth["newest_checkpoint_id"]
+        assert row.messages == truth["head_message_count"]
+
+        state = reader.get_state(truth["thread_id"])
+        assert state.problems == ()
+        assert state.value is not None
+        got = [(m.type.value, m.id, content_chars(m.content)) for m in state.value.messages]
+        assert got == [(m["type"], m["id"], m["chars"]) for m in truth["head_messages"]]
+        breaker = state.value.channels["memory_compaction_state"]
+        assert breaker == truth["breaker"]
+
+        checkpoints = reader.list_checkpoints(truth["thread_id"])
+        assert checkpoints.problems == ()
+        # Newest first, as the saver lists them; dev stores no parent ids.
+        expected = list(reversed(truth["checkpoints"]))
+        assert [c.checkpoint_id for c in checkpoints.value] == [c["checkpoint_id"] for c in expected]
+        assert [c.messages for c in checkpoints.value] == [c["messages"] for c in expected]
+        assert [(c.source, c.step) for c in checkpoints.value] == [(c["source"], c["step"]) for c in expected]
+        assert all(c.parent_checkpoint_id is None for c in checkpoints.value)
+
+
+def test_dev_sample_layout_is_labelled(pg_dev_sample: str, tmp_path: Path) -> None:
+    backend = reader_for(pg_dev_sample, tmp_path).backend
+    assert isinstance(backend, PostgresBackend)
+    layouts, problems = backend.layouts()
+    assert problems == []
+    assert [(la.schema, la.layout, la.migration) for la in layouts] == [("agent", "dev", 9)]
+
+
+def test_main_layout_reads_what_the_saver_wrote_and_redacts_api_key(
+    pg_main_db: tuple[str, list[Any]], tmp_path: Path
+) -> None:
+    url, built = pg_main_db
+    reader = reader_for(url, tmp_path, LEON_STORAGE_STRATEGY="supabase")
+    layouts, _ = reader.backend.layouts()  # type: ignore[attr-defined]
+    assert [(la.schema, la.layout) for la in layouts] == [("public", "main")]
+    listed = reader.list_threads()
+    assert listed.problems == ()
+    by_id = {row.thread_id: row for row in listed.value}
+    assert set(by_id) == {b.thread_id for b in built}
+    with psycopg.connect(url) as conn:
+        counts = dict(
+            conn.execute(
+                "SELECT thread_id, count(*) FROM checkpoints WHERE checkpoint_ns = '' GROUP BY 1"
+            ).fetchall()
+        )
+    for thread in built:
+        row = by_id[thread.thread_id]
+        assert row.checkpoints == counts[thread.thread_id]
+        state = reader.get_state(thread.thread_id)
+        assert state.value is not None and state.problems == ()
+        assert len(state.value.messages) == thread.head_message_count == row.messages
+        checkpoints = reader.list_checkpoints(thread.thread_id)
+        assert checkpoints.problems == ()
+        assert len(checkpoints.value) == counts[thread.thread_id]
+        # Main's graph keeps parent ids: every checkpoint but the first names one.
+        assert sum(c.parent_checkpoint_id is None for c in checkpoints.value) == 1
+        assert checkpoints.value[0].messages == thread.head_message_count
+        text = repr(checkpoints.value) + repr(state.value)
+        assert "api_key" in text  # the key is there, its value is not
+        assert FAKE_API_KEY not in text
+
+
+def test_a_database_holding_both_layouts_shows_both(pg_dev_sample: str, tmp_path: Path) -> None:
+    # A migration in progress: main's tables in public beside dev's schema agent.
+    with psycopg.connect(pg_dev_sample, autocommit=True) as conn:
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"):
+            conn.execute(f"CREATE TABLE public.{table} (LIKE agent.{table} INCLUDING ALL)")
+            conn.execute(f"INSERT INTO public.{table} SELECT * FROM agent.{table}")  # noqa: S608 - fixed names
+        conn.execute("UPDATE public.checkpoints SET thread_id = 'main-' || thread_id")
+        conn.execute("UPDATE public.checkpoint_blobs SET thread_id = 'main-' || thread_id")
+    reader = reader_for(pg_dev_sample, tmp_path)
+    layouts, problems = reader.backend.layouts()  # type: ignore[attr-defined]
+    assert problems == []
+    assert [(la.schema, la.layout) for la in layouts] == [("agent", "dev"), ("public", "main")]
+    listed = reader.list_threads()
+    assert len(listed.value) == 2 * len(TRUTH["threads"])
+    copy = TRUTH["threads"][0]
+    state = reader.get_state("main-" + copy["thread_id"])
+    assert state.value is not None and len(state.value.messages) == copy["head_message_count"]
+
+
+def test_no_read_writes_anything(pg_dev_sample: str, tmp_path: Path) -> None:
+    before = write_counts(pg_dev_sample)
+    reader = reader_for(pg_dev_sample, tmp_path)
+    reader.file_status()
+    for row in reader.list_threads().value:
+        reader.get_thread(row.thread_id)
+        reader.get_state(row.thread_id)
+        reader.list_checkpoints(row.thread_id)
+    assert before and write_counts(pg_dev_sample) == before
+
+
+def test_every_read_is_read_only_on_the_server(pg_dev_sample: str, tmp_path: Path) -> None:
+    # The transaction itself refuses writes: even a bug could not change Mycel's data.
+    from memory_core.stores.postgres.connect import PgError, read_only
+
+    with (
+        pytest.raises(PgError) as refused,
+        read_only(pg_dev_sample, "main", timeout_s=5.0, row_cap=10) as read,
+    ):
+        read.one("DELETE FROM agent.checkpoints RETURNING 1")
+    assert refused.value.problem.kind.value == "refused"
+    with psycopg.connect(pg_dev_sample) as conn:
+        assert conn.execute("SELECT count(*) FROM agent.checkpoints").fetchone() == (65,)
