@@ -231,13 +231,17 @@ class PostgresBackend:
 
     @contextmanager
     def checkpoints(self, thread_id: str, problems: list[StoreProblem]) -> Iterator[_Snapshot | None]:
+        # A failure inside the read becomes a problem (self._read), so a read that fails before the
+        # snapshot exists still has to yield once: None.
+        yielded = False
         with self._read(problems) as found:
-            if found is None:
-                yield None
-                return
-            read, layouts = found
-            layout = next((la for la in layouts if pg.has_thread(read, la, thread_id)), layouts[0])
-            yield _Snapshot(read, layout, thread_id, self._where(layout))
+            if found is not None:
+                read, layouts = found
+                layout = next((la for la in layouts if pg.has_thread(read, la, thread_id)), layouts[0])
+                yielded = True
+                yield _Snapshot(read, layout, thread_id, self._where(layout))
+        if not yielded:
+            yield None
 
     def checkpoint_metadata(
         self, thread_id: str, only: Sequence[str], problems: list[StoreProblem]

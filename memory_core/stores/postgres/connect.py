@@ -111,8 +111,15 @@ class PgRead:
 @contextmanager
 def read_only(url: str, store: str, *, timeout_s: float, row_cap: int) -> Iterator[PgRead]:
     """A READ ONLY transaction with a statement timeout; raise PgError with a plain problem."""
+    pool = _pool(url)
+    if pool.get_stats().get("pool_size", 0) == 0:
+        # No connection yet (or all closed as idle): one direct attempt says at once why the server is
+        # out of reach, where the pool would retry until the time limit and then only say it timed out.
+        problem = _connect_problem_now(url, store, timeout_s)
+        if problem is not None:
+            raise PgError(problem)
     try:
-        with _pool(url).connection(timeout=timeout_s) as conn, conn.transaction():
+        with pool.connection(timeout=timeout_s) as conn, conn.transaction():
             # One snapshot for every statement of the read, and the server refuses any write in it.
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             # SET LOCAL: the timeout ends with the transaction, so nothing is left on a shared connection.
@@ -141,13 +148,20 @@ def problem_of(exc: psycopg.Error, store: str, url: str) -> StoreProblem:
     return StoreProblem(ProblemKind.CORRUPT, store, f"{where}: {type(exc).__name__}: {text}")
 
 
-def _why_no_connection(url: str, store: str, timeout_s: float) -> StoreProblem:
-    # The pool only says it timed out; one direct attempt finds the server's own reason.
+def _connect_problem_now(url: str, store: str, timeout_s: float) -> StoreProblem | None:
     try:
-        with psycopg.connect(url, connect_timeout=max(1, int(timeout_s))) as conn:
-            conn.execute("SELECT 1")
+        with psycopg.connect(url, connect_timeout=max(1, round(timeout_s))):
+            pass
     except psycopg.Error as exc:
         return _connect_problem(_first_line(exc), store, mask_url(url))
+    return None
+
+
+def _why_no_connection(url: str, store: str, timeout_s: float) -> StoreProblem:
+    # The pool only says it timed out; one direct attempt finds the server's own reason.
+    found = _connect_problem_now(url, store, timeout_s)
+    if found is not None:
+        return found
     return StoreProblem(
         ProblemKind.TIMEOUT,
         store,
