@@ -11,7 +11,13 @@ from django.conf import settings
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.reader import MycelReader
 
-_MYCEL_VARIABLES = ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH", "MYCEL_CONFIG_HOME")
+_MYCEL_VARIABLES = (
+    "LEON_DB_PATH",
+    "LEON_SANDBOX_DB_PATH",
+    "LEON_QUEUE_DB_PATH",
+    "MYCEL_CONFIG_HOME",
+    "LEON_POSTGRES_URL",  # checkpoints in PostgreSQL: configured even with no SQLite file at all
+)
 
 
 @dataclass(frozen=True, slots=True)

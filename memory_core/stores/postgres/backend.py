@@ -164,8 +164,11 @@ class PostgresBackend:
             )
             for layout in layouts
         ]
+        # Configured but unreadable: "present" with its problem, so the home page says why, not "missing".
         for problem in problems:
-            out.append(StoreFileStatus(_STORE, Path(self.masked_url), False, None, problem=problem))
+            out.append(
+                StoreFileStatus(f"{_STORE} (postgresql)", Path(self.masked_url), True, None, problem=problem)
+            )
         # The side stores Mycel still keeps in SQLite; leon.db is one only if it is there.
         out.extend(s for s in self.sqlite.file_status() if s.exists or s.role != StoreRole.MAIN.value)
         return out
