@@ -150,3 +150,19 @@ def test_every_read_is_read_only_on_the_server(pg_dev_sample: str, tmp_path: Pat
     assert refused.value.problem.kind.value == "refused"
     with psycopg.connect(pg_dev_sample) as conn:
         assert conn.execute("SELECT count(*) FROM agent.checkpoints").fetchone() == (65,)
+
+
+def test_rollback_on_postgres_is_refused_and_writes_nothing(pg_dev_sample: str, tmp_path: Path) -> None:
+    # Until a Postgres writer exists, the SQLite writer must not write a leon.db Mycel never reads.
+    from memory_core.stores.write.rollback_actions import apply_rollback, preview_rollback
+    from memory_core.stores.write.rollback_writer import RollbackRefused
+
+    reader = reader_for(pg_dev_sample, tmp_path)
+    truth = TRUTH["threads"][0]
+    impact = preview_rollback(reader, truth["thread_id"], truth["checkpoints"][0]["checkpoint_id"])
+    assert impact.head_checkpoint_id == truth["newest_checkpoint_id"]
+    before = write_counts(pg_dev_sample)
+    with pytest.raises(RollbackRefused, match="not available yet for checkpoints in PostgreSQL"):
+        apply_rollback(reader.locations, impact, actor="test", force=True, reader=reader)
+    assert write_counts(pg_dev_sample) == before
+    assert not reader.locations.main.exists()

@@ -148,6 +148,11 @@ def apply_rollback(
 ) -> RollbackApplied:
     """Write the previewed rollback or undo; refuses on any refusal (running only with force), a moved head,
     or a confirmation given for another preview than `impact` (`confirmed_fingerprint`)."""
+    if locations.postgres_url:
+        # The writer below is SQLite's: on Postgres checkpoints it would write to a leon.db Mycel never reads.
+        raise RollbackRefused(
+            "rollback is not available yet for checkpoints in PostgreSQL: nothing was written"
+        )
     if confirmed_fingerprint is not None and confirmed_fingerprint != impact.fingerprint:
         raise RollbackRefused(STALE_CONFIRMATION)
     if not impact.can_apply_with(force=force):
