@@ -166,3 +166,26 @@ def test_rollback_on_postgres_is_refused_and_writes_nothing(pg_dev_sample: str, 
         apply_rollback(reader.locations, impact, actor="test", force=True, reader=reader)
     assert write_counts(pg_dev_sample) == before
     assert not reader.locations.main.exists()
+
+
+def test_a_select_only_role_reads_everything(pg_dev_sample: str, tmp_path: Path) -> None:
+    # The README's role: USAGE on the schema and SELECT on its tables, nothing more.
+    with psycopg.connect(pg_dev_sample, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS mycel_dashboard_ro")
+        conn.execute("CREATE ROLE mycel_dashboard_ro LOGIN")
+        conn.execute("GRANT USAGE ON SCHEMA agent TO mycel_dashboard_ro")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA agent TO mycel_dashboard_ro")
+    url = pg_dev_sample.replace("postgresql://mycel@", "postgresql://mycel_dashboard_ro@", 1)
+    assert url != pg_dev_sample
+    reader = reader_for(url, tmp_path)
+    listed = reader.list_threads()
+    assert listed.problems == ()
+    assert len(listed.value) == len(TRUTH["threads"])
+    heavy = max(TRUTH["threads"], key=lambda t: t["checkpoint_count"])
+    assert len(reader.list_checkpoints(heavy["thread_id"]).value) == heavy["checkpoint_count"]
+    with psycopg.connect(pg_dev_sample, autocommit=True) as conn:
+        conn.execute("REVOKE SELECT ON agent.checkpoint_blobs FROM mycel_dashboard_ro")
+    denied = reader_for(url, tmp_path).get_state(heavy["thread_id"])
+    assert denied.value is None
+    assert [p.kind.value for p in denied.problems] == ["denied"]
+    assert "may not SELECT from agent.checkpoint_blobs" in denied.problems[0].message

@@ -134,7 +134,8 @@ class PostgresBackend:
     # -- StoreBackend -----------------------------------------------------------------------------------
 
     def identity(self) -> tuple[str, str]:
-        return ("postgresql", self.url)
+        # The masked URL: the same database whatever password reaches it, and no password in any key.
+        return ("postgresql", self.masked_url)
 
     def version(self) -> tuple[Any, ...]:
         problems: list[StoreProblem] = []

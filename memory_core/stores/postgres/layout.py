@@ -51,14 +51,23 @@ class PostgresLayout:
 def detect_layouts(read: PgRead) -> tuple[list[PostgresLayout], list[StoreProblem]]:
     """Every Mycel layout in the database (dev first), and why a candidate was refused."""
     search_path = [str(r[0]) for r in read.rows("SELECT unnest(current_schemas(false))")]
+    # pg_catalog, not information_schema: the latter hides tables we may not read, which would turn a
+    # missing GRANT into "no such table".
     found = read.rows(
-        "SELECT table_schema, table_name, array_agg(column_name::text) FROM information_schema.columns "
-        "WHERE table_name = ANY(%s) GROUP BY 1, 2",
+        "SELECT n.nspname, c.relname, array_agg(a.attname::text), "
+        "has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT') "
+        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+        "WHERE c.relname = ANY(%s) AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+        "GROUP BY n.nspname, c.relname, c.oid, n.oid",
         (list(_TABLES),),
     )
     by_schema: dict[str, dict[str, set[str]]] = {}
-    for schema, table, columns in found:
+    unreadable: dict[str, list[str]] = {}
+    for schema, table, columns, readable in found:
         by_schema.setdefault(str(schema), {})[str(table)] = set(columns)
+        if not readable:
+            unreadable.setdefault(str(schema), []).append(str(table))
     candidates: list[tuple[str, str]] = []
     if DEV_SCHEMA in by_schema:
         candidates.append((DEV_SCHEMA, "dev"))
@@ -68,6 +77,13 @@ def detect_layouts(read: PgRead) -> tuple[list[PostgresLayout], list[StoreProble
     layouts: list[PostgresLayout] = []
     problems: list[StoreProblem] = []
     for schema, name in candidates:
+        if schema in unreadable:
+            tables = ", ".join(f"{schema}.{t}" for t in sorted(unreadable[schema]))
+            denied = f"this role may not SELECT from {tables} (see the README's read-only role)"
+            problems.append(
+                StoreProblem(ProblemKind.DENIED, "main", f"{name} layout in schema {schema}: {denied}")
+            )
+            continue
         why = _refusal(read, schema, by_schema[schema])
         if why is None:
             layouts.append(PostgresLayout(schema, name, _migration(read, schema)))
