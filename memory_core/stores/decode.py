@@ -24,6 +24,11 @@ EXT_NUMPY_ARRAY = 6
 
 _OPTIONS = ormsgpack.OPT_NON_STR_KEYS
 
+# A PostgreSQL checkpoint (AsyncPostgresSaver) is its JSONB row plus one (type, bytes) blob per channel
+# version in `checkpoint_blobs`. The Postgres backend packs both into one payload of this type, so the
+# payload stays a (type, bytes) pair that the memos can hash and this decoder can read like any other.
+POSTGRES_CHECKPOINT = "postgres-checkpoint"
+
 # Deeper data is refused: everything downstream (redaction, message building, templates, json.dumps)
 # recurses, and a blob nested hundreds of levels deep raised RecursionError past the reader (found by
 # tests/core/test_decoder_fuzz.py). Real checkpoints nest about a dozen levels.
@@ -172,7 +177,7 @@ def decode_typed(type_: str | None, blob: bytes | None) -> Any:
 def count_checkpoint_messages(type_: str | None, blob: bytes | None) -> int | None:
     """The length of a checkpoint's `messages` list without building any message (None if unreadable)."""
     if type_ != "msgpack" or blob is None:
-        # A Postgres payload decodes every channel, not only `messages`: fine for a count of one head.
+        # A Postgres payload decodes every channel, not only `messages`: one head's worth of work.
         try:
             value = decode_typed(type_, blob)
         except UnreadableBlob:
@@ -209,12 +214,6 @@ def decode_metadata(blob: bytes | str | None) -> dict[str, Any]:
         raise UnreadableBlob("checkpoint metadata is not a map")
     _shallow(value, "checkpoint metadata")
     return {str(k): v for k, v in value.items()}
-
-
-# A PostgreSQL checkpoint (AsyncPostgresSaver) is its JSONB row plus one (type, bytes) blob per channel
-# version in `checkpoint_blobs`. The Postgres backend packs both into one payload of this type, so the
-# payload stays a (type, bytes) pair that the memos can hash and this decoder can read like any other.
-POSTGRES_CHECKPOINT = "postgres-checkpoint"
 
 
 def pack_postgres_checkpoint(
