@@ -189,3 +189,22 @@ def test_a_select_only_role_reads_everything(pg_dev_sample: str, tmp_path: Path)
     assert denied.value is None
     assert [p.kind.value for p in denied.problems] == ["denied"]
     assert "may not SELECT from agent.checkpoint_blobs" in denied.problems[0].message
+
+
+def test_main_series_rebuilt_from_writes_equals_decoding_every_checkpoint(
+    pg_main_db: tuple[str, list[Any]], tmp_path: Path
+) -> None:
+    from memory_core.stores.series import build_series
+    from memory_core.tokens import default_counter
+
+    url, built = pg_main_db
+    reader = reader_for(url, tmp_path, LEON_STORAGE_STRATEGY="supabase")
+    for thread in built:
+        series = reader.checkpoint_series(thread.thread_id)
+        assert series is not None and series.rebuilt > 0  # main's writes were used
+        with reader.backend.checkpoints(thread.thread_id, []) as snapshot:
+            assert snapshot is not None
+            metas = snapshot.skeleton()
+            decoded = build_series(metas, None, snapshot.payload, count=default_counter().count)
+        assert decoded.decoded == len(metas)
+        assert dict(series.points) == dict(decoded.points)

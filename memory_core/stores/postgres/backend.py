@@ -76,8 +76,8 @@ class _Snapshot:
         return found[0][2] if found else (None, None)
 
     def message_writes(self) -> list[WriteRow] | None:
-        # Every payload is decoded for now (dev writes none: it saves whole checkpoints).
-        return None
+        # Dev saves whole checkpoints and writes none: every payload is then decoded.
+        return pg.message_writes(self.read, self.layout, self.thread_id) or None
 
 
 class PostgresBackend:

@@ -21,6 +21,7 @@ from memory_core.stores.decode import (
 from memory_core.stores.postgres.connect import PgRead
 from memory_core.stores.postgres.layout import PostgresLayout
 from memory_core.stores.redact import redact
+from memory_core.stores.series import WriteRow
 
 
 def _blob_join(layout: PostgresLayout) -> str:
@@ -167,3 +168,15 @@ def fingerprint(read: PgRead, layout: PostgresLayout) -> tuple[object, ...]:
         f"(SELECT count(*) FROM {layout.table('checkpoint_writes')})"
     )
     return tuple(row or ())
+
+
+def message_writes(read: PgRead, layout: PostgresLayout, thread_id: str) -> list[WriteRow]:
+    """The `messages` channel's write deltas of every step (main's graph writes them; the series rebuilds
+    states from them instead of decoding every checkpoint's whole list)."""
+    rows = read.rows(
+        "SELECT checkpoint_id, task_id, task_path, idx, type, blob "
+        f"FROM {layout.table('checkpoint_writes')} "
+        "WHERE thread_id = %s AND checkpoint_ns = '' AND channel = 'messages'",
+        (thread_id,),
+    )
+    return [WriteRow(str(r[0]), str(r[1]), str(r[2] or ""), int(r[3]), r[4], bytes(r[5])) for r in rows]
