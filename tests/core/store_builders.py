@@ -99,7 +99,7 @@ def _graph(*, parallel: int, tool_chars: int, body: Callable[[str], str] | None 
 
 
 def build_thread(
-    db: Path,
+    db: Path | str,
     thread_id: str,
     *,
     turns: int = 3,
@@ -111,7 +111,15 @@ def build_thread(
     remove_first_tool_result: bool = False,
     body: Callable[[str], str] | None = None,
 ) -> None:
-    """Play `turns` owner turns on one thread in `db` with the real SqliteSaver (our own test file)."""
+    """Play `turns` owner turns on one thread in `db` with the real SqliteSaver (our own test file), or, given
+    a PostgreSQL URL, with the real PostgresSaver (main's layout; it creates its tables as Mycel does)."""
+    if isinstance(db, str):
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        with PostgresSaver.from_conn_string(db) as postgres:
+            postgres.setup()
+            _play(postgres, thread_id, turns, parallel, tool_chars, body, configurable)
+        return
     with closing(sqlite3.connect(db, check_same_thread=False)) as conn:
         if task_path_layout:
             conn.executescript(WRITES_WITH_TASK_PATH)
@@ -138,6 +146,21 @@ def build_thread(
             # A newer saver records each task's path; derive a stable one so ordering by it is exercised.
             conn.execute("UPDATE writes SET task_path = '~' || task_id WHERE thread_id = ?", (thread_id,))
             conn.commit()
+
+
+def _play(
+    saver: Any,
+    thread_id: str,
+    turns: int,
+    parallel: int,
+    tool_chars: int,
+    body: Callable[[str], str] | None,
+    configurable: Mapping[str, Any] | None,
+) -> None:
+    graph = _graph(parallel=parallel, tool_chars=tool_chars, body=body).compile(checkpointer=saver)
+    config: dict[str, Any] = {"configurable": {"thread_id": thread_id, **(configurable or {})}}
+    for turn in range(1, turns + 1):
+        graph.invoke({"messages": [{"role": "user", "content": f"turn {turn} please"}]}, config)
 
 
 def point_locations(folder: Path) -> MycelLocations:
