@@ -23,7 +23,6 @@ from memory_core.messages import Message
 from memory_core.record.evidence import Configured
 from memory_core.records import AgentRecord, ProblemKind, StoreProblem, ThreadRow
 from memory_core.stores.locations import MycelLocations, resolve_locations
-from memory_core.stores.opening import identity_of
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_list.derived import default_folder
 from memory_core.stores.thread_list.thread_facts import ThreadFactsFile
@@ -166,7 +165,7 @@ def _thread_facts(reader: MycelReader, row: ThreadRow) -> dict[str, Any]:
     """What the thread's checkpoints yield: the head's messages, every checkpoint's series, an overtaken
     rollback, and the warnings met deriving them; kept under the thread's key, derived only when it moved."""
     kept = (
-        ThreadFactsFile(identity_of(reader.locations.main), reader.facts_folder)
+        ThreadFactsFile(reader.store_key, reader.facts_folder)
         if reader.facts_folder is not None and row.head_checkpoint_id is not None
         else None
     )

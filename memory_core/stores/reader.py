@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -113,6 +113,12 @@ class MycelReader:
 
     def _counter(self) -> TokenCounter:
         return default_counter()
+
+    @property
+    def store_key(self) -> Hashable:
+        """What a memo keys this data home's derived values on: the checkpoint store's identity (a SQLite
+        file's path and inode, a Postgres database's masked URL), so two stores never share a key."""
+        return self.backend.identity()
 
     # -- files ---------------------------------------------------------------------------------------
 

@@ -208,3 +208,17 @@ def test_main_series_rebuilt_from_writes_equals_decoding_every_checkpoint(
             decoded = build_series(metas, None, snapshot.payload, count=default_counter().count)
         assert decoded.decoded == len(metas)
         assert dict(series.points) == dict(decoded.points)
+
+
+def test_two_databases_never_share_a_memo_key(pg_server, pg_dev_sample: str, tmp_path) -> None:
+    """Every screen's memos key on the reader's store: on Postgres the database, not a leon.db path that
+    is the same for any database read under one HOME."""
+    from memory_core.stores.locations import resolve_locations
+    from memory_core.stores.reader import MycelReader
+
+    other = pg_server.create_database("another_home", template="mycel_dev_sample")
+    env = {"HOME": str(tmp_path), "LEON_DB_PATH": str(tmp_path / "leon.db")}
+    first = MycelReader(resolve_locations({**env, "LEON_POSTGRES_URL": pg_dev_sample}))
+    second = MycelReader(resolve_locations({**env, "LEON_POSTGRES_URL": other}))
+    assert first.locations.main == second.locations.main
+    assert first.store_key != second.store_key

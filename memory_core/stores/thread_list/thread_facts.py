@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+from collections.abc import Hashable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ _VERSION = 1  # bump when the layout of this file changes; older files are then 
 class ThreadFactsFile:
     """Kept thread facts for one leon.db (`database`: path, device, inode) in `folder`."""
 
-    def __init__(self, database: tuple[str, int, int], folder: Path) -> None:
+    def __init__(self, database: Hashable, folder: Path) -> None:
         digest = hashlib.sha256(repr(database).encode()).hexdigest()[:16]
         self.path = folder / f"thread-facts-{digest}.sqlite3"
 

@@ -88,7 +88,7 @@ def compute_whatif(
 ) -> WhatIf:
     """The chosen thread's what-if (with its chart) and the fleet totals, under current vs proposed."""
     started = time.perf_counter()
-    store = str(reader.locations.main)
+    store = reader.store_key
     problems: list[str] = []
     chosen: ChosenThread | None = None
     thread_ms = 0.0

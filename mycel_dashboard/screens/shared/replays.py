@@ -7,7 +7,7 @@ so what a head yields under the same settings and summary rows never changes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from memory_core.memo import Key, Memo, digest
@@ -59,12 +59,12 @@ def replay_input(reader: MycelReader, row: ThreadRow) -> ReplayInput:
             transient=any(p.kind in _TRANSIENT for p in problems),
         )
 
-    key = Key(store=str(reader.locations.main), thread=row.thread_id, head=row.head_checkpoint_id)
+    key = Key(store=reader.store_key, thread=row.thread_id, head=row.head_checkpoint_id)
     return _HEADS.get_or_compute(key, read, keep=lambda found: not found.transient)
 
 
 def thread_replay(
-    store: str,
+    store: Hashable,
     thread_id: str,
     head: str | None,
     messages: Sequence[Message],
@@ -102,7 +102,7 @@ def thread_record(
     if row.head_checkpoint_id is None:
         return compute()
     key = Key(
-        store=str(reader.locations.main),
+        store=reader.store_key,
         thread=row.thread_id,
         head=row.head_checkpoint_id,
         settings=digest(configured),

@@ -8,7 +8,7 @@ record of the calls (screens/shared/replays.py) that the call pages, the Config 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -53,7 +53,11 @@ RAIL_PAGE = 50
 
 
 def pruning_of(
-    store: str, thread_id: str, head: str | None, messages: Sequence[Message], settings: MemorySettings
+    store: Hashable,
+    thread_id: str,
+    head: str | None,
+    messages: Sequence[Message],
+    settings: MemorySettings,
 ) -> PruningResult:
     """Mycel's pruning of the head's messages under `settings` (the timeline's badges, the sent view)."""
     if head is None:
@@ -82,7 +86,7 @@ def active_card(
 
 
 def timeline_of(
-    store: str,
+    store: Hashable,
     thread_id: str,
     head: str | None,
     messages: Sequence[Message],
@@ -198,7 +202,7 @@ def chart_of(
         return build()
     # The links' bases (call_url(0), call_page_url(0)) are part of the key: the figure's points carry them.
     key = Key(
-        store=str(reader.locations.main),
+        store=reader.store_key,
         thread=thread.thread_id,
         head=head,
         settings=digest(memory.settings, memory.limit_source),
@@ -241,5 +245,5 @@ def rail_of(reader: MycelReader, thread: ThreadRow, head: str | None) -> RailPar
 
     if head is None:
         return read()
-    key = Key(store=str(reader.locations.main), thread=thread.thread_id, head=head, what=thread.checkpoints)
+    key = Key(store=reader.store_key, thread=thread.thread_id, head=head, what=thread.checkpoints)
     return _RAILS.get_or_compute(key, read, keep=lambda part: not part.transient)

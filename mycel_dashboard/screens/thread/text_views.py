@@ -31,9 +31,7 @@ def message_text(request: HttpRequest, thread_id: str, index: int) -> HttpRespon
             head = state.checkpoint.checkpoint_id
             pruning = guarded(
                 "Mycel's pruning",
-                lambda: pruning_of(
-                    str(source.locations.main), thread_id, head, state.messages, memory.settings
-                ),
+                lambda: pruning_of(reader.store_key, thread_id, head, state.messages, memory.settings),
                 problems,
             )
             if pruning is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -57,7 +57,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
 
     memory = thread_memory(thread, override=values["limit"], locations=source.locations)
     problems.extend(memory.notes)
-    store = str(source.locations.main)
+    store = reader.store_key
     timeline_problems: list[str] = []
     state = head_state(reader, thread_id, timeline_problems)
     messages = state.messages if state is not None else ()
@@ -129,7 +129,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
 def _timeline_html(
     request: HttpRequest,
     context: dict[str, Any],
-    store: str,
+    store: Hashable,
     thread_id: str,
     head: str | None,
     messages: Sequence[Message],

@@ -30,7 +30,7 @@ def head_facts_reader(
     reader: MycelReader, settings_for: Callable[[ThreadRow], MemorySettings], problems: list[str]
 ) -> Callable[[Sequence[ThreadRow]], dict[str, HeadFacts]]:
     """A function giving the head facts of many rows at once (what `thread_page` asks for)."""
-    store = str(reader.locations.main)
+    store = reader.store_key
 
     digests: dict[MemorySettings, str] = {}  # a few settings serve 10,000 rows: digest each once
 
