@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -91,12 +92,21 @@ async def _naive_list(url: str, threads: list[str]) -> dict[str, int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="30 turns and 500 threads, for a smoke run")
+    parser.add_argument("--generate-into", metavar="URL", help=argparse.SUPPRESS)
+    parser.add_argument("--turns", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--small", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.generate_into:
+        generate(args.generate_into, turns=args.turns, small=args.small)
+        return 0
     turns, small = (30, 500) if args.quick else (200, 10_000)
     with running_postgres() as server:
         url = server.create_database("bench")
         started = time.perf_counter()
-        generate(url, turns=turns, small=small)
+        # In a child process, so writing the home does not count in this process's peak RSS.
+        subprocess.check_call(
+            [sys.executable, __file__, "--generate-into", url, "--turns", str(turns), "--small", str(small)]
+        )
         print(
             f"generated {turns} turns + {small:,} threads in {time.perf_counter() - started:.1f} s",
             flush=True,
@@ -128,6 +138,7 @@ def main() -> int:
 
         first, fast = timed(series)
         ours = median(timed(series)[0] for _ in range(3))
+        ours_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the naive way runs
         naive_time, naive = timed(lambda: asyncio.run(_naive_series(url)))
         naive_again = timed(lambda: asyncio.run(_naive_series(url)))[0]
         same = {c.checkpoint_id: c.messages for c in fast.value} == naive
@@ -138,6 +149,7 @@ def main() -> int:
         memo.reset()
         list_first, listed = timed(listing)
         list_warm = median(timed(listing)[0] for _ in range(5))
+        ours_rss = max(ours_rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         sample = [r.thread_id for r in listed.value][:1000]
         naive_list_time = timed(lambda: asyncio.run(_naive_list(url, sample)))[0]
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -154,7 +166,10 @@ def main() -> int:
         f"(target <= 300 ms); aget_tuple() per thread for the first {len(sample):,}: {naive_list_time * 1000:.0f} ms "
         f"(~{naive_list_time * len(listed.value) / max(len(sample), 1):.1f} s for all)"
     )
-    print(f"peak RSS: {rss:.0f} MB (target <= 300 MB)")
+    print(
+        f"peak RSS of our reads: {ours_rss:.0f} MB (target <= 300 MB); of the whole run, the naive way's "
+        f"decoding included: {rss:.0f} MB"
+    )
     return 0
 
 
