@@ -42,7 +42,12 @@ def test_the_dashboards_own_database_runs_on_postgres(pg_server, tmp_path) -> No
 
     def manage(*argv: str) -> str:
         done = subprocess.run(
-            [sys.executable, "manage.py", *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+            [sys.executable, "manage.py", *argv],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout
