@@ -149,7 +149,7 @@ def pg_dev_sample(pg_server) -> str:
 
 
 @pytest.fixture
-def pg_main_db(pg_server):
+def pg_main_db(pg_server, tmp_path: Path):
     """A fresh database where LangGraph's real AsyncPostgresSaver, driving the demo's real graph, wrote
     threads in Mycel main's layout (LEON_STORAGE_STRATEGY=supabase); its URL and what was written."""
     from memory_core.demo import scripts
@@ -158,6 +158,8 @@ def pg_main_db(pg_server):
     url = pg_server.create_database(f"main_{next(_databases)}")
     built = [
         build_thread(url, "m_pgMain0001-1", scripts.toad_qa().script, seed=7),
-        build_thread(url, "m_pgMain0001-2", scripts.toad_compaction("/tmp/mycel-pg-demo-ws").script, seed=7),
+        build_thread(
+            url, "m_pgMain0001-2", scripts.toad_compaction(str(tmp_path / "workspace")).script, seed=7
+        ),
     ]
     return url, built

@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from memory_core.call_inputs import CallInput
 from memory_core.compaction import SUMMARY_HEADER, compact_up_to_index, summary_text_for
@@ -198,15 +199,34 @@ def recorded_calls(
     return tuple(out)
 
 
-def recompacts_every_call(calls: Sequence[RecordedCall], *, at_least: int = 3) -> bool:
-    """Mycel main's trap (reference §3.4): past the trigger, it summarised again at every call. True when
-    the thread's last `at_least` or more calls each compacted."""
-    run = 0
-    for call in reversed(calls):
-        if not call.compacted:
-            break
-        run += 1
-    return run >= at_least
+class NumberedCall(Protocol):
+    @property
+    def call(self) -> int: ...
+
+    @property
+    def compacted(self) -> bool: ...
+
+
+def recompaction_runs(calls: Sequence[NumberedCall], *, at_least: int = 3) -> list[tuple[int, int]]:
+    """Mycel main's trap (reference §3.4): past the trigger, it summarises again at every call. The runs of
+    `at_least` or more consecutive calls that each compacted, as (first, last) call numbers."""
+    runs: list[tuple[int, int]] = []
+    start: int | None = None
+    for n, call in enumerate(calls):
+        if call.compacted and start is None:
+            start = n
+        if start is not None and (not call.compacted or n == len(calls) - 1):
+            end = n if call.compacted else n - 1
+            if end - start + 1 >= at_least:
+                runs.append((calls[start].call, calls[end].call))
+            start = None
+    return runs
+
+
+def recompacts_every_call(calls: Sequence[RecordedCall]) -> bool:
+    """True when the thread's last calls are such a run: its next call will compact again too."""
+    runs = recompaction_runs(calls)
+    return bool(runs) and runs[-1][1] == calls[-1].call
 
 
 def replayed(

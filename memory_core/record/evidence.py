@@ -87,7 +87,7 @@ class _CallEvidence:
     @property
     def splitter(self) -> CallSplitter:
         if self._splitter is None:
-            self._splitter = call_splitter(self.call)
+            self._splitter = self.call.splitter()
         return self._splitter
 
     def over_trigger(self) -> Limits:
@@ -148,10 +148,6 @@ class _CallEvidence:
 
 def _turn_prefix(splitter: CallSplitter, cut: int, limit: int) -> int:
     return splitter.turn_prefix(cut, limit)
-
-
-def call_splitter(call: CallInput) -> CallSplitter:
-    return CallSplitter.of(call)
 
 
 def rows_on_history(
@@ -233,18 +229,19 @@ def settings_in_force(
             current.quiet.append(item)
             continue
         alone = item.row_limits(row, base)
-        if not alone and not (current.floor and item.row_limits(row, current.floor)):
+        kept_floor = item.row_limits(row, current.floor) if current.floor else Limits(())
+        if not alone and not kept_floor:
             # No limit at all makes Mycel's arithmetic write this row (other pruning settings, or a row
             # not Mycel's): it still says Mycel compacted here, but it says nothing of the limit.
             unexplained.append(row)
             continue
         plain = current.plain & alone
-        lowered = current.lowered & item.row_limits(row, current.floor) if current.floor else Limits(())
+        lowered = current.lowered & kept_floor
         if plain or lowered:
             current.plain, current.lowered = plain, lowered
         else:  # no single limit explains this row and the ones before: the settings changed
             close(current, position - 1)
-            current = opened(position, item.row_limits(row, base))
+            current = opened(position, alone)
             if current.floor:
                 current.lowered = item.row_limits(row, current.floor)
         current.rows += 1

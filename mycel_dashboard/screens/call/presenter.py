@@ -13,7 +13,7 @@ from memory_core.record.calls import RecordedCall
 from memory_core.records import SummaryRow
 from memory_core.stores.thread_calls import ThreadCalls
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
-from mycel_dashboard.screens.thread.presenter import Badge, View, _pruning_badge
+from mycel_dashboard.screens.thread.presenter import Badge, View, pruning_badge
 
 # Requests longer than this show each message's first characters, with the rest behind a disclosure.
 PREVIEW_CHARS = 600
@@ -80,7 +80,7 @@ def call_page(record: ThreadCalls, number: int) -> CallPage:
         decision = item.decision
         badge = None
         if decision is not None and decision.action is not PruneAction.UNCHANGED:
-            badge = _pruning_badge(decision, View.SENT)
+            badge = pruning_badge(decision, View.SENT)
         items.append(
             RequestItem(
                 position=position,

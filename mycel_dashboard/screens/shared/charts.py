@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.record.calls import RecordedCall
+from memory_core.record.calls import RecordedCall, recompaction_runs
 from memory_core.whatif import ThreadWhatIf
 
 
@@ -206,21 +206,6 @@ def context_fill_figure(points: Sequence[CallPoint], *, title: str = "") -> dict
     if layout["title"] is None:
         del layout["title"]
     return {"data": data, "layout": layout, "config": {"displaylogo": False, "responsive": True}}
-
-
-def recompaction_runs(points: Sequence[CallPoint], *, at_least: int = 3) -> list[tuple[int, int]]:
-    """Runs of consecutive calls that each compacted (Mycel main past its trigger): (first, last) call."""
-    runs: list[tuple[int, int]] = []
-    start: int | None = None
-    for n, p in enumerate(points):
-        if p.compacted and start is None:
-            start = n
-        if start is not None and (not p.compacted or n == len(points) - 1):
-            end = n if p.compacted else n - 1
-            if end - start + 1 >= at_least:
-                runs.append((points[start].call, points[end].call))
-            start = None
-    return runs
 
 
 def whatif_figure(whatif: ThreadWhatIf, url: Callable[[int], str]) -> dict[str, Any] | None:

@@ -16,7 +16,7 @@ from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message, MessageType
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruningResult, prune_decisions
-from memory_core.record.calls import RecordedCall
+from memory_core.record.calls import RecordedCall, recompaction_runs
 from memory_core.records import ProblemKind, SummaryRow, ThreadRow
 from memory_core.rollback import OvertakenRollback, overtaken_rollback
 from memory_core.settings import MemorySettings
@@ -26,7 +26,6 @@ from mycel_dashboard.screens.shared.charts import (
     call_points,
     context_fill_figure,
     fill_words,
-    recompaction_runs,
     script_json,
 )
 from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text
@@ -157,7 +156,7 @@ class ChartPart:
 
     @property
     def recompaction_runs(self) -> list[tuple[int, int]]:
-        return recompaction_runs(call_points(self.calls, lambda index: ""))
+        return recompaction_runs(self.calls)
 
     @property
     def peak_fill(self) -> str:

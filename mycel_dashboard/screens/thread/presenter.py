@@ -278,7 +278,7 @@ def _notes(message: Message) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _pruning_badge(decision: PruneDecision, view: View) -> Badge:
+def pruning_badge(decision: PruneDecision, view: View) -> Badge:
     action = decision.action
     rule = decision.rule
     original = decision.original_chars
@@ -338,7 +338,7 @@ def _message_entry(
                 )
             )
         if decision is not None:
-            badges.append(_pruning_badge(decision, view))
+            badges.append(pruning_badge(decision, view))
     elif boundary is not None and index < boundary:
         badges.append(Badge(BadgeKind.SUMMARISED, "summarised", f"compact_up_to_index={boundary}"))
     return TimelineEntry(
