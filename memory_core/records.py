@@ -68,6 +68,9 @@ class ThreadRow:
     queued: int = 0
     sandbox_state: str | None = None
     configured_model: str | None = None  # threads.model as chosen in Mycel (may be virtual, e.g. leon:snug)
+    # Whose checkpoint layout holds the thread: "main" (LangGraph graph channels, SQLite or Postgres) or
+    # "dev" (Mycel dev's QueryLoop: schema `agent`, six channels, no parent ids). It chooses the rules.
+    layout: str = "main"
 
 
 @dataclass(frozen=True, slots=True)

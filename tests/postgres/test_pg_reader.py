@@ -47,6 +47,7 @@ def test_dev_sample_list_thread_and_checkpoints_match_truth(pg_dev_sample: str, 
         assert row.checkpoints == truth["checkpoint_count"]
         assert row.head_checkpoint_id == truth["newest_checkpoint_id"]
         assert row.messages == truth["head_message_count"]
+        assert row.layout == "dev"
 
         state = reader.get_state(truth["thread_id"])
         assert state.problems == ()
@@ -122,6 +123,9 @@ def test_a_database_holding_both_layouts_shows_both(pg_dev_sample: str, tmp_path
     assert [(la.schema, la.layout) for la in layouts] == [("agent", "dev"), ("public", "main")]
     listed = reader.list_threads()
     assert len(listed.value) == 2 * len(TRUTH["threads"])
+    # Each thread is labelled with the layout that holds it.
+    assert {row.thread_id.startswith("main-") for row in listed.value if row.layout == "main"} == {True}
+    assert sum(row.layout == "dev" for row in listed.value) == len(TRUTH["threads"])
     copy = TRUTH["threads"][0]
     state = reader.get_state("main-" + copy["thread_id"])
     assert state.value is not None and len(state.value.messages) == copy["head_message_count"]

@@ -180,18 +180,21 @@ class PostgresBackend:
         problems: list[StoreProblem] = []
         heads: dict[str, HeadFacts] = {}
         written: dict[str, int] = {}
+        layout_of: dict[str, str] = {}
         with self._read(problems) as found:
             if found is not None:
                 read, layouts = found
                 # The later layout first, so the first (dev) wins a thread both hold.
                 for layout in reversed(layouts):
-                    heads.update(self._heads(read, layout, thread_id, known))
+                    held = self._heads(read, layout, thread_id, known)
+                    heads.update(held)
+                    layout_of.update(dict.fromkeys(held, layout.layout))
                     written.update(pg.writes_bytes(read, layout, thread_id))
         side: list[StoreProblem] = []
         tables = listing._tables(self.sqlite._opener, thread_id, side)  # noqa: SLF001 - the list's own side reads
         problems.extend(p for p in side if p.kind not in _OPTIONAL)
         rows = threads_store.combine(
-            heads, tables.infos, tables.summaries, tables.queued, tables.sandboxes, written
+            heads, tables.infos, tables.summaries, tables.queued, tables.sandboxes, written, layout_of
         )
         return rows, list(dict.fromkeys(problems))
 

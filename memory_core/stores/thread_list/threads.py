@@ -273,6 +273,7 @@ def combine(
     queued: Mapping[str, int],
     sandboxes: Mapping[str, str | None],
     written: Mapping[str, int],
+    layouts: Mapping[str, str] | None = None,
 ) -> list[ThreadRow]:
     """One row per thread known to any store, newest activity first; zero counts where nothing is stored."""
     keyed: list[tuple[float, str, ThreadRow]] = []
@@ -302,6 +303,7 @@ def combine(
             active_summary=active,
             queued=queued.get(thread_id, 0),
             sandbox_state=sandboxes.get(thread_id),
+            layout=(layouts or {}).get(thread_id, "main"),
         )
         keyed.append((stamp, thread_id, row))
     keyed.sort(reverse=True)
