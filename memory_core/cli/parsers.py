@@ -178,6 +178,9 @@ def _config(subparsers: Any) -> None:
         "comes from, the problems found, and the context limit of every model in use.",
     )
     config.add_argument("--json", action="store_true", help="print JSON")
+    dev = config.add_mutually_exclusive_group()
+    dev.add_argument("--thread", metavar="ID", help="a Mycel dev thread: show its agent's dev profile")
+    dev.add_argument("--agent", metavar="ID", help="a Mycel dev agent id (m_…): show its dev profile")
     _project_option(config)
     config.set_defaults(handler="memory_core.cli.config_cmd:run_show")
     actions = config.add_subparsers(dest="config_command", metavar="ACTION")
