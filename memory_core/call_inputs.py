@@ -198,14 +198,16 @@ class CallSplitter:
         human = self.previous_human[start + split_idx]
         return max(human - start, 1) if human >= start else 1
 
-    def cut(self, keep_recent_tokens: int) -> int:
-        """How many leading messages split_messages would summarise (0 = nothing)."""
+    def cut(self, keep_recent_tokens: int, *, keep_newest: bool = False) -> int:
+        """How many leading messages split_messages would summarise (0 = nothing); `keep_newest` is
+        dev's keep-last rule (compaction.split_index)."""
         n = len(self.tokens)
         if n <= 2 or self.suffix[0] <= keep_recent_tokens:
             return 0
         # The walk stops at the newest j with suffix[j] > keep_recent_tokens.
         j = _last_above(self.suffix, keep_recent_tokens)
-        split_idx = self._adjust(j + 1)
+        split_idx = n - 1 if keep_newest and j + 1 == n else j + 1
+        split_idx = self._adjust(split_idx)
         return 0 if split_idx <= 1 else split_idx
 
     def keep_tokens(self, cut: int) -> int:

@@ -48,8 +48,14 @@ def adjust_boundary(humans: Sequence[bool], split_idx: int) -> int:
     return max(split_idx, 1)
 
 
-def split_index(tokens: Sequence[int], humans: Sequence[bool], *, keep_recent_tokens: int) -> int:
-    """How many leading messages Mycel's split_messages would summarise (0 = nothing to summarise)."""
+def split_index(
+    tokens: Sequence[int], humans: Sequence[bool], *, keep_recent_tokens: int, keep_newest: bool = False
+) -> int:
+    """How many leading messages Mycel's split_messages would summarise (0 = nothing to summarise).
+
+    `keep_newest` is Mycel dev's rule: when the newest message alone exceeds the budget the cut moves
+    to n - 1 before the boundary walk, so the newest message is always kept (main keeps nothing).
+    """
     n = len(tokens)
     if n <= 2:
         return 0
@@ -63,6 +69,8 @@ def split_index(tokens: Sequence[int], humans: Sequence[bool], *, keep_recent_to
             split_idx = i + 1
             break
         accumulated += tokens[i]
+    if keep_newest and split_idx == n:
+        split_idx = n - 1
     split_idx = adjust_boundary(humans, split_idx)
     return 0 if split_idx <= 1 else split_idx
 
@@ -120,21 +128,24 @@ def message_token_estimates(messages: Sequence[Message]) -> tuple[int, ...]:
     return tuple(estimate_message_tokens(m) for m in messages)
 
 
-def _humans(messages: Sequence[Message]) -> list[bool]:
+def human_flags(messages: Sequence[Message]) -> list[bool]:
+    """Whether each message is a human one (what the boundary walk stops at)."""
     return [m.type is MessageType.HUMAN for m in messages]
 
 
 def split_messages(messages: Sequence[Message], *, keep_recent_tokens: int) -> MessageSplit:
     """Mycel's split_messages: (to_summarize, to_keep); nothing to summarise keeps everything."""
     cut = split_index(
-        message_token_estimates(messages), _humans(messages), keep_recent_tokens=keep_recent_tokens
+        message_token_estimates(messages), human_flags(messages), keep_recent_tokens=keep_recent_tokens
     )
     return MessageSplit(tuple(messages[:cut]), tuple(messages[cut:]))
 
 
 def detect_split_turn(to_keep: Sequence[Message], *, context_limit: int) -> SplitTurn:
     """Mycel's detect_split_turn: whether the kept part is too big, and the turn prefix to summarise."""
-    count = turn_prefix_count(message_token_estimates(to_keep), _humans(to_keep), context_limit=context_limit)
+    count = turn_prefix_count(
+        message_token_estimates(to_keep), human_flags(to_keep), context_limit=context_limit
+    )
     return SplitTurn(count > 0, tuple(to_keep[:count]))
 
 
@@ -241,7 +252,7 @@ def plan_compaction(
     estimated = estimate_tokens(pruned)
     keep_recent = settings.effective_keep_recent_tokens
     tokens = message_token_estimates(pruned)
-    humans = _humans(pruned)
+    humans = human_flags(pruned)
     cut = split_index(tokens, humans, keep_recent_tokens=keep_recent)
     prefix = turn_prefix_count(tokens[cut:], humans[cut:], context_limit=settings.context_limit)
     total = len(pruned)

@@ -27,6 +27,9 @@ class MemorySettings:
     keep_recent_tokens: int = 20000
     context_limit: int = DEFAULT_CONTEXT_LIMIT
     threshold: float = MYCEL_COMPACTION_THRESHOLD
+    # Mycel dev's absolute trigger (memory.compaction.trigger_tokens); main has no such setting and its
+    # rules ignore it. Named apart from `trigger_tokens` below, which every screen reads as main's trigger.
+    fixed_trigger_tokens: int | None = None
 
     @property
     def trigger_tokens(self) -> int:

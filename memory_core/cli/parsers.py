@@ -41,8 +41,27 @@ def _plan(subparsers: Any) -> None:
         "--messages", required=True, metavar="FILE", help="JSON list of LangChain message dicts ('-' = stdin)"
     )
     add_settings_flags(parser, context_limit_default=f"default {DEFAULT_CONTEXT_LIMIT}")
+    add_rules_flag(parser)
+    dev = parser.add_argument_group("Mycel dev's rules (with --rules dev)")
+    dev.add_argument(
+        "--trigger-tokens", metavar="N", help="absolute compaction trigger (default int(0.7 x limit))"
+    )
+    dev.add_argument("--active-summary", metavar="FILE", help='JSON {"text": ..., "compact_up_to_index": N}')
+    dev.add_argument("--breaker-failures", metavar="N", help="failed compactions in a row before the call")
+    dev.add_argument(
+        "--breaker-open", metavar="true|false", help="whether the breaker is open before the call"
+    )
+    dev.add_argument("--summarizer-fails", action="store_true", help="every summariser call fails")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
     parser.set_defaults(handler="memory_core.cli.plan:run")
+
+
+def add_rules_flag(parser: argparse.ArgumentParser, *, default: str | None = "main") -> None:
+    """--rules main|dev: whose memory rules to apply (commands over a thread default to its layout's)."""
+    where = "default main" if default else "default: the thread's layout"
+    parser.add_argument(
+        "--rules", default=default, metavar="main|dev", help=f"Mycel's memory rules ({where})"
+    )
 
 
 def add_settings_flags(parser: argparse.ArgumentParser, *, context_limit_default: str) -> None:
@@ -86,6 +105,7 @@ def _threads(subparsers: Any) -> None:
         description="Show one thread: its head checkpoint's messages, every checkpoint, summaries and queue.",
     )
     thread.add_argument("thread_id", metavar="THREAD_ID")
+    add_rules_flag(thread, default=None)
     thread.add_argument("--json", action="store_true", help="print JSON")
     thread.set_defaults(handler="memory_core.cli.threads:run_thread")
 
@@ -99,6 +119,7 @@ def _threads(subparsers: Any) -> None:
         ),
     )
     calls.add_argument("thread_id", metavar="THREAD_ID")
+    add_rules_flag(calls, default=None)
     calls.add_argument("--json", action="store_true", help="print JSON")
     calls.set_defaults(handler="memory_core.cli.calls_cmd:run_calls")
 
@@ -114,6 +135,7 @@ def _threads(subparsers: Any) -> None:
     add_settings_flags(
         whatif, context_limit_default="default: the thread model's limit, as Mycel resolves it"
     )
+    add_rules_flag(whatif, default=None)
     whatif.add_argument("--json", action="store_true", help="print JSON")
     whatif.set_defaults(handler="memory_core.cli.calls_cmd:run_whatif")
 

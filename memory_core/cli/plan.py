@@ -15,6 +15,9 @@ from memory_core.cli.common import CliError, print_json
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.config import Severity, settings_from_document
 from memory_core.messages import Message, UnknownMessageType, messages_from_dicts
+from memory_core.pruning import PruningResult
+from memory_core.rules.dev import ActiveSummary, BreakerState, DevCallPlan, plan_dev_call
+from memory_core.rules.profile import RulesProfile, UnknownRules, parse_rules
 from memory_core.settings import DEFAULT_CONTEXT_LIMIT, MemorySettings
 
 
@@ -47,6 +50,12 @@ def _threshold_option(text: str | None) -> float | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    rules = _rules_option(args.rules)
+    if rules is RulesProfile.DEV:
+        return _run_dev(args)
+    for flag, value in _DEV_ONLY.items():
+        if getattr(args, value):
+            raise CliError(f"{flag} applies only under --rules dev")
     messages = _read_messages(args.messages)
     settings = settings_from_flags(args)
     plan = plan_compaction(messages, settings=settings)
@@ -55,6 +64,124 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_plan(plan, settings=settings))
     return 0
+
+
+_DEV_ONLY = {
+    "--trigger-tokens": "trigger_tokens",
+    "--active-summary": "active_summary",
+    "--breaker-failures": "breaker_failures",
+    "--breaker-open": "breaker_open",
+    "--summarizer-fails": "summarizer_fails",
+}
+
+
+def _rules_option(text: str) -> RulesProfile:
+    try:
+        return parse_rules(text)
+    except UnknownRules as exc:
+        raise CliError(f"--rules: {exc}") from None
+
+
+def _run_dev(args: argparse.Namespace) -> int:
+    if args.threshold is not None:
+        raise CliError(
+            "--threshold does not apply under --rules dev (Mycel dev hard-wires 0.7; use --trigger-tokens)"
+        )
+    messages = _read_messages(args.messages)
+    settings = replace(
+        settings_from_flags(args), fixed_trigger_tokens=_int_option(args, "trigger_tokens", minimum=1)
+    )
+    failures = _int_option(args, "breaker_failures", minimum=0) or 0
+    breaker = BreakerState(failures, _bool_option(args.breaker_open, "--breaker-open"))
+    summary = _read_active_summary(args.active_summary) if args.active_summary else None
+    plan = plan_dev_call(
+        messages,
+        settings=settings,
+        active_summary=summary,
+        breaker=breaker,
+        summarizer_fails=args.summarizer_fails,
+    )
+    if args.json:
+        print_json(dev_plan_to_json(plan))
+    else:
+        sys.stdout.write(render_dev_plan(plan))
+    return 0
+
+
+def _bool_option(text: str | None, flag: str) -> bool:
+    if text is None:
+        return False
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    raise CliError(f"{flag}: must be true or false, got {text!r}")
+
+
+def _read_active_summary(path: str) -> ActiveSummary:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"{path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    text = data.get("text") if isinstance(data, dict) else None
+    index = data.get("compact_up_to_index") if isinstance(data, dict) else None
+    if not isinstance(text, str) or not isinstance(index, int) or isinstance(index, bool):
+        raise CliError(f'{path} must hold {{"text": string, "compact_up_to_index": integer}}')
+    return ActiveSummary(text, index)
+
+
+def dev_plan_to_json(plan: DevCallPlan) -> dict[str, Any]:
+    """`plan --rules dev --json`: main's document plus the trigger view, the attempt and the breaker."""
+    return {
+        "rules": RulesProfile.DEV.value,
+        "estimated_tokens": {
+            "stored": plan.stored_tokens,
+            "after_pruning": plan.pruned_tokens,
+            "trigger_view": plan.trigger_view_tokens,
+        },
+        "pruning": _pruning_json(plan.pruning),
+        "compaction": {
+            "threshold_tokens": plan.threshold_tokens,
+            "should_compact": plan.should_compact,
+            "keep_recent_tokens": plan.keep_recent_tokens,
+            "message_tokens": list(plan.message_tokens),
+            "summarize_count": plan.summarize_count,
+            "keep_count": plan.keep_count,
+            "split_turn": plan.split_turn,
+            "turn_prefix_count": plan.turn_prefix_count,
+            "attempted": plan.attempted,
+            "compact_up_to_index": plan.compact_up_to_index,
+            "summary_view_applied": plan.view_applied,
+            "breaker": {"failure_count": plan.breaker_after.failure_count, "open": plan.breaker_after.open},
+            "sent": {"count": len(plan.sent), "from_index": plan.sent_from_index},
+        },
+    }
+
+
+def render_dev_plan(plan: DevCallPlan) -> str:
+    """A few readable lines of dev's step."""
+    view = f" (summarized view: {plan.trigger_view_tokens})" if plan.view_applied else ""
+    if plan.compacted:
+        verdict = f"compacted up to message {plan.compact_up_to_index}"
+    elif plan.attempted:
+        verdict = "attempted, nothing compacted" + (
+            " (nothing to summarise)" if plan.summarize_count < 2 else ""
+        )
+    elif plan.should_compact:
+        verdict = "over the trigger, but the circuit breaker is open"
+    else:
+        verdict = "no"
+    b = plan.breaker_after
+    return (
+        "rules: Mycel dev\n"
+        f"estimated tokens: stored {plan.stored_tokens}, after pruning {plan.pruned_tokens}{view} "
+        f"(trigger above {plan.threshold_tokens})\n"
+        f"compaction: {verdict}; summarise {plan.summarize_count}, keep {plan.keep_count}\n"
+        f"breaker after the call: {b.failure_count} failure(s), {'open' if b.open else 'closed'}\n"
+        f"sent: {len(plan.sent)} message(s), verbatim from message {plan.sent_from_index}\n"
+    )
 
 
 def _read_messages(source: str) -> tuple[Message, ...]:
@@ -137,19 +264,23 @@ def _json_content(message: Message) -> Any:
     return message.content if isinstance(message.content, str) else list(message.content)
 
 
+def _pruning_json(pruning: PruningResult) -> list[dict[str, Any]]:
+    return [
+        {
+            "index": d.index,
+            "type": d.message.type.value,
+            "action": d.action.value,
+            "content": _json_content(d.message),
+        }
+        for d in pruning.decisions
+    ]
+
+
 def plan_to_json(plan: CompactionPlan) -> dict[str, Any]:
     """The `plan --json` document (its shape is fixed by issue 2)."""
     return {
         "estimated_tokens": {"stored": plan.stored_tokens, "after_pruning": plan.estimated_tokens},
-        "pruning": [
-            {
-                "index": d.index,
-                "type": d.message.type.value,
-                "action": d.action.value,
-                "content": _json_content(d.message),
-            }
-            for d in plan.pruning.decisions
-        ],
+        "pruning": _pruning_json(plan.pruning),
         "compaction": {
             "threshold_tokens": plan.threshold_tokens,
             "should_compact": plan.should_compact,
