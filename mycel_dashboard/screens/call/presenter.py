@@ -13,7 +13,7 @@ from memory_core.record.calls import RecordedCall
 from memory_core.records import SummaryRow
 from memory_core.stores.thread_calls import ThreadCalls
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
-from mycel_dashboard.screens.thread.presenter import Badge, View, pruning_badge
+from mycel_dashboard.screens.thread.presenter import Badge, NoticeView, View, notice_of, pruning_badge
 
 # Requests longer than this show each message's first characters, with the rest behind a disclosure.
 PREVIEW_CHARS = 600
@@ -31,6 +31,7 @@ class RequestItem:
     chars: int  # what Mycel's estimate counts
     estimated_tokens: int
     badge: Badge | None
+    notice: NoticeView | None = None  # one of Mycel dev's own notices, sent as a user turn
 
     @property
     def preview(self) -> str:
@@ -93,6 +94,7 @@ def call_page(record: ThreadCalls, number: int) -> CallPage:
                 chars=content_chars(message.content),
                 estimated_tokens=estimate_message_tokens(message),
                 badge=badge,
+                notice=None if item.is_summary else notice_of(message),
             )
         )
     by_id = {r.summary_id: r for r in record.summaries}

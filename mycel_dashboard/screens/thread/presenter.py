@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from memory_core.messages import Message, MessageType
+from memory_core.notices import NOTICE_LABELS, NoticeKind, notice_kind
 from memory_core.pruning import PruneAction, PruneDecision, PruningResult
 from memory_core.records import CheckpointRow, RunEvent, SummaryRow
 from memory_core.spill_notice import spill_notice
@@ -84,6 +85,52 @@ class SummaryCard:
 
 
 @dataclass(frozen=True, slots=True)
+class NoticeView:
+    """A message Mycel dev wrote into the history itself, with what it means for the model."""
+
+    kind: NoticeKind
+    label: str
+    explanation: str
+
+    @property
+    def as_user_turn(self) -> bool:
+        return self.kind is not NoticeKind.RECOVERY_SUMMARY
+
+
+_AS_USER_TURN = (
+    "Written by Mycel dev, not the owner. It is stored as a user turn, so the model gets it as one at every "
+    "later call, and it counts in the estimate."
+)
+_NOTICE_EXPLANATIONS = {
+    NoticeKind.COMPACT: "Mycel dev compacted the history before a call of this run.",
+    NoticeKind.COMPACT_BREAKER: (
+        "Three automatic compactions in a row failed, so Mycel dev stopped compacting this thread."
+    ),
+    NoticeKind.PROMPT_TOO_LONG: "The provider refused the prompt as too long and recovery by compaction failed.",
+    NoticeKind.OUTPUT_LIMIT: "The reply hit the output token limit; Mycel dev asked the model to go on.",
+}
+RECOVERY_SUMMARY_EXPLANATION = (
+    "Summary written by prompt-too-long recovery: Mycel dev replaced the stored history with this summary and "
+    "the messages it kept, so the older history survives only in earlier checkpoints. It is sent as a system "
+    "message in the history; it is not Mycel's system prompt (that is never stored)."
+)
+
+
+def notice_of(message: Message) -> NoticeView | None:
+    """How a screen shows one of Mycel dev's own notices (or its recovery summary); None for other messages."""
+    kind = notice_kind(message)
+    if kind is NoticeKind.NONE:
+        return None
+    if kind is NoticeKind.RECOVERY_SUMMARY:
+        return NoticeView(kind, NOTICE_LABELS[kind], RECOVERY_SUMMARY_EXPLANATION)
+    explanation = _NOTICE_EXPLANATIONS[kind]
+    boundary = (message.metadata or {}).get("compact_boundary_index")
+    if kind is NoticeKind.COMPACT and isinstance(boundary, int) and not isinstance(boundary, bool):
+        explanation += f" Its boundary (compact_boundary_index) was {boundary:,}."
+    return NoticeView(kind, NOTICE_LABELS[kind], f"{explanation} {_AS_USER_TURN}")
+
+
+@dataclass(frozen=True, slots=True)
 class TimelineEntry:
     kind: str  # human, ai, tool, system, other, or "summary" for the card at the compaction boundary
     index: int | None  # position in the stored list
@@ -103,6 +150,7 @@ class TimelineEntry:
     run_error: str | None = None  # the error that ended the run right after this message (events.db)
     collapse_opens: int = 0  # this entry opens a folded run of that many unchanged messages
     collapse_closes: bool = False  # and this one is the run's last folded message
+    notice: NoticeView | None = None  # one of Mycel dev's own notices, shown as such
 
     @property
     def is_error(self) -> bool:
@@ -357,6 +405,7 @@ def _message_entry(
         status=message.status if message.status not in (None, "success") else None,
         error=error_of(message),
         run_error=run_error,
+        notice=notice_of(message),
     )
 
 
@@ -490,6 +539,7 @@ def collapse_unchanged(entries: Sequence[TimelineEntry]) -> list[TimelineEntry]:
 def _unchanged(entry: TimelineEntry) -> bool:
     return (
         entry.kind != "summary"
+        and entry.notice is None  # a notice says what happened to the history: never folded away
         and not entry.is_error
         and all(badge.kind in _UNCHANGED_BADGES for badge in entry.badges)
     )

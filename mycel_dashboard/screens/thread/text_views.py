@@ -7,7 +7,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from mycel_dashboard.screens.shared.memory import guarded, problem_text, thread_memory
 from mycel_dashboard.screens.thread.forms import TimelineForm
 from mycel_dashboard.screens.thread.parts import pruning_of
-from mycel_dashboard.screens.thread.presenter import View, page_of
+from mycel_dashboard.screens.thread.presenter import View, notice_of, page_of
 from mycel_dashboard.web.lookups import head_state, thread_or_404
 from mycel_dashboard.web.render import render_screen
 from mycel_dashboard.web.source import open_source
@@ -23,9 +23,11 @@ def message_text(request: HttpRequest, thread_id: str, index: int) -> HttpRespon
     if state is not None and not 0 <= index < len(state.messages):
         raise Http404(f"Thread {thread_id!r} has no message #{index}.")
     text = None
+    notice = None
     if state is not None:
         message = state.messages[index]
         text = message.text
+        notice = notice_of(message)
         if view is View.SENT:
             memory = thread_memory(thread, override=values["limit"], locations=source.locations)
             head = state.checkpoint.checkpoint_id
@@ -42,6 +44,7 @@ def message_text(request: HttpRequest, thread_id: str, index: int) -> HttpRespon
         "crumb": f"message #{index}",
         "view": view,
         "text": text,
+        "notice": notice,
         "page": page_of(index),
         "problems": problems + notes,
     }

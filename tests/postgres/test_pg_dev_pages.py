@@ -1,0 +1,73 @@
+"""The dashboard's screens on Mycel dev threads (the dev sample, written by dev's own code, on a real
+server): dev's notices shown as notices, lineage from checkpoint order, and no page that fails."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+
+COMPACTING = "m_rE2uGx6NbP9w-1"  # 3 compact notices in its head
+BREAKER = "m_sK5yDq1FvT7a-2"  # the summarizer failed 3 times: one compact_breaker notice, breaker open
+TRUTH = json.loads((Path(__file__).parents[1] / "data" / "mycel-pg-dev" / "truth.json").read_text())
+
+
+def _truth(thread_id: str) -> dict:
+    return next(t for t in TRUTH["threads"] if t["thread_id"] == thread_id)
+
+
+def _head_indexes(thread_id: str, key: str, value: str) -> list[int]:
+    """Where the head's messages (as LangGraph's own reader saw them) have `key` == `value`."""
+    return [i for i, m in enumerate(_truth(thread_id)["head_messages"]) if m.get(key) == value]
+
+
+@pytest.fixture
+def dev_client(client, db, settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pg_dev_sample: str):
+    settings.DASHBOARD_DEMO_HOME = tmp_path / "demo-home"
+    settings.DASHBOARD_FACTS_DIR = tmp_path / "facts-cache"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH", "MYCEL_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LEON_POSTGRES_URL", pg_dev_sample)
+    client.force_login(User.objects.create_user("viewer", password="viewer-pass-123"))
+    return client
+
+
+def _notice_indexes(body: str, kind: str) -> list[int]:
+    return [int(i) for i in re.findall(rf'class="msg human notice-msg notice-{kind}" id="msg-(\d+)"', body)]
+
+
+def test_compact_notices_are_shown_as_system_notices_sent_as_user_turns(dev_client) -> None:
+    body = dev_client.get(f"/threads/{COMPACTING}/").content.decode()
+    expected = _head_indexes(COMPACTING, "notification_type", "compact")
+    assert len(expected) == 3
+    assert _notice_indexes(body, "compact") == expected
+    assert body.count("System notice <span") == 3
+    assert "compaction notice" in body
+    assert "the model gets it as one at every later call, and it counts in the estimate" in body
+    # The owner's own messages stay the owner's.
+    for index in _head_indexes(COMPACTING, "source", "owner"):
+        assert f'class="msg human" id="msg-{index}"' in body
+
+
+def test_breaker_notice_is_shown_as_a_notice(dev_client) -> None:
+    body = dev_client.get(f"/threads/{BREAKER}/").content.decode()
+    expected = _head_indexes(BREAKER, "notification_type", "compact_breaker")
+    assert len(expected) == 1
+    assert _notice_indexes(body, "compact_breaker") == expected
+    assert _notice_indexes(body, "compact") == []
+    assert "compaction breaker notice" in body
+
+
+def test_message_page_of_a_notice_says_what_it_is(dev_client) -> None:
+    (index,) = _head_indexes(BREAKER, "notification_type", "compact_breaker")
+    page = dev_client.get(f"/threads/{BREAKER}/messages/{index}/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert 'id="message-notice"' in body
+    assert "Automatic compaction disabled for this thread" in body
+    owner = dev_client.get(f"/threads/{BREAKER}/messages/0/").content.decode()
+    assert 'id="message-notice"' not in owner
