@@ -9,6 +9,12 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
+from django.template.loader import render_to_string
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from memory_core.messages import message_from_dict
+from memory_core.notices import OUTPUT_LIMIT_TEXT
+from mycel_dashboard.screens.thread.presenter import View, build_timeline
 
 COMPACTING = "m_rE2uGx6NbP9w-1"  # 3 compact notices in its head
 BREAKER = "m_sK5yDq1FvT7a-2"  # the summarizer failed 3 times: one compact_breaker notice, breaker open
@@ -71,3 +77,23 @@ def test_message_page_of_a_notice_says_what_it_is(dev_client) -> None:
     assert "Automatic compaction disabled for this thread" in body
     owner = dev_client.get(f"/threads/{BREAKER}/messages/0/").content.decode()
     assert 'id="message-notice"' not in owner
+
+
+def test_a_recovery_summary_at_the_head_is_named_not_taken_for_a_system_prompt(db) -> None:
+    # The sample has no prompt-too-long recovery; this history is shaped as dev saves one (§2.5):
+    # [SystemMessage("[Conversation Summary]\n…")] + the messages it kept, as LangChain dumps them.
+    history = [
+        SystemMessage(content="[Conversation Summary]\n1. Primary Request: read the notes."),
+        HumanMessage(content="and now the second file"),
+        AIMessage(content="Done."),
+        HumanMessage(content=OUTPUT_LIMIT_TEXT),
+    ]
+    messages = [message_from_dict(m.model_dump()) for m in history]
+    timeline = build_timeline(messages, pruning=None, card=None, view=View.STORED, page=None, spill_url=str)
+    html = render_to_string("thread.html#timeline", {"thread_id": "m_recovered-1", "timeline": timeline})
+    assert 'class="msg system notice-msg notice-recovery_summary" id="msg-0"' in html
+    assert "summary written by prompt-too-long recovery" in html
+    assert "the older history survives only in earlier checkpoints" in html
+    assert "not Mycel&#x27;s system prompt" in html
+    assert 'class="msg human notice-msg notice-output_limit" id="msg-3"' in html
+    assert 'class="msg human" id="msg-1"' in html
