@@ -12,11 +12,12 @@ from memory_core.settings import MemorySettings
 
 
 class ConfigLayerName(StrEnum):
-    """Mycel's runtime.json tiers, lowest precedence first (reference §4.1)."""
+    """Mycel's config tiers, lowest precedence first (main: reference §4.1; dev reads only system, agent, override)."""
 
     SYSTEM = "system"  # Mycel's config/defaults/runtime.json plus its schema defaults
     USER = "user"  # ~/.leon/runtime.json
     PROJECT = "project"  # <workspace>/.leon/runtime.json
+    AGENT = "agent"  # Mycel dev only: agent.agent_configs.compact_json, deep-merged into memory.compaction
     OVERRIDE = "override"  # constructor / CLI overrides, merged last
 
 
