@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_core.records import ProblemKind, StoreProblem, SummaryRow
+from memory_core.records import ProblemKind, RunEvent, StoreProblem, SummaryRow
 from memory_core.rollback import RollbackImpact, plan_rollback, rollback_record
 from memory_core.stores.locations import MycelLocations
-from memory_core.stores.reader import MycelReader
+from memory_core.stores.reader import MycelReader, Result
+from memory_core.stores.write.postgres_writer import (
+    BREAKER_CHANNEL,
+    PostgresTarget,
+    apply_postgres_checkpoint_copy,
+)
 from memory_core.stores.write.rollback_writer import RollbackApplied, RollbackRefused, apply_checkpoint_copy
+
+# Said on every dev-layout preview (page and CLI): reference mycel-dev.md §7.
+DEV_RESTART_NOTE = (
+    "Mycel dev keeps a pooled agent's summary cache in memory: restart Mycel's backend before this"
+    " is fully in effect (until then a running agent may still use the summaries it cached)."
+)
 
 
 class UnknownThread(LookupError):
@@ -72,6 +84,9 @@ def preview_rollback(
     summaries = reader.list_summaries(thread_id)
     queue = reader.list_queue(thread_id)
     run_events = reader.list_run_events(thread_id)
+    dev = _is_dev_thread(reader, thread_id)
+    if dev:
+        run_events = _dev_run_events(reader, thread_id)
     impact = plan_rollback(
         thread_id=thread_id,
         checkpoints=checkpoints,
@@ -86,8 +101,49 @@ def preview_rollback(
         now=now or datetime.now(UTC),
         action=action,
     )
+    if dev:
+        impact = replace(impact, warnings=(*impact.warnings, *_dev_notes(head.channels if head else {})))
     blind = _blind_spots((*summaries.problems, *queue.problems, *run_events.problems))
     return replace(impact, refusals=(*impact.refusals, *blind)) if blind else impact
+
+
+def _is_dev_thread(reader: MycelReader, thread_id: str) -> bool:
+    if not reader.locations.postgres_url:
+        return False
+    row = reader.get_thread(thread_id).value
+    return row is not None and row.layout == "dev"
+
+
+def _dev_run_events(reader: MycelReader, thread_id: str) -> Result[list[RunEvent]]:
+    """Dev's run events are in `agent.run_events` (reference §3.5): the busy check reads them there."""
+    from memory_core.stores.postgres.connect import PgError, read_only
+    from memory_core.stores.postgres.layout import DEV_SCHEMA
+    from memory_core.stores.postgres.write_txn import read_run_events
+
+    url = reader.locations.postgres_url or ""
+    try:
+        with read_only(url, "run_events", timeout_s=reader.query_timeout_s, row_cap=reader.row_cap) as read:
+            return Result(read_run_events(read, DEV_SCHEMA, thread_id), ())
+    except PgError as exc:
+        problem = exc.problem
+        # Denied or unreachable: the preview cannot tell whether the thread runs, so it must refuse.
+        blinding = replace(problem, kind=ProblemKind.CORRUPT) if problem.kind not in _BLINDING else problem
+        return Result([], (blinding,))
+
+
+def _dev_notes(head_channels: Mapping[str, Any]) -> tuple[str, ...]:
+    """What a dev-layout rollback keeps from the head, and the restart Mycel needs (postgres_writer)."""
+    breaker = head_channels.get(BREAKER_CHANNEL)
+    if isinstance(breaker, Mapping):
+        state = "open" if breaker.get("breaker_open") else "closed"
+        kept = f"the current compaction breaker ({state}, {breaker.get('failure_count', 0)} failure(s))"
+    else:
+        kept = "the current compaction breaker state (none stored)"
+    return (
+        f"The new head keeps {kept} and the current pending permission requests; every other channel is"
+        " the target's.",
+        DEV_RESTART_NOTE,
+    )
 
 
 # A missing file or table is normal for Mycel (nothing recorded yet); these mean "could not look".
@@ -148,11 +204,6 @@ def apply_rollback(
 ) -> RollbackApplied:
     """Write the previewed rollback or undo; refuses on any refusal (running only with force), a moved head,
     or a confirmation given for another preview than `impact` (`confirmed_fingerprint`)."""
-    if locations.postgres_url:
-        # The writer below is SQLite's: on Postgres checkpoints it would write to a leon.db Mycel never reads.
-        raise RollbackRefused(
-            "rollback is not available yet for checkpoints in PostgreSQL: nothing was written"
-        )
     if confirmed_fingerprint is not None and confirmed_fingerprint != impact.fingerprint:
         raise RollbackRefused(STALE_CONFIRMATION)
     if not impact.can_apply_with(force=force):
@@ -168,9 +219,21 @@ def apply_rollback(
         if reactivate:
             all_summaries = reader.list_summaries(impact.thread_id).value
             summaries = tuple(summary for summary in all_summaries if summary.summary_id in reactivate)
+    summary_db = _summary_db(locations, summaries) if summaries else None
+    if locations.postgres_url:
+        return _apply_on_postgres(
+            locations.postgres_url,
+            reader or MycelReader(locations),
+            impact,
+            summary_db=summary_db,
+            actor=actor,
+            force=force,
+            deactivate=deactivate,
+            reactivate=reactivate,
+        )
     return apply_checkpoint_copy(
         main_db=locations.main,
-        summary_db=_summary_db(locations, summaries) if summaries else None,
+        summary_db=summary_db,
         thread_id=impact.thread_id,
         target_checkpoint_id=impact.target_checkpoint_id,
         expected_fingerprint=impact.fingerprint,
@@ -178,6 +241,42 @@ def apply_rollback(
         action=impact.action,
         deactivate_summary_ids=deactivate,
         reactivate_summary_ids=reactivate,
+    )
+
+
+def _apply_on_postgres(
+    url: str,
+    reader: MycelReader,
+    impact: RollbackImpact,
+    *,
+    summary_db: Path | None,
+    actor: str,
+    force: bool,
+    deactivate: tuple[str, ...],
+    reactivate: tuple[str, ...],
+) -> RollbackApplied:
+    from memory_core.stores.postgres.backend import PostgresBackend
+
+    backend = reader.backend
+    if not isinstance(backend, PostgresBackend):
+        backend = PostgresBackend(
+            reader.locations, query_timeout_s=reader.query_timeout_s, row_cap=reader.row_cap
+        )
+    layouts, problems = backend.layouts()
+    if not layouts:
+        reasons = "; ".join(p.message for p in problems) or "no Mycel checkpoint tables"
+        raise RollbackRefused(f"{reasons}; nothing was written")
+    return apply_postgres_checkpoint_copy(
+        PostgresTarget(url, tuple(layouts)),
+        summary_db=summary_db,
+        thread_id=impact.thread_id,
+        target_checkpoint_id=impact.target_checkpoint_id,
+        expected_fingerprint=impact.fingerprint,
+        actor=actor,
+        action=impact.action,
+        deactivate_summary_ids=deactivate,
+        reactivate_summary_ids=reactivate,
+        force=force,
     )
 
 
