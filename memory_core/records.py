@@ -71,6 +71,17 @@ class ThreadRow:
     # Whose checkpoint layout holds the thread: "main" (LangGraph graph channels, SQLite or Postgres) or
     # "dev" (Mycel dev's QueryLoop: schema `agent`, six channels, no parent ids). It chooses the rules.
     layout: str = "main"
+    # Mycel dev's compaction circuit breaker at the head (`memory_compaction_state`); None on main layouts.
+    breaker_failures: int | None = None
+    breaker_open: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BreakerState:
+    """Mycel dev's compaction circuit breaker as the head checkpoint saved it (reference mycel-dev §4.3)."""
+
+    failure_count: int
+    open: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,6 +82,7 @@ def thread_json(row: ThreadRow) -> dict[str, Any]:
         "model": row.model,
         "bytes_on_disk": row.bytes_on_disk,
         "sandbox_state": row.sandbox_state,
+        "layout": row.layout,
     }
 
 
@@ -260,9 +261,11 @@ def run_thread(args: argparse.Namespace) -> int:
     _warn_lines(facts["warnings"])
     data: dict[str, Any] = {
         "thread_id": row.thread_id,
+        "layout": row.layout,
         "head_checkpoint_id": row.head_checkpoint_id,
         "name": row.name,
         "model": row.model,
+        **_breaker_json(row),
         "messages": facts["messages"],
         "checkpoints": facts["checkpoints"],
         "summaries": [
@@ -298,6 +301,13 @@ def run_thread(args: argparse.Namespace) -> int:
         )
     _print_thread(row, data)
     return 0
+
+
+def _breaker_json(row: ThreadRow) -> dict[str, Any]:
+    """Dev's compaction breaker at the head, from the list's head facts; nothing on a main layout."""
+    if row.layout != "dev" or row.breaker_failures is None:
+        return {}
+    return {"breaker": {"failure_count": row.breaker_failures, "open": row.breaker_open}}
 
 
 def _family_json(reader: MycelReader, agents: tuple[AgentRecord, ...], thread_id: str) -> dict[str, Any]:

@@ -21,6 +21,15 @@ class StoreRole(StrEnum):
     AGENT_REGISTRY = "agent_registry"
 
 
+# Mycel dev's SQLite roles and the variable each requires (reference mycel-dev §3.9).
+SQLITE_PATH_VARIABLES = {
+    StoreRole.MAIN: "LEON_DB_PATH",
+    StoreRole.QUEUE: "LEON_QUEUE_DB_PATH",
+    StoreRole.SANDBOX: "LEON_SANDBOX_DB_PATH",
+    StoreRole.CHAT: "LEON_CHAT_DB_PATH",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class MycelLocations:
     """Every file the dashboard may read, and the config home that holds runtime.json and models.json."""
@@ -40,6 +49,9 @@ class MycelLocations:
     # Never in a repr: the URL may carry a password.
     postgres_url: str | None = field(default=None, repr=False)
     storage_strategy: str | None = None  # LEON_STORAGE_STRATEGY as Mycel reads it
+    # The SQLite path variables that were set (LEON_DB_PATH, LEON_QUEUE_DB_PATH, LEON_SANDBOX_DB_PATH…):
+    # Mycel dev has no ~/.leon defaults, so on dev a file is a store only where its variable names it.
+    explicit: frozenset[str] = frozenset()
 
     def path(self, role: StoreRole) -> Path:
         return Path(getattr(self, role.value))
@@ -81,4 +93,5 @@ def resolve_locations(environ: Mapping[str, str] | None = None) -> MycelLocation
         project_dir=_expand(project) if project else None,
         postgres_url=env.get("LEON_POSTGRES_URL") or None,
         storage_strategy=env.get("LEON_STORAGE_STRATEGY") or None,
+        explicit=frozenset(v for v in SQLITE_PATH_VARIABLES.values() if env.get(v)),
     )

@@ -16,10 +16,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from memory_core.breaker import breaker_of
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message, MessageType
 from memory_core.records import (
     AgentRecord,
+    BreakerState,
     CheckpointRow,
     CheckpointState,
     FileOperation,
@@ -356,6 +358,12 @@ class MycelReader:
                 input_tokens=_newest_ai_input_tokens(decoded.messages),
             ),
         )
+
+    def breaker(self, thread_id: str) -> Result[BreakerState | None]:
+        """Mycel dev's compaction breaker at the thread's head; None on main layouts (no such channel)."""
+        state = self.get_state(thread_id)
+        found = breaker_of(state.value.channels) if state.value is not None else None
+        return Result(found, state.problems)
 
     # -- the other stores ----------------------------------------------------------------------------
 

@@ -1,9 +1,11 @@
 """The PostgreSQL backend: Mycel's checkpoints in AsyncPostgresSaver's tables, read-only (StoreBackend).
 
 Checkpoints come from Postgres (dev's schema `agent`, main's search_path schema, or both during a
-migration: each thread is read from the first layout that has it, dev first). Everything else (summaries,
-queue, file operations, run events, sandbox, sub-agents, the threads table) stays on the SQLite files for
-now: those reads are the SQLite backend's own, composed here.
+migration: each thread is read from the first layout that has it, dev first). Mycel dev's other stores
+(summaries, queue, run events, file operations, threads; mycel-dev §3) are read from their tables in the
+dev layout's schema when they are there (side_stores.py); otherwise from the SQLite files, which on a
+dev-only database count only where their variable names them (dev has no ~/.leon defaults, §3.9), else
+nothing. Sandbox and sub-agents stay on SQLite: those reads are the SQLite backend's own, composed here.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memory_core.breaker import BREAKER_CHANNEL, breaker_from_channel
 from memory_core.records import (
     AgentRecord,
+    BreakerState,
     FileOperation,
     ProblemKind,
     QueueItem,
@@ -28,21 +32,31 @@ from memory_core.records import (
 )
 from memory_core.stores.backend import Metadata, Payload
 from memory_core.stores.checkpoints import CheckpointMeta
-from memory_core.stores.decode import count_checkpoint_messages
-from memory_core.stores.locations import MycelLocations, StoreRole
+from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_typed
+from memory_core.stores.locations import SQLITE_PATH_VARIABLES, MycelLocations, StoreRole
 from memory_core.stores.postgres import checkpoints as pg
+from memory_core.stores.postgres import side_stores as side
 from memory_core.stores.postgres.connect import PgError, PgRead, mask_url, read_only
 from memory_core.stores.postgres.layout import PostgresLayout, detect_layouts
+from memory_core.stores.postgres.side_stores import SideTable
 from memory_core.stores.series import WriteRow
 from memory_core.stores.sqlite_backend import SqliteBackend
 from memory_core.stores.thread_list import listing
 from memory_core.stores.thread_list import threads as threads_store
 from memory_core.stores.thread_list.derived import DerivedFacts, HeadFacts
+from memory_core.stores.thread_list.listing import _ThreadTables
 
 R = TypeVar("R")
 _STORE = StoreRole.MAIN.value
 # Under Postgres the SQLite files are optional side stores: their absence is not news.
 _OPTIONAL = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
+# Where each dev side table falls back to in SQLite (its role), or None: dev dropped that file (§3.9).
+_FALLBACK: dict[str, StoreRole | None] = {
+    "summaries": StoreRole.MAIN,  # LEON_DB_PATH's `summaries`, used when dev has no storage container
+    "message_queue": StoreRole.QUEUE,
+    "run_events": None,  # events.db is gone in dev
+    "file_operations": None,  # file_ops.db is gone in dev
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +184,54 @@ class PostgresBackend:
             out.append(
                 StoreFileStatus(f"{_STORE} (postgresql)", Path(self.masked_url), True, None, problem=problem)
             )
+        out.extend(self._side_status(layouts))
         # The side stores Mycel still keeps in SQLite; leon.db is one only if it is there.
         out.extend(s for s in self.sqlite.file_status() if s.exists or s.role != StoreRole.MAIN.value)
         return out
+
+    def _side_status(self, layouts: list[PostgresLayout]) -> list[StoreFileStatus]:
+        """One line per dev side store: its Postgres table, the SQLite fallback, or that there is none."""
+        dev = _dev(layouts)
+        if dev is None:
+            return []
+        problems: list[StoreProblem] = []
+        tables: dict[str, SideTable] = {}
+        with self._read(problems) as found:
+            if found is not None:
+                tables = side.side_tables(found[0], dev.schema)
+        out: list[StoreFileStatus] = []
+        for name, role in _FALLBACK.items():
+            table = tables.get(name)
+            store = side.STORE_OF[name]
+            if table is not None:
+                notes: tuple[str, ...] = ("engine postgresql", f"table {dev.schema}.{name}")
+                if name == "summaries":
+                    notes += (side.SUMMARY_TIME_NOTE,)
+                out.append(
+                    StoreFileStatus(
+                        f"{store} (postgresql)", self._where(dev), True, None, tables=(name,), notes=notes,
+                        problem=table.problem(),
+                    )
+                )  # fmt: skip
+                continue
+            if role is not None and self._named(role):
+                where = self.locations.path(role)
+                note = f"not in schema {dev.schema}; read from SQLite at {SQLITE_PATH_VARIABLES[role]}"
+            else:
+                where = Path(f"{self.masked_url} schema {dev.schema}")
+                why = f"no {dev.schema}.{name} table"
+                tail = f" and {SQLITE_PATH_VARIABLES[role]} is not set" if role is not None else ""
+                note = f"{why}{tail}: Mycel dev persisted no {name} here, so none are shown"
+            out.append(StoreFileStatus(f"{store} (postgresql)", where, False, None, notes=(note,)))
+        out.extend(
+            StoreFileStatus(f"{_STORE} (postgresql)", Path(self.masked_url), True, None, problem=p)
+            for p in problems
+        )
+        return out
+
+    def _named(self, role: StoreRole) -> bool:
+        variable = SQLITE_PATH_VARIABLES.get(role)
+        return variable is not None and variable in self.locations.explicit
 
     def thread_rows(
         self, known: DerivedFacts, thread_id: str | None
@@ -190,13 +249,54 @@ class PostgresBackend:
                     heads.update(held)
                     layout_of.update(dict.fromkeys(held, layout.layout))
                     written.update(pg.writes_bytes(read, layout, thread_id))
-        side: list[StoreProblem] = []
-        tables = listing._tables(self.sqlite._opener, thread_id, side)  # noqa: SLF001 - the list's own side reads
-        problems.extend(p for p in side if p.kind not in _OPTIONAL)
+        side_problems: list[StoreProblem] = []
+        tables = listing._tables(self.sqlite._opener, thread_id, side_problems)  # noqa: SLF001 - the list's own side reads
+        problems.extend(p for p in side_problems if p.kind not in _OPTIONAL)
+        if "dev" in layout_of.values():
+            self._dev_side_facts(tables, thread_id, problems)
         rows = threads_store.combine(
             heads, tables.infos, tables.summaries, tables.queued, tables.sandboxes, written, layout_of
         )
         return rows, list(dict.fromkeys(problems))
+
+    def _dev_side_facts(
+        self, tables: _ThreadTables, thread_id: str | None, problems: list[StoreProblem]
+    ) -> None:
+        """The list's names, models, summary and queue counts from dev's tables where they exist (their own
+        read: a failing side table must not cost the list its checkpoints)."""
+        with self._read(problems) as found:
+            if found is None or (dev := _dev(found[1])) is None:
+                return
+            read, layouts = found
+            dev_only = len(layouts) == 1
+            present = side.side_tables(read, dev.schema)
+            usable = {name: t for name, t in present.items() if t.problem() is None}
+            problems.extend(p for t in present.values() if (p := t.problem()) is not None)
+            if dev_only:
+                # Dev has no ~/.leon defaults: a default-path file is not one of its stores.
+                if not self._named(StoreRole.MAIN):
+                    tables.infos, tables.summaries = {}, {}
+                if not self._named(StoreRole.QUEUE):
+                    tables.queued = {}
+                if not self._named(StoreRole.SANDBOX):
+                    tables.sandboxes = {}
+            if "threads" in usable:
+                for tid, info in side.thread_infos(
+                    read, usable["threads"], usable.get("users"), thread_id
+                ).items():
+                    tables.infos[tid] = threads_store.ThreadInfo(
+                        tid,
+                        info.agent_user_id,
+                        info.name,
+                        info.model,
+                        info.sandbox_type,
+                        info.cwd,
+                        info.created_at,
+                    )
+            if "summaries" in usable:
+                tables.summaries = side.summary_counts(read, usable["summaries"], thread_id)
+            if "message_queue" in usable:
+                tables.queued = side.queue_counts(read, usable["message_queue"], thread_id)
 
     def _heads(
         self, read: PgRead, layout: PostgresLayout, thread_id: str | None, known: DerivedFacts
@@ -213,11 +313,21 @@ class PostgresBackend:
         if moved:
             pairs = [(thread, key[1]) for thread, key in moved.items()]
             models = pg.head_models(read, layout, pairs)
+            breakers = (
+                pg.channel_blobs(read, layout, pairs, BREAKER_CHANNEL) if layout.layout == "dev" else {}
+            )
             learned: dict[str, HeadFacts] = {}
             for thread, _, (kind, blob) in pg.payloads(read, layout, pairs):
                 count, head, size = moved[thread]
+                breaker = _breaker(*breakers.get(thread, (None, None)))
                 learned[thread] = HeadFacts(
-                    count, head, size, count_checkpoint_messages(kind, blob), models.get(thread)
+                    count,
+                    head,
+                    size,
+                    count_checkpoint_messages(kind, blob),
+                    models.get(thread),
+                    breaker_failures=breaker.failure_count if breaker else None,
+                    breaker_open=breaker.open if breaker else None,
                 )
             known.remember(learned)
             found.update(learned)
@@ -261,19 +371,72 @@ class PostgresBackend:
                     out.update(pg.metadata(read, layout, thread_id, only))
         return out
 
-    # -- the stores that stay on SQLite -------------------------------------------------------------------
+    # -- dev's side stores: Postgres table, else SQLite fallback, else none --------------------------------
 
     def list_summaries(self, thread_id: str, problems: list[StoreProblem]) -> list[SummaryRow]:
-        return self._optional(lambda p: self.sqlite.list_summaries(thread_id, p), problems)
+        return self._side(
+            "summaries",
+            lambda read, t: side.list_summaries(read, t, thread_id),
+            lambda p: self.sqlite.list_summaries(thread_id, p),
+            problems,
+        )
 
     def list_file_operations(self, thread_id: str, problems: list[StoreProblem]) -> list[FileOperation]:
-        return self._optional(lambda p: self.sqlite.list_file_operations(thread_id, p), problems)
+        return self._side(
+            "file_operations",
+            lambda read, t: side.list_file_operations(read, t, thread_id),
+            lambda p: self.sqlite.list_file_operations(thread_id, p),
+            problems,
+        )
 
     def list_queue(self, thread_id: str | None, problems: list[StoreProblem]) -> list[QueueItem]:
-        return self._optional(lambda p: self.sqlite.list_queue(thread_id, p), problems)
+        return self._side(
+            "message_queue",
+            lambda read, t: side.list_queue(read, t, thread_id),
+            lambda p: self.sqlite.list_queue(thread_id, p),
+            problems,
+        )
 
     def list_run_events(self, thread_id: str, problems: list[StoreProblem]) -> list[RunEvent]:
-        return self._optional(lambda p: self.sqlite.list_run_events(thread_id, p), problems)
+        return self._side(
+            "run_events",
+            lambda read, t: side.list_run_events(read, t, thread_id),
+            lambda p: self.sqlite.list_run_events(thread_id, p),
+            problems,
+        )
+
+    def _side(
+        self,
+        name: str,
+        from_postgres: Callable[[PgRead, SideTable], list[R]],
+        from_sqlite: Callable[[list[StoreProblem]], list[R]],
+        problems: list[StoreProblem],
+    ) -> list[R]:
+        """Dev's table `name` when the dev layout's schema has it; else the SQLite fallback, which on a
+        dev-only database counts only where its variable names it; else nothing (file_status says so)."""
+        tried = False
+        dev_only = False
+        items: list[R] = []
+        with self._read(problems) as found:
+            if found is not None and (dev := _dev(found[1])) is not None:
+                read, layouts = found
+                dev_only = len(layouts) == 1
+                table = side.side_tables(read, dev.schema).get(name)
+                if table is not None:
+                    tried = True
+                    problem = table.problem()
+                    if problem is not None:
+                        problems.append(problem)
+                    else:
+                        items = from_postgres(read, table)
+        if tried:
+            return items
+        role = _FALLBACK[name]
+        if dev_only and (role is None or not self._named(role)):
+            return []
+        return self._optional(from_sqlite, problems)
+
+    # -- the stores that stay on SQLite -------------------------------------------------------------------
 
     def get_sandbox(self, thread_id: str, problems: list[StoreProblem]) -> SandboxState | None:
         return self._optional(lambda p: self.sqlite.get_sandbox(thread_id, p), problems)
@@ -286,3 +449,16 @@ class PostgresBackend:
         value = read(met)
         problems.extend(p for p in met if p.kind not in _OPTIONAL)
         return value
+
+
+def _dev(layouts: Sequence[PostgresLayout]) -> PostgresLayout | None:
+    return next((layout for layout in layouts if layout.layout == "dev"), None)
+
+
+def _breaker(kind: str | None, blob: bytes | None) -> BreakerState | None:
+    if kind is None:
+        return None
+    try:
+        return breaker_from_channel(decode_typed(kind, blob))
+    except UnreadableBlob:
+        return None  # the messages' own decode says the head is unreadable

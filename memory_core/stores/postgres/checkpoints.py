@@ -180,3 +180,21 @@ def message_writes(read: PgRead, layout: PostgresLayout, thread_id: str) -> list
         (thread_id,),
     )
     return [WriteRow(str(r[0]), str(r[1]), str(r[2] or ""), int(r[3]), r[4], bytes(r[5])) for r in rows]
+
+
+def channel_blobs(
+    read: PgRead, layout: PostgresLayout, pairs: Sequence[tuple[str, str]], channel: str
+) -> dict[str, tuple[str | None, bytes | None]]:
+    """One channel's (type, blob) at each (thread, checkpoint): a small read beside the head's messages."""
+    if not pairs:
+        return {}
+    rows = read.rows(
+        f"SELECT c.thread_id, b.type, b.blob FROM {layout.table('checkpoints')} c "
+        "JOIN unnest(%s::text[], %s::text[]) AS w(thread_id, checkpoint_id) "
+        "ON c.thread_id = w.thread_id AND c.checkpoint_id = w.checkpoint_id AND c.checkpoint_ns = '' "
+        f"JOIN {layout.table('checkpoint_blobs')} b ON b.thread_id = c.thread_id "
+        "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = %s "
+        "AND b.version = c.checkpoint -> 'channel_versions' ->> %s",
+        ([p[0] for p in pairs], [p[1] for p in pairs], channel, channel),
+    )
+    return {str(t): (kind, bytes(blob) if blob else None) for t, kind, blob in rows}

@@ -29,7 +29,7 @@ from memory_core.stores.thread_list.facts_file import another_process_saving, co
 
 log = logging.getLogger(__name__)
 
-_VERSION = 3  # bump when what a fact means changes; older files are then rebuilt
+_VERSION = 4  # bump when what a fact means changes; older files are then rebuilt
 
 
 class HeadFacts(NamedTuple):
@@ -42,6 +42,9 @@ class HeadFacts(NamedTuple):
     model: str | None  # the head's metadata model
     # Mycel's estimate of the head's messages (chars // 2); None until asked for (it decodes every body)
     estimated_tokens: int | None = None
+    # Mycel dev's breaker at the head (failure count, open); None where the head saves none (main)
+    breaker_failures: int | None = None
+    breaker_open: bool | None = None
 
 
 class DerivedFacts:
@@ -114,13 +117,20 @@ class DerivedFacts:
                 # and forth per row while the list's other reads run.
                 (packed,) = conn.execute(
                     "SELECT json_group_array(json_array(thread_id, checkpoints, head_id, checkpoint_bytes, "
-                    "messages, model, estimated_tokens)) "
+                    "messages, model, estimated_tokens, breaker_failures, breaker_open)) "
                     "FROM head_facts"
                 ).fetchone()
         except sqlite3.Error as exc:
             self._set_aside(f"cannot read {self._file}: {exc}")
             return {}
-        return {thread_id: HeadFacts(*values) for thread_id, *values in json.loads(packed)}
+        found: dict[str, HeadFacts] = {}
+        for thread_id, *values in json.loads(packed):
+            facts = HeadFacts(*values)
+            # SQLite keeps the flag as 0/1.
+            found[thread_id] = (
+                facts if facts.breaker_open is None else facts._replace(breaker_open=bool(facts.breaker_open))
+            )
+        return found
 
     def _save(self, found: Mapping[str, HeadFacts]) -> None:
         if self._file is None:
@@ -131,7 +141,7 @@ class DerivedFacts:
                 conn.execute(
                     "INSERT OR REPLACE INTO head_facts "
                     "SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
-                    "value ->> 6 FROM json_each(?)",
+                    "value ->> 6, value ->> 7, value ->> 8 FROM json_each(?)",
                     (json.dumps([(thread_id, *facts) for thread_id, facts in found.items()]),),
                 )
         except sqlite3.OperationalError as exc:
@@ -146,7 +156,8 @@ class DerivedFacts:
             self._file,
             table="head_facts",
             columns="thread_id TEXT PRIMARY KEY, checkpoints INTEGER NOT NULL, head_id TEXT NOT NULL, "
-            "checkpoint_bytes INTEGER NOT NULL, messages INTEGER, model TEXT, estimated_tokens INTEGER",
+            "checkpoint_bytes INTEGER NOT NULL, messages INTEGER, model TEXT, estimated_tokens INTEGER, "
+            "breaker_failures INTEGER, breaker_open INTEGER",
             version=_VERSION,
         )
 

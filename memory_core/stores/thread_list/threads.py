@@ -304,6 +304,8 @@ def combine(
             queued=queued.get(thread_id, 0),
             sandbox_state=sandboxes.get(thread_id),
             layout=(layouts or {}).get(thread_id, "main"),
+            breaker_failures=head.breaker_failures,
+            breaker_open=bool(head.breaker_open),
         )
         keyed.append((stamp, thread_id, row))
     keyed.sort(reverse=True)
