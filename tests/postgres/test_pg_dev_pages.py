@@ -97,3 +97,44 @@ def test_a_recovery_summary_at_the_head_is_named_not_taken_for_a_system_prompt(d
     assert "not Mycel&#x27;s system prompt" in html
     assert 'class="msg human notice-msg notice-output_limit" id="msg-3"' in html
     assert 'class="msg human" id="msg-1"' in html
+
+
+LINEAGE = "Mycel dev stores no parent ids: lineage here comes from checkpoint order."
+
+
+def test_the_rail_of_a_dev_thread_is_one_line_in_checkpoint_order(dev_client) -> None:
+    body = dev_client.get(f"/threads/{BREAKER}/").content.decode()
+    assert 'id="lineage-note"' in body
+    assert LINEAGE in body
+    rail = body[body.index('<ol class="rail">') : body.index("</ol>", body.index('<ol class="rail">'))]
+    # Parents from order: every checkpoint is on the active line, none a branch or a fork of its own.
+    assert rail.count("<li ") == _truth(BREAKER)["checkpoint_count"]
+    assert "off-line" not in rail
+    assert "branch" not in rail
+    assert "fork" not in rail
+
+
+def test_every_checkpoint_page_of_a_dev_thread_links_the_one_before_and_diffs_against_it(dev_client) -> None:
+    ids = [c["checkpoint_id"] for c in _truth(BREAKER)["checkpoints"]]
+    assert ids == sorted(ids)
+    for position, checkpoint_id in enumerate(ids):
+        page = dev_client.get(f"/threads/{BREAKER}/checkpoints/{checkpoint_id}/")
+        assert page.status_code == 200, checkpoint_id
+        body = page.content.decode()
+        assert LINEAGE in body
+        if position == 0:
+            assert "none (first)" in body
+            continue
+        before = ids[position - 1]
+        assert f'href="/threads/{BREAKER}/checkpoints/{before}/"' in body
+        # The diff is against the checkpoint before it, which holds fewer or as many messages.
+        assert f'Against the checkpoint before it <span class="mono">{before}</span>' in body
+        assert " removed, " in body
+
+
+def test_a_main_thread_keeps_its_parents_and_says_nothing_of_order(client, db, sample_home: Path) -> None:
+    client.force_login(User.objects.create_user("viewer", password="viewer-pass-123"))
+    listed = client.get("/threads/").content.decode()
+    thread_id = re.search(r'href="/threads/([^/"]+)/"', listed).group(1)
+    body = client.get(f"/threads/{thread_id}/").content.decode()
+    assert 'id="lineage-note"' not in body

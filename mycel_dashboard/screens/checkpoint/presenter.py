@@ -10,7 +10,7 @@ from memory_core.records import CheckpointRow, CheckpointState
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.screens.thread.panels import cell
-from mycel_dashboard.screens.thread.presenter import call_numbers
+from mycel_dashboard.screens.thread.presenter import LINEAGE_FROM_ORDER, call_numbers, previous_by_order
 
 
 class NoSuchCheckpoint(LookupError):
@@ -26,6 +26,8 @@ class CheckpointPage:
     against_id: str | None
     against: CheckpointRow | None
     is_parent: bool
+    parent_id: str | None  # the stored parent, or on Mycel dev the checkpoint before it in order
+    lineage_note: str | None  # why the parent is the predecessor (Mycel dev stores none)
     diff: dict[str, list[dict[str, Any]]] | None
     head_id: str | None
     problems: list[str] = field(default_factory=list)
@@ -59,10 +61,17 @@ class CheckpointPage:
 
 
 def checkpoint_page(
-    reader: MycelReader, thread_id: str, checkpoint_id: str, *, against: str | None, diff_alone: bool
+    reader: MycelReader,
+    thread_id: str,
+    checkpoint_id: str,
+    *,
+    against: str | None,
+    diff_alone: bool,
+    lineage_from_order: bool = False,
 ) -> CheckpointPage:
     """Everything the screen shows; `diff_alone`: the diff part is shown by itself, so it must say why
-    there is nothing to compare. Raises NoSuchCheckpoint when the thread's checkpoints do not have it."""
+    there is nothing to compare; `lineage_from_order` (Mycel dev): the parent is the checkpoint before.
+    Raises NoSuchCheckpoint when the thread's checkpoints do not have it."""
     problems: list[str] = []
     listing = reader.list_checkpoints(thread_id)
     problems.extend(problem_text(p) for p in listing.problems)
@@ -77,6 +86,8 @@ def checkpoint_page(
         problems.append(f"This checkpoint could not be decoded: {row.problem or 'unknown reason'}.")
 
     parent_id = row.parent_checkpoint_id if row is not None else None
+    if lineage_from_order and parent_id is None:
+        parent_id = previous_by_order(listing.value).get(checkpoint_id)
     against_id = against or parent_id
     diff_problems: list[str] = list(problems) if state is None and diff_alone else []
     if against and against not in by_id:
@@ -102,6 +113,8 @@ def checkpoint_page(
         against_id=against_id,
         against=by_id.get(against_id) if against_id else None,
         is_parent=against_id == parent_id,
+        parent_id=parent_id,
+        lineage_note=LINEAGE_FROM_ORDER if lineage_from_order else None,
         diff=diff,
         head_id=reader.head_checkpoint_id(thread_id),
         problems=problems,

@@ -15,7 +15,7 @@ def checkpoint_detail(request: HttpRequest, thread_id: str, checkpoint_id: str) 
     values, notes = CheckpointDiffForm(request.GET).values()
     source, reader = open_source()
     problems: list[str] = []
-    thread_or_404(reader, thread_id, problems)
+    thread = thread_or_404(reader, thread_id, problems)
     try:
         page = checkpoint_page(
             reader,
@@ -23,6 +23,7 @@ def checkpoint_detail(request: HttpRequest, thread_id: str, checkpoint_id: str) 
             checkpoint_id,
             against=values["against"] or None,
             diff_alone=wants_partial(request),
+            lineage_from_order=thread is not None and thread.layout == "dev",
         )
     except NoSuchCheckpoint as exc:
         raise Http404(str(exc)) from exc

@@ -233,7 +233,11 @@ def rail_of(reader: MycelReader, thread: ThreadRow, head: str | None) -> RailPar
     def read() -> RailPart:
         checkpoints = reader.list_checkpoints(thread.thread_id)
         problems = [problem_text(p) for p in checkpoints.problems]
-        items = guarded("the checkpoint rail", lambda: checkpoint_rail(checkpoints.value, head), problems)
+        items = guarded(
+            "the checkpoint rail",
+            lambda: checkpoint_rail(checkpoints.value, head, lineage_from_order=thread.layout == "dev"),
+            problems,
+        )
         overtaken = guarded("the rollback check", lambda: overtaken_rollback(checkpoints.value), problems)
         return RailPart(
             items=items or (),

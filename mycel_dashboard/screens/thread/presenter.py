@@ -555,8 +555,27 @@ class RailItem:
     branch_start: bool  # first checkpoint of a fork branch
 
 
-def checkpoint_rail(checkpoints: Sequence[CheckpointRow], head_id: str | None) -> tuple[RailItem, ...]:
-    """Checkpoints newest first, with forks as separate lanes and the active line (head → root) marked."""
+LINEAGE_FROM_ORDER = "Mycel dev stores no parent ids: lineage here comes from checkpoint order."
+
+
+def previous_by_order(checkpoints: Sequence[CheckpointRow]) -> dict[str, str]:
+    """Each checkpoint's predecessor in id order (uuid6 ids sort by time): the only lineage Mycel dev's
+    checkpoints have, since it writes every parent_checkpoint_id as NULL."""
+    ordered = sorted(c.checkpoint_id for c in checkpoints)
+    return dict(zip(ordered[1:], ordered, strict=False))
+
+
+def checkpoint_rail(
+    checkpoints: Sequence[CheckpointRow], head_id: str | None, *, lineage_from_order: bool = False
+) -> tuple[RailItem, ...]:
+    """Checkpoints newest first, with forks as separate lanes and the active line (head → root) marked;
+    `lineage_from_order` (Mycel dev) takes each checkpoint's predecessor as its parent."""
+    if lineage_from_order:
+        previous = previous_by_order(checkpoints)
+        checkpoints = [
+            c if c.parent_checkpoint_id else replace(c, parent_checkpoint_id=previous.get(c.checkpoint_id))
+            for c in checkpoints
+        ]
     by_id = {c.checkpoint_id: c for c in checkpoints}
     children: dict[str, list[str]] = {}
     for c in checkpoints:

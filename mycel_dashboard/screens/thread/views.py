@@ -20,7 +20,7 @@ from mycel_dashboard.screens.shared.memory import MemoryContext, problem_text, t
 from mycel_dashboard.screens.thread.forms import SHOW_CHOICES, TimelineForm, timeline_filter
 from mycel_dashboard.screens.thread.panels import PANELS
 from mycel_dashboard.screens.thread.parts import active_card, chart_of, rail_of, run_error_of, timeline_of
-from mycel_dashboard.screens.thread.presenter import SummaryCard, View
+from mycel_dashboard.screens.thread.presenter import LINEAGE_FROM_ORDER, SummaryCard, View
 from mycel_dashboard.web.links import call_urls, spill_url, timeline_urls
 from mycel_dashboard.web.lookups import head_state, thread_or_404
 from mycel_dashboard.web.render import render_screen, requested_partial
@@ -77,6 +77,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         rail=rail.page(values["rail"]) if rail else (),
         rail_next=values["rail"] + 1 if rail and rail.has_page(values["rail"] + 1) else None,
         rail_previous=values["rail"] - 1 if values["rail"] > 1 else None,
+        lineage_note=LINEAGE_FROM_ORDER if thread.layout == "dev" else None,
     )
     if part in (None, "timeline"):
         html = _timeline_html(
