@@ -163,3 +163,13 @@ def pg_main_db(pg_server, tmp_path: Path):
         ),
     ]
     return url, built
+
+
+@pytest.fixture
+def pg_dev_demo(pg_server):
+    """A fresh database in Mycel dev's layout written by memory_core.demo.dev_layout (AsyncPostgresSaver.aput
+    into schema `agent`, side tables from dev_tables.py); its URL and what was written."""
+    from memory_core.demo.dev_layout import build_dev_demo
+
+    url = pg_server.create_database(f"dev_demo_{next(_databases)}")
+    return url, build_dev_demo(url)
