@@ -138,3 +138,38 @@ def test_a_main_thread_keeps_its_parents_and_says_nothing_of_order(client, db, s
     thread_id = re.search(r'href="/threads/([^/"]+)/"', listed).group(1)
     body = client.get(f"/threads/{thread_id}/").content.decode()
     assert 'id="lineage-note"' not in body
+
+
+def _records(body: str) -> list[dict[str, str]]:
+    """The panel's rows, each as {column: value} (the panel shows wide tables one record at a time)."""
+    return [
+        dict(re.findall(r'<th scope="row">(.*?)</th><td>(.*?)</td>', block, re.S))
+        for block in re.findall(r'<table class="grid compact record">(.*?)</table>', body, re.S)
+    ]
+
+
+@pytest.fixture
+def demo_client(dev_client, pg_dev_demo, monkeypatch: pytest.MonkeyPatch):
+    url, written = pg_dev_demo
+    monkeypatch.setenv("LEON_POSTGRES_URL", url)
+    return dev_client, {w.thread_id: w for w in written}
+
+
+def test_run_events_and_file_operations_are_joined_to_checkpoints_by_time(demo_client) -> None:
+    client, written = demo_client
+    thread = next(w for w in written.values() if w.file_operation_ids)
+    for panel in ("run-events", "file-operations"):
+        body = client.get(f"/threads/{thread.thread_id}/panels/{panel}/").content.decode()
+        assert "Joined by time" in body
+        rows = _records(body)
+        assert rows, panel
+        for row in rows:
+            assert row["checkpoint (joined by time)"] == thread.run_end_checkpoint[row["run_id"]], row
+
+
+def test_a_recovered_dev_head_shows_its_summary_as_recovery_on_the_page(demo_client) -> None:
+    client, written = demo_client
+    thread = next(w for w in written.values() if w.head_first_type == "system")
+    body = client.get(f"/threads/{thread.thread_id}/").content.decode()
+    assert 'class="msg system notice-msg notice-recovery_summary" id="msg-0"' in body
+    assert "the older history survives only in earlier checkpoints" in body

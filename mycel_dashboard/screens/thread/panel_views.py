@@ -17,8 +17,9 @@ def panel(request: HttpRequest, thread_id: str, name: str) -> HttpResponse:
         raise Http404(f"No panel named {name!r}.")
     _, reader = open_source()
     problems: list[str] = []
-    thread_or_404(reader, thread_id, problems)
-    content = guarded(found.title.lower(), lambda: found.load(reader, thread_id), problems)
+    thread = thread_or_404(reader, thread_id, problems)
+    layout = thread.layout if thread is not None else "main"
+    content = guarded(found.title.lower(), lambda: found.load(reader, thread_id, layout), problems)
     if content is None:
         content = PanelContent(errors=tuple(problems))
     context = {"thread_id": thread_id, "panel": found, "content": content}

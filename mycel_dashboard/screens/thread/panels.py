@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from memory_core.integrity import integrity_issues
+from memory_core.lineage import TimeJoined, file_operations_by_time, run_events_by_time
 from memory_core.records import StoreProblem
 from memory_core.stores.reader import MycelReader
 
@@ -52,7 +53,7 @@ class PanelContent:
 class Panel:
     name: str
     title: str
-    load: Callable[[MycelReader, str], PanelContent]
+    load: Callable[[MycelReader, str, str], PanelContent]  # (reader, thread id, its checkpoint layout)
 
 
 def cell(value: Any) -> str:
@@ -84,7 +85,7 @@ def records_table(caption: str, records: Iterable[Any], columns: Sequence[str] |
     return Table(caption=caption, columns=tuple(columns), rows=rows)
 
 
-def _sandbox(reader: MycelReader, thread_id: str) -> PanelContent:
+def _sandbox(reader: MycelReader, thread_id: str, layout: str) -> PanelContent:
     result = reader.get_sandbox(thread_id)
     state = result.value
     if state is None:
@@ -112,7 +113,7 @@ def _sandbox(reader: MycelReader, thread_id: str) -> PanelContent:
     return PanelContent(tables=tuple(tables), problems=result.problems)
 
 
-def _queue(reader: MycelReader, thread_id: str) -> PanelContent:
+def _queue(reader: MycelReader, thread_id: str, layout: str) -> PanelContent:
     result = reader.list_queue(thread_id)
     columns = ("id", "created_at", "notification_type", "source", "sender_name", "content")
     tables = (records_table("pending items", result.value, columns),) if result.value else ()
@@ -123,7 +124,20 @@ def _queue(reader: MycelReader, thread_id: str) -> PanelContent:
     )
 
 
-def _file_operations(reader: MycelReader, thread_id: str) -> PanelContent:
+JOINED_BY_TIME = (
+    "Joined by time: Mycel dev's checkpoints carry no run id, so each row is shown with the first checkpoint "
+    "saved at or after it (the save that ended its step); none after the newest checkpoint."
+)
+BY_TIME_COLUMN = "checkpoint (joined by time)"
+
+
+def _with_checkpoints(table: Table, joined: Sequence[TimeJoined[Any]]) -> Table:
+    """The table with each row's time-joined checkpoint as its first column."""
+    rows = tuple((cell(j.checkpoint_id), *row) for j, row in zip(joined, table.rows, strict=True))
+    return Table(table.caption, (BY_TIME_COLUMN, *table.columns), rows)
+
+
+def _file_operations(reader: MycelReader, thread_id: str, layout: str) -> PanelContent:
     result = reader.list_file_operations(thread_id)
     columns = (
         "timestamp",
@@ -135,30 +149,49 @@ def _file_operations(reader: MycelReader, thread_id: str) -> PanelContent:
         "before_content",
         "after_content",
     )
-    tables = (records_table("Write and Edit operations", result.value, columns),) if result.value else ()
+    notes = ["Mycel's file_operations.checkpoint_id holds the web run id, shown here as run_id."]
+    problems = list(result.problems)
+    tables: tuple[Table, ...] = ()
+    if result.value:
+        table = records_table("Write and Edit operations", result.value, columns)
+        if layout == "dev":
+            checkpoints = reader.list_checkpoints(thread_id)
+            problems.extend(checkpoints.problems)
+            table = _with_checkpoints(table, file_operations_by_time(checkpoints.value, result.value))
+            notes.append(JOINED_BY_TIME)
+        tables = (table,)
     return PanelContent(
         tables=tables,
         empty="No file operations recorded (only Write and Edit are recorded, not Bash).",
-        notes=("Mycel's file_operations.checkpoint_id holds the web run id, shown here as run_id.",),
-        problems=result.problems,
+        notes=tuple(notes),
+        problems=tuple(problems),
     )
 
 
-def _run_events(reader: MycelReader, thread_id: str) -> PanelContent:
+def _run_events(reader: MycelReader, thread_id: str, layout: str) -> PanelContent:
     result = reader.list_run_events(thread_id)
     columns = ("seq", "created_at", "run_id", "event_type", "message_id", "data")
-    tables = (records_table("events", result.value, columns),) if result.value else ()
+    notes = ["Mycel keeps only each thread's latest run in events.db: this is a replay buffer, not history."]
+    problems = list(result.problems)
+    tables: tuple[Table, ...] = ()
+    if layout == "dev":
+        notes = [JOINED_BY_TIME]  # dev keeps its runs in agent.run_events, not events.db
+    if result.value:
+        table = records_table("events", result.value, columns)
+        if layout == "dev":
+            checkpoints = reader.list_checkpoints(thread_id)
+            problems.extend(checkpoints.problems)
+            table = _with_checkpoints(table, run_events_by_time(checkpoints.value, result.value))
+        tables = (table,)
     return PanelContent(
         tables=tables,
         empty="No run events stored.",
-        notes=(
-            "Mycel keeps only each thread's latest run in events.db: this is a replay buffer, not history.",
-        ),
-        problems=result.problems,
+        notes=tuple(notes),
+        problems=tuple(problems),
     )
 
 
-def _integrity(reader: MycelReader, thread_id: str) -> PanelContent:
+def _integrity(reader: MycelReader, thread_id: str, layout: str) -> PanelContent:
     state = reader.get_state(thread_id)
     if state.value is None:
         return PanelContent(empty="No readable checkpoint to check.", problems=state.problems)
