@@ -11,7 +11,7 @@ stored summaries have, and marked as not stored.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -54,6 +54,11 @@ class RecordedCall:
     trigger_tokens: int
     context_limit_source: str
     segment: int  # which settings segment (0-based) the call ran under
+    # Mycel dev's rules only (memory_core.record.dev_calls); main's calls keep these defaults.
+    attempted: bool = False  # dev tried to compact (over its trigger, breaker closed)
+    trigger_view_tokens: int | None = None  # the estimate dev compared: of the summarized view
+    breaker_failures: int = 0  # failed compactions in a row after the call
+    breaker_open: bool = False  # after the call
 
     @property
     def request_messages(self) -> int:
@@ -106,6 +111,32 @@ def holder_of(index: int, holding: tuple[tuple[int, ...], tuple[str, ...]]) -> s
     return ids[count - 1] if count else None
 
 
+def sent_size(
+    call: CallInput, summary: ActiveSummary | None, head_tiktoken: Callable[[str], int]
+) -> tuple[int, int, int | None]:
+    """Characters, messages and tiktoken count of what was sent: the summary in front, when one
+    applied, then the pruned messages from where it ends."""
+    i = call.index
+    if summary is None:
+        return call.chars_between(0, i), i, call.tiktoken_between(0, i)
+    start = summary.compact_up_to_index
+    chars = len(SUMMARY_HEADER) + len(summary.summary_text) + call.chars_between(start, i)
+    kept = call.tiktoken_between(start, i)
+    return chars, 1 + i - start, None if kept is None else head_tiktoken(summary.summary_text) + kept
+
+
+def summary_head_tiktoken(counter: TokenCounter | None) -> Callable[[str], int]:
+    """tiktoken of the summary message for a text, each text counted once."""
+    head_tokens: dict[str, int] = {}
+
+    def head_tiktoken(text: str) -> int:
+        if text not in head_tokens and counter is not None:
+            head_tokens[text] = counter.count(SUMMARY_HEADER + text)
+        return head_tokens.get(text, 0)
+
+    return head_tiktoken
+
+
 def recorded_calls(
     calls: Sequence[CallInput],
     inference: SettingsInForce,
@@ -123,12 +154,7 @@ def recorded_calls(
         (r for r in off_history if r.compacted_at not in ai_indices), key=lambda r: r.compacted_at
     )
     unknown = placeholder_summary(summary_chars)
-    head_tokens: dict[str, int] = {}
-
-    def head_tiktoken(text: str) -> int:
-        if text not in head_tokens and counter is not None:
-            head_tokens[text] = counter.count(SUMMARY_HEADER + text)
-        return head_tokens.get(text, 0)
+    head_tiktoken = summary_head_tiktoken(counter)
 
     cache: tuple[ActiveSummary, str | None] | None = None
     late = 0
@@ -161,15 +187,7 @@ def recorded_calls(
             summary = cache[0]
             if summary.summary_text and 0 < summary.compact_up_to_index <= i:
                 applied = cache
-        if applied is None:
-            sent_chars, sent, tiktoken = call.chars_between(0, i), i, call.tiktoken_between(0, i)
-        else:
-            summary = applied[0]
-            start = summary.compact_up_to_index
-            sent_chars = len(SUMMARY_HEADER) + len(summary.summary_text) + call.chars_between(start, i)
-            sent = 1 + i - start
-            kept = call.tiktoken_between(start, i)
-            tiktoken = None if kept is None else head_tiktoken(summary.summary_text) + kept
+        sent_chars, sent, tiktoken = sent_size(call, applied[0] if applied else None, head_tiktoken)
         out.append(
             RecordedCall(
                 call=position + 1,

@@ -17,9 +17,11 @@ from memory_core.memo import Key, Memo
 from memory_core.messages import Message
 from memory_core.model_view import newest_active
 from memory_core.record.calls import RecordedCall, checkpoints_holding, holder_of, recorded_calls
+from memory_core.record.dev_calls import dev_calls
 from memory_core.record.evidence import Configured, SettingsInForce, settings_in_force
 from memory_core.records import CheckpointRow, ProblemKind, StoreProblem, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
+from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
@@ -57,6 +59,8 @@ class ThreadCalls:
     messages: tuple[Message, ...]
     summaries: tuple[SummaryRow, ...]
     problems: tuple[StoreProblem, ...]
+    rules: RulesProfile = RulesProfile.MAIN  # whose memory rules the calls follow
+    rules_reason: str = "main layout"  # why: "dev layout", "--rules"
 
     @property
     def transient(self) -> bool:
@@ -128,14 +132,29 @@ def calls_of(
     *,
     counter: TokenCounter | None,
     models_by_checkpoint: Mapping[str, str | None] | None = None,
+    rules: RulesProfile = RulesProfile.MAIN,
 ) -> tuple[tuple[RecordedCall, ...], SettingsInForce]:
     """The pure part: messages, rows and the checkpoint lineage (with the model each checkpoint ran
-    with) in; calls and settings in force out."""
+    with) in; calls and settings in force out, under `rules`."""
     models_by_checkpoint = models_by_checkpoint or {}
     inputs = list(call_inputs(messages, configured.settings, counter))
     models = [models_by_checkpoint.get(holder_of(c.index, holding) or "") for c in inputs]
     inference = settings_in_force(inputs, summaries, configured, models)
     active = newest_active(summaries)
+    if rules is RulesProfile.DEV:
+        # main's inference reads the rows' limits the same way (dev splits as main does); dev's walk
+        # then checks that limit against the notices and the breaker.
+        guess = inference.segments[-1].settings if summaries else None
+        return dev_calls(
+            inputs,
+            messages,
+            summaries,
+            configured,
+            guess,
+            holding=holding,
+            summary_chars=simulated_summary_chars(active.summary_text if active else None),
+            counter=counter,
+        )
     calls = recorded_calls(
         inputs,
         inference,
@@ -148,9 +167,16 @@ def calls_of(
 
 
 def thread_calls(
-    reader: MycelReader, row: ThreadRow, configured: Configured, *, counter: TokenCounter | None
+    reader: MycelReader,
+    row: ThreadRow,
+    configured: Configured,
+    *,
+    counter: TokenCounter | None,
+    rules: RulesProfile | None = None,
 ) -> ThreadCalls:
-    """Read the thread's head, summaries and checkpoints, and reconstruct every model call."""
+    """Read the thread's head, summaries and checkpoints, and reconstruct every model call under the
+    rules of the thread's layout (`rules` overrides them)."""
+    profile, reason = rules_reason(override=rules, layout=row.layout)
     state = reader.get_state(row.thread_id, row.head_checkpoint_id)
     summaries = reader.list_summaries(row.thread_id)
     checkpoints = reader.list_checkpoints(row.thread_id)
@@ -164,6 +190,7 @@ def thread_calls(
         configured,
         counter=counter,
         models_by_checkpoint=models_of(checkpoints.value),
+        rules=profile,
     )
     return ThreadCalls(
         calls=calls,
@@ -172,4 +199,6 @@ def thread_calls(
         messages=messages,
         summaries=rows,
         problems=state.problems + summaries.problems + checkpoints.problems,
+        rules=profile,
+        rules_reason=reason,
     )
