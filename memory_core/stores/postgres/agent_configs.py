@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from memory_core.config.dev_layers import IgnoredFile, merge_dev_layers
+from memory_core.config.model import EffectiveConfig
+from memory_core.stores.locations import MycelLocations
 from memory_core.stores.postgres.connect import PgError, PgRead, read_only
+from memory_core.stores.runtime_config import list_layer_files
 
 _STORE = "agent configs"
 TABLE = "agent.agent_configs"
@@ -135,3 +140,45 @@ def _config_id(read: PgRead, agent_id: str | None, columns: dict[str, str], note
         if row:
             return str(row[0])
     return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DevConfigView:
+    """One dev agent's memory config as every screen shows it: the row, the merged layers, the files
+    main would read and dev does not."""
+
+    agent: AgentCompactConfig
+    effective: EffectiveConfig
+    postgres: bool  # False: no LEON_POSTGRES_URL, so no agent config can be read
+
+
+def get_dev_config(
+    locations: MycelLocations,
+    *,
+    thread_id: str | None = None,
+    agent_id: str | None = None,
+    project_dir: Path | None = None,
+    timeout_s: float,
+) -> DevConfigView:
+    """The one place a dev thread's or agent's effective memory config is decided (page and CLI)."""
+    if locations.postgres_url:
+        agent = get_agent_compact_config(
+            locations.postgres_url, thread_id=thread_id, agent_id=agent_id, timeout_s=timeout_s
+        )
+    else:
+        known = agent_id or (agent_id_in_thread_id(thread_id) if thread_id else None)
+        agent = AgentCompactConfig(
+            agent_id=known,
+            notes=(
+                "LEON_POSTGRES_URL is not set: Mycel dev keeps agent configs in PostgreSQL; defaults shown.",
+            ),
+        )
+    ignored = [
+        IgnoredFile(path=str(layer.path), document=layer.file.document)
+        for layer in list_layer_files(locations, project_dir=project_dir)
+        if layer.file.exists
+    ]
+    effective = merge_dev_layers(
+        compact_json=agent.compact_json, agent_id=agent.agent_id or "", ignored_files=ignored
+    )
+    return DevConfigView(agent=agent, effective=effective, postgres=bool(locations.postgres_url))

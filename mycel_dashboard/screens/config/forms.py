@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from django import forms
 
 from memory_core.config import ConfigLayerName, Severity
+from memory_core.config.dev_schema import COMPACT_JSON_KEYS
 from memory_core.config.schema import INVALID, KEY_SPECS, ValueKind, coerce_value
 from mycel_dashboard.screens.config.editor import Proposal
 from mycel_dashboard.web.forms import error_text
@@ -89,3 +91,45 @@ class RestoreForm(forms.Form):
     version = forms.RegexField(regex=r"^runtime\.json\.bak-[0-9T]+(-\d+)?$", max_length=80)
     sha256 = forms.RegexField(required=False, regex=_SHA256)
     thread = forms.CharField(required=False, max_length=20_000)
+
+
+def _json_like(raw: str) -> Any:
+    """Text from the page as the JSON value it stands for; dev's own checks then judge it."""
+    text = raw.strip()
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+class DevConfigForm(forms.Form):
+    """A Mycel dev agent's compact_json keys; blank means "not set" (dev's default; for trigger_tokens, null)."""
+
+    agent = forms.RegexField(regex=r"^m_[A-Za-z0-9]{12}$", required=False)
+    thread = forms.CharField(required=False, max_length=20_000)
+    expected = forms.CharField(required=False, max_length=100_000, strip=False)  # compact_json when rendered
+
+    def __init__(self, data: Any) -> None:
+        super().__init__(data)
+        for name in COMPACT_JSON_KEYS:
+            self.fields[f"memory.compaction.{name}"] = forms.CharField(
+                required=False, max_length=64, strip=True
+            )
+
+    def changes(self) -> dict[str, Any]:
+        """Compaction key -> value as typed (None: remove it from compact_json)."""
+        self.is_valid()
+        return {
+            name: _json_like(raw)
+            if (raw := self.cleaned_data.get(f"memory.compaction.{name}") or "")
+            else None
+            for name in COMPACT_JSON_KEYS
+        }
+
+    def expected_document(self) -> Any:
+        """The compact_json the form was rendered with (None: the agent had none); ValueError if unreadable."""
+        self.is_valid()
+        text = self.cleaned_data.get("expected") or ""
+        return json.loads(text) if text else None

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.config import ConfigLayerName, Severity
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
+from memory_core.stores.postgres.agent_configs import DevConfigView, get_dev_config
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import (
     ConfigFileError,
@@ -21,10 +23,12 @@ from memory_core.stores.runtime_config import (
     list_layer_files,
 )
 from memory_core.stores.thread_settings import project_folder
+from memory_core.stores.write.agent_config_writer import CompactJsonRefused, apply_compact_json
 from memory_core.stores.write.config_files import apply_layer, apply_restore
 from mycel_dashboard.models import AuditEntry
+from mycel_dashboard.screens.config.dev import dev_context, dev_proposal
 from mycel_dashboard.screens.config.editor import DOC_VS_CODE, Proposal, editor_keys, editor_sections
-from mycel_dashboard.screens.config.forms import ConfigForm, RestoreForm
+from mycel_dashboard.screens.config.forms import ConfigForm, DevConfigForm, RestoreForm
 from mycel_dashboard.screens.config.resolver import model_limits
 from mycel_dashboard.screens.config.save import (
     SavePreview,
@@ -66,6 +70,9 @@ class _State:
     proposal: Proposal
     changes: dict[str, Any]
     problems: list[str]
+    dev: (
+        DevConfigView | None
+    )  # a Mycel dev agent (?agent=, or a dev thread): its own config, not runtime.json
 
     @property
     def locations(self) -> MycelLocations:
@@ -96,6 +103,25 @@ def _state(data: QueryDict) -> _State:
         proposal=proposal,
         changes=proposal.changes(loaded.effective),
         problems=problems,
+        dev=_dev_view(data, source.locations, chosen, project_dir),
+    )
+
+
+def _dev_view(
+    data: QueryDict, locations: MycelLocations, chosen: ThreadRow | None, project_dir: Path | None
+) -> DevConfigView | None:
+    form = DevConfigForm(data)
+    form.is_valid()
+    agent_id = form.cleaned_data.get("agent") or None
+    dev_thread = chosen.thread_id if chosen is not None and chosen.layout == "dev" else None
+    if agent_id is None and dev_thread is None:
+        return None
+    return get_dev_config(
+        locations,
+        agent_id=agent_id,
+        thread_id=None if agent_id else dev_thread,
+        project_dir=project_dir,
+        timeout_s=settings.DASHBOARD_STORE_TIMEOUT_MS / 1000,
     )
 
 
@@ -146,6 +172,7 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
         "histories": layer_histories(state.loaded.layers) if part in (None, "history") else (),
         "doc_vs_code": DOC_VS_CODE,
         "restart_note": RESTART_NOTE,
+        "dev": dev_context(state.dev) if state.dev is not None else None,
     }
 
 
@@ -203,6 +230,8 @@ def _changes_text(preview: SavePreview) -> str:
 @operator_required
 def config_save(request: HttpRequest) -> HttpResponse:
     """Write the proposal into the chosen layer file, only if the file is still what the preview read."""
+    if request.POST.get("profile") == "dev":
+        return _dev_save(request)
     state = _state(request.POST)
     trail = AuditTrail(request, AuditEntry.Action.CONFIG_SAVE)
     layer = layer_file(state.locations, state.form.chosen_layer, project_dir=state.project_dir)
@@ -281,4 +310,69 @@ def config_restore(request: HttpRequest) -> HttpResponse:
     )
     response = _panel(request, state, {"restored": version, "saved": saved})
     response["HX-Trigger"] = json.dumps({SAVED_EVENT: {"layer": name.value, "path": str(saved.path)}})
+    return response
+
+
+def _dev_panel(request: HttpRequest, state: _State, extra: dict[str, Any], *, status: int) -> HttpResponse:
+    context = {**_context(request, state, None), **extra}
+    return render_screen(request, TEMPLATE, None, context, status=status)
+
+
+def _dev_save(request: HttpRequest) -> HttpResponse:
+    """Write a dev agent's compact_json (one audited transaction), or offer the exact JSON where the
+    database cannot take it. Never a runtime.json: dev does not read one."""
+    state = _state(request.POST)
+    form = DevConfigForm(request.POST)
+    view = state.dev
+    trail = AuditTrail(request, AuditEntry.Action.CONFIG_SAVE, thread_id=form.data.get("thread", "") or "")
+    if view is None or view.agent.agent_id is None:
+        message = "No Mycel dev agent was chosen (or it could not be read)."
+        trail.refused(message, target="agent.agent_configs.compact_json")
+        return _dev_panel(request, state, {"dev_refusal": message}, status=400)
+    target = f"agent.agent_configs.compact_json for agent {view.agent.agent_id}"
+    proposal = dev_proposal(view.agent.compact_json, form.changes())
+    if proposal.errors:
+        message = proposal.errors[0].message
+        trail.refused(message, target=target, after={"compact_json": dict(proposal.document)})
+        return _dev_panel(request, state, {"dev_refusal": message, "dev_proposal": proposal}, status=400)
+    try:
+        expected = form.expected_document()
+    except ValueError:
+        trail.refused("The form's rendered value is unreadable; reload.", target=target)
+        return _dev_panel(request, state, {"dev_refusal": "The form is out of date; reload."}, status=400)
+    url = state.locations.postgres_url
+    if not view.agent.writable or view.agent.config_id is None or url is None:
+        message = (
+            "; ".join(view.agent.notes or view.agent.problems)
+            or "The role may not write agent.agent_configs."
+        )
+        if view.agent.table_ready and not view.agent.can_update:
+            message = "The dashboard's role may not UPDATE agent.agent_configs.compact_json."
+        trail.refused(
+            f"{message} JSON offered.", target=target, after={"compact_json": dict(proposal.document)}
+        )
+        return _dev_panel(request, state, {"dev_offer": proposal, "dev_refusal": message}, status=409)
+    try:
+        saved = apply_compact_json(
+            url,
+            config_id=view.agent.config_id,
+            expected=expected,
+            document=proposal.document,
+            timeout_s=settings.DASHBOARD_STORE_TIMEOUT_MS / 1000,
+        )
+    except CompactJsonRefused as exc:
+        trail.refused(str(exc), target=target, after={"compact_json": dict(proposal.document)})
+        extra: dict[str, Any] = {"dev_refusal": str(exc)}
+        if exc.offer_json:
+            extra["dev_offer"] = proposal
+        return _dev_panel(request, state, extra, status=409)
+    trail.applied(
+        target=f"{target} (row {saved.config_id})",
+        message=proposal.text,
+        before={"compact_json": saved.before},
+        after={"compact_json": dict(saved.after)},
+    )
+    state = _state(request.POST)  # read back: the page shows what the database now holds
+    response = _dev_panel(request, state, {"dev_saved": saved}, status=200)
+    response["HX-Trigger"] = json.dumps({SAVED_EVENT: {"layer": "agent", "path": target}})
     return response
