@@ -1,6 +1,7 @@
 """`mycel-memory config`: Mycel's memory config from the command line — show, set (with a diff), history.
 
     mycel-memory config [--json]
+    mycel-memory config --thread ID | --agent ID [--json]      # a Mycel dev agent's profile
     mycel-memory config set KEY VALUE --layer user|project [--dry-run] [--json]
     mycel-memory config history --layer user|project [--json]
     mycel-memory config restore VERSION --layer user|project [--json]
@@ -94,6 +95,8 @@ def _memory_keys(key_path: str) -> bool:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    if getattr(args, "thread", None) or getattr(args, "agent", None):
+        return run_dev_show(args)
     locations = resolve_locations()
     project = _project_dir(args, locations)
     loaded = get_loaded_config(locations, project_dir=project)
@@ -277,4 +280,80 @@ def run_restore(args: argparse.Namespace) -> int:
         print(f"restored {args.version} into {saved.path}")
         print(RESTART_NOTE)
     sys.stdout.flush()
+    return 0
+
+
+def _dev_thread_layout(locations: MycelLocations, thread_id: str) -> str | None:
+    rows = MycelReader(locations, facts_folder=default_folder(os.environ)).list_threads().value
+    return next((row.layout for row in rows if row.thread_id == thread_id), None)
+
+
+def run_dev_show(args: argparse.Namespace) -> int:
+    """A Mycel dev agent's memory config: defaults → its compact_json → overrides, with each value's source."""
+    from memory_core.config.dev_layers import DEFAULTS_SOURCE, compact_json_source
+    from memory_core.stores.postgres.agent_configs import get_dev_config
+
+    locations = resolve_locations()
+    thread_id: str | None = args.thread
+    if thread_id and _dev_thread_layout(locations, thread_id) == "main":
+        raise CliError(
+            f"thread {thread_id} is in Mycel main's layout: its config is the runtime.json layers "
+            "(run `mycel-memory config` without --thread)"
+        )
+    view = get_dev_config(
+        locations,
+        thread_id=thread_id,
+        agent_id=args.agent,
+        project_dir=_project_dir(args, locations),
+        timeout_s=5.0,
+    )
+    agent = view.agent
+    effective = view.effective
+    layers = [
+        {"name": "system", "source": DEFAULTS_SOURCE},
+        {
+            "name": "agent",
+            "source": compact_json_source(agent.agent_id) if agent.agent_id else None,
+            "config_id": agent.config_id,
+            "compact_json": agent.compact_json,
+        },
+        {"name": "override", "source": "constructor overrides (none memory-related)"},
+    ]
+    values = {key: {"value": item.value, "layer": item.layer.value} for key, item in effective.values.items()}
+    problems = [p for p in effective.problems if p.severity is not Severity.INFO]
+    if args.json:
+        print_json(
+            redact_secrets(
+                {
+                    "profile": "dev",
+                    "thread_id": thread_id,
+                    "agent_id": agent.agent_id,
+                    "layers": layers,
+                    "values": values,
+                    "problems": [_problem_json(p) for p in problems],
+                    "notes": list(agent.notes),
+                    "read_problems": list(agent.problems),
+                    "writable": agent.writable,
+                }
+            )
+        )
+        return 0
+    print(
+        f"Mycel dev profile for agent {agent.agent_id or '(unknown)'}"
+        + (f" (thread {thread_id})" if thread_id else "")
+    )
+    print(f"system   {DEFAULTS_SOURCE}")
+    agent_source = compact_json_source(agent.agent_id) if agent.agent_id else "no agent"
+    print(f"agent    {agent_source}" + (f" (row {agent.config_id})" if agent.config_id else "  (no row)"))
+    for note in (*agent.notes, *agent.problems):
+        print(f"         {note}")
+    print()
+    width = max(len(k) for k in values)
+    for key, item in values.items():
+        print(f"{key:{width}}  {json.dumps(redact_secrets(item['value'])):>8}  {item['layer']}")
+    if problems:
+        print()
+        for problem in problems:
+            where = f" [{problem.layer.value}]" if problem.layer else ""
+            print(f"{problem.severity.value}: {problem.key_path or 'file'}{where}: {problem.message}")
     return 0

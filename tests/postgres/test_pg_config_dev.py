@@ -4,6 +4,7 @@ or the privilege is missing, and nothing written by a read."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -160,3 +161,35 @@ def test_a_select_only_role_is_offered_the_json_and_writes_nothing(pg_dev_sample
         )  # fmt: skip
     assert refused.value.offer_json
     assert stored(url) == {"trigger_tokens": 5000}
+
+
+def _cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str, *argv: str):
+    from memory_core.cli import main
+
+    monkeypatch.setenv("LEON_POSTGRES_URL", url)
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_shows_a_dev_threads_profile_with_sources(
+    pg_dev_sample: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = with_agent_config(pg_dev_sample, {"trigger_tokens": 5000, "enabled": "yes"})
+    code, out, _ = _cli(capsys, monkeypatch, url, "config", "--thread", THREAD, "--json")
+    assert code == 0
+    shown = json.loads(out)
+    assert (shown["profile"], shown["agent_id"], shown["writable"]) == ("dev", AGENT, True)
+    assert shown["values"]["memory.compaction.trigger_tokens"] == {"value": 5000, "layer": "agent"}
+    assert shown["values"]["memory.compaction.enabled"] == {"value": True, "layer": "agent"}
+    assert shown["values"]["memory.pruning.protect_recent"] == {"value": 3, "layer": "system"}
+    assert [p["key_path"] for p in shown["problems"] if p["severity"] == "error"] == [
+        "memory.compaction.enabled"
+    ]
+    code, text, _ = _cli(capsys, monkeypatch, url, "config", "--agent", AGENT)
+    assert code == 0
+    assert f"agent    agent.agent_configs.compact_json for agent {AGENT} (row {CONFIG_ID})" in text
+    assert "memory.compaction.trigger_tokens" in text and "5000  agent" in text
+    assert (
+        "error: memory.compaction.enabled [agent]: memory.compaction.enabled: 'yes' is not a boolean" in text
+    )
