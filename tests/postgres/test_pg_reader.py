@@ -156,19 +156,34 @@ def test_every_read_is_read_only_on_the_server(pg_dev_sample: str, tmp_path: Pat
         assert conn.execute("SELECT count(*) FROM agent.checkpoints").fetchone() == (65,)
 
 
-def test_rollback_on_postgres_is_refused_and_writes_nothing(pg_dev_sample: str, tmp_path: Path) -> None:
-    # Until a Postgres writer exists, the SQLite writer must not write a leon.db Mycel never reads.
+def test_rollback_with_a_select_only_role_is_refused_and_writes_nothing(
+    pg_dev_sample: str, tmp_path: Path
+) -> None:
+    # Rollback on Postgres applies (tests/postgres/test_pg_rollback.py); the README's read-only role may
+    # preview it but not write it: one clear message, nothing half-written on the server or on disk.
     from memory_core.stores.write.rollback_actions import apply_rollback, preview_rollback
     from memory_core.stores.write.rollback_writer import RollbackRefused
 
-    reader = reader_for(pg_dev_sample, tmp_path)
+    # A role of its own: roles are cluster-wide, and the test below drops and recreates its one.
+    with psycopg.connect(pg_dev_sample, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'mycel_rollback_ro'").fetchone() is None:
+            conn.execute("CREATE ROLE mycel_rollback_ro LOGIN")
+        conn.execute("GRANT USAGE ON SCHEMA agent TO mycel_rollback_ro")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA agent TO mycel_rollback_ro")
+    url = pg_dev_sample.replace("postgresql://mycel@", "postgresql://mycel_rollback_ro@", 1)
+    assert url != pg_dev_sample
+    reader = reader_for(url, tmp_path)
     truth = TRUTH["threads"][0]
     impact = preview_rollback(reader, truth["thread_id"], truth["checkpoints"][0]["checkpoint_id"])
     assert impact.head_checkpoint_id == truth["newest_checkpoint_id"]
+    assert impact.refusals == ()
     before = write_counts(pg_dev_sample)
-    with pytest.raises(RollbackRefused, match="not available yet for checkpoints in PostgreSQL"):
-        apply_rollback(reader.locations, impact, actor="test", force=True, reader=reader)
+    with pytest.raises(RollbackRefused, match="may not write Mycel's checkpoints .*permission denied"):
+        apply_rollback(reader.locations, impact, actor="test", reader=reader)
     assert write_counts(pg_dev_sample) == before
+    after = reader_for(pg_dev_sample, tmp_path).list_checkpoints(truth["thread_id"]).value
+    assert len(after) == truth["checkpoint_count"]
+    assert max(row.checkpoint_id for row in after) == truth["newest_checkpoint_id"]
     assert not reader.locations.main.exists()
 
 

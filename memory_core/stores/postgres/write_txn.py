@@ -4,7 +4,8 @@ LangGraph's saver has no compare-and-swap, so "the head is still what the previe
 must happen under one lock: a transaction-scoped advisory lock on (schema, thread). It is released by the
 commit or rollback itself, so nothing is left on the connection (fine behind PgBouncer's transaction
 mode), and it needs no privilege: a role without INSERT still fails at its first write, inside the same
-transaction, so nothing is half-written. Also the dev run-events check (read-only, shared with previews).
+transaction, so nothing is half-written. The busy check under that lock reads dev's `run_events` on the
+same connection (the reader's side_stores.py reads them for previews, through its own pool).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 import psycopg
 
 from memory_core.records import RunEvent
-from memory_core.stores.postgres.connect import PgRead
 
 # The first key of the two-key advisory lock, so our locks never meet another application's.
 _LOCK_NAMESPACE = "mycel-dashboard-rollback"
@@ -89,12 +89,3 @@ async def latest_run_events(
         return []
     cursor = await conn.execute(RUN_EVENTS_SQL.format(table=table), (thread_id,))
     return run_event_rows(list(await cursor.fetchall()))
-
-
-def read_run_events(read: PgRead, schema: str, thread_id: str) -> list[RunEvent]:
-    """The same as latest_run_events, in a reader's read-only transaction (the preview's busy check)."""
-    table = f"{quoted(schema)}.run_events"
-    exists = read.one(RUN_EVENTS_EXIST_SQL, (table,))
-    if not exists or not exists[0]:
-        return []
-    return run_event_rows(read.rows(RUN_EVENTS_SQL.format(table=table), (thread_id,)))

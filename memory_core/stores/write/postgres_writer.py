@@ -108,6 +108,41 @@ async def _stored(
     return stored
 
 
+async def _summaries_table(
+    conn: psycopg.AsyncConnection[Any], layout: PostgresLayout
+) -> tuple[str, bool] | None:
+    """Dev's `agent.summaries` and whether its is_active is boolean; None where summaries stay in SQLite.
+
+    The reader's rule (postgres/side_stores.py): dev's table when present, else the SQLite file.
+    """
+    if layout.layout != "dev":
+        return None
+    table = layout.table("summaries")
+    cursor = await conn.execute(
+        "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+        "WHERE a.attrelid = to_regclass(%s) AND a.attname = 'is_active' AND NOT a.attisdropped",
+        (table,),
+    )
+    row = await cursor.fetchone()
+    return (table, row[0] == "boolean") if row else None
+
+
+async def _set_pg_summaries_active(
+    conn: psycopg.AsyncConnection[Any], found: tuple[str, bool], summary_ids: Sequence[str], *, active: bool
+) -> tuple[str, ...]:
+    table, boolean = found
+    new, old = (active, not active) if boolean else (int(active), int(not active))
+    changed: list[str] = []
+    for summary_id in summary_ids:
+        cursor = await conn.execute(
+            f"UPDATE {table} SET is_active = %s WHERE summary_id = %s AND is_active = %s RETURNING summary_id",
+            (new, summary_id, old),
+        )
+        if await cursor.fetchone():
+            changed.append(summary_id)
+    return tuple(changed)
+
+
 def _versions(checkpoint: Mapping[str, Any]) -> dict[str, str]:
     versions = checkpoint.get("channel_versions")
     return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, dict) else {}
@@ -236,19 +271,24 @@ async def _apply(
                     "the clock is behind the newest checkpoint id; refusing to write an older id"
                 )
             new.checkpoint["id"] = new_id
-            if summary_db is not None and (deactivate_summary_ids or reactivate_summary_ids):
+            deactivated: tuple[str, ...] = ()
+            reactivated: tuple[str, ...] = ()
+            pg_summaries = await _summaries_table(conn, layout)
+            if pg_summaries is not None:
+                # In this transaction: the summaries change with the checkpoint, or not at all.
+                deactivated = await _set_pg_summaries_active(
+                    conn, pg_summaries, deactivate_summary_ids, active=False
+                )
+                reactivated = await _set_pg_summaries_active(
+                    conn, pg_summaries, reactivate_summary_ids, active=True
+                )
+            elif summary_db is not None and (deactivate_summary_ids or reactivate_summary_ids):
+                if not summary_db.exists():
+                    raise RollbackRefused(f"{summary_db} does not exist")
                 summary_conn = sqlite3.connect(summary_db, timeout=_TIMEOUT_S, isolation_level=None)
                 _begin_immediate(summary_conn, str(summary_db))
-            deactivated = (
-                _set_summaries_active(summary_conn, deactivate_summary_ids, active=False)
-                if summary_conn
-                else ()
-            )
-            reactivated = (
-                _set_summaries_active(summary_conn, reactivate_summary_ids, active=True)
-                if summary_conn
-                else ()
-            )
+                deactivated = _set_summaries_active(summary_conn, deactivate_summary_ids, active=False)
+                reactivated = _set_summaries_active(summary_conn, reactivate_summary_ids, active=True)
             note = {
                 "action": action,
                 "actor": actor,

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_core.records import ProblemKind, RunEvent, StoreProblem, SummaryRow
+from memory_core.records import ProblemKind, StoreProblem, SummaryRow
 from memory_core.rollback import RollbackImpact, plan_rollback, rollback_record
 from memory_core.stores.locations import MycelLocations
-from memory_core.stores.reader import MycelReader, Result
+from memory_core.stores.reader import MycelReader
 from memory_core.stores.write.postgres_writer import (
     BREAKER_CHANNEL,
     PostgresTarget,
@@ -85,8 +85,6 @@ def preview_rollback(
     queue = reader.list_queue(thread_id)
     run_events = reader.list_run_events(thread_id)
     dev = _is_dev_thread(reader, thread_id)
-    if dev:
-        run_events = _dev_run_events(reader, thread_id)
     impact = plan_rollback(
         thread_id=thread_id,
         checkpoints=checkpoints,
@@ -112,23 +110,6 @@ def _is_dev_thread(reader: MycelReader, thread_id: str) -> bool:
         return False
     row = reader.get_thread(thread_id).value
     return row is not None and row.layout == "dev"
-
-
-def _dev_run_events(reader: MycelReader, thread_id: str) -> Result[list[RunEvent]]:
-    """Dev's run events are in `agent.run_events` (reference §3.5): the busy check reads them there."""
-    from memory_core.stores.postgres.connect import PgError, read_only
-    from memory_core.stores.postgres.layout import DEV_SCHEMA
-    from memory_core.stores.postgres.write_txn import read_run_events
-
-    url = reader.locations.postgres_url or ""
-    try:
-        with read_only(url, "run_events", timeout_s=reader.query_timeout_s, row_cap=reader.row_cap) as read:
-            return Result(read_run_events(read, DEV_SCHEMA, thread_id), ())
-    except PgError as exc:
-        problem = exc.problem
-        # Denied or unreachable: the preview cannot tell whether the thread runs, so it must refuse.
-        blinding = replace(problem, kind=ProblemKind.CORRUPT) if problem.kind not in _BLINDING else problem
-        return Result([], (blinding,))
 
 
 def _dev_notes(head_channels: Mapping[str, Any]) -> tuple[str, ...]:
