@@ -18,11 +18,24 @@ from mycel_dashboard.screens.thread.presenter import View, build_timeline
 
 COMPACTING = "m_rE2uGx6NbP9w-1"  # 3 compact notices in its head
 BREAKER = "m_sK5yDq1FvT7a-2"  # the summarizer failed 3 times: one compact_breaker notice, breaker open
-TRUTH = json.loads((Path(__file__).parents[1] / "data" / "mycel-pg-dev" / "truth.json").read_text())
+TRUTH_DIR = Path(__file__).parents[1] / "data" / "mycel-pg-dev"
+TRUTH = json.loads((TRUTH_DIR / "truth.json").read_text())
 
 
 def _truth(thread_id: str) -> dict:
     return next(t for t in TRUTH["threads"] if t["thread_id"] == thread_id)
+
+
+def _compaction_attempts(thread_id: str) -> list[int]:
+    """The model calls (1-based) before which Mycel dev called its summarizer, from driver_log.json."""
+    log = json.loads((TRUTH_DIR / "driver_log.json").read_text())["model_calls"]
+    steps, attempts = 0, []
+    for entry in (e for e in log if e["thread"] == thread_id):
+        if entry["kind"] == "step":
+            steps += 1
+        else:
+            attempts.append(steps + 1)
+    return attempts
 
 
 def _head_indexes(thread_id: str, key: str, value: str) -> list[int]:
@@ -173,3 +186,28 @@ def test_a_recovered_dev_head_shows_its_summary_as_recovery_on_the_page(demo_cli
     body = client.get(f"/threads/{thread.thread_id}/").content.decode()
     assert 'class="msg system notice-msg notice-recovery_summary" id="msg-0"' in body
     assert "the older history survives only in earlier checkpoints" in body
+
+
+def test_the_breaker_card_and_list_flag_are_on_the_open_breaker_thread_only(dev_client) -> None:
+    listed = dev_client.get("/threads/").content.decode()
+    flagged = re.findall(r'href="/threads/([^/"]+)/"(?:(?!</tr>).)*badge flag-breaker_open', listed, re.S)
+    assert set(flagged) == {BREAKER}
+    for thread in TRUTH["threads"]:
+        body = dev_client.get(f"/threads/{thread['thread_id']}/").content.decode()
+        assert ('id="breaker-card"' in body) is (thread["thread_id"] == BREAKER), thread["thread_id"]
+    body = dev_client.get(f"/threads/{BREAKER}/").content.decode()
+    card = body[body.index('id="breaker-card"') : body.index('id="context-chart"')]
+    assert "Automatic compaction is off for this thread" in card
+    assert "after 3 failed automatic compactions in a row" in card
+    (notice,) = _head_indexes(BREAKER, "notification_type", "compact_breaker")
+    assert f'href="#msg-{notice}"' in card
+    # The scripted model's record: a summarizer call before a step is that call's compaction attempt.
+    attempts = _compaction_attempts(BREAKER)
+    assert len(attempts) == 3
+    assert (
+        f'Opened at <a href="/threads/{BREAKER}/calls/{attempts[-1]}/">model call {attempts[-1]}</a>' in card
+    )
+    failed = ", ".join(f'<a href="/threads/{BREAKER}/calls/{n}/">{n}</a>' for n in attempts)
+    assert f"the failed attempts at calls {failed}" in card
+    assert "prompt-too-long recovery closes it" in card
+    assert "clear the thread or start a new one" in card

@@ -17,6 +17,7 @@ from memory_core.rollback import rollback_record
 from memory_core.tokens import estimate_tokens
 from mycel_dashboard.screens.shared.family import family_card
 from mycel_dashboard.screens.shared.memory import MemoryContext, problem_text, thread_memory
+from mycel_dashboard.screens.thread.breaker import breaker_card
 from mycel_dashboard.screens.thread.forms import SHOW_CHOICES, TimelineForm, timeline_filter
 from mycel_dashboard.screens.thread.panels import PANELS
 from mycel_dashboard.screens.thread.parts import active_card, chart_of, rail_of, run_error_of, timeline_of
@@ -118,6 +119,12 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             )
             if chart.figure
             else "",
+            breaker=breaker_card(
+                breaker_open=thread.breaker_open,
+                failure_count=thread.breaker_failures,
+                messages=messages,
+                calls=chart.calls,
+            ),
             overtaken=rail.overtaken,
             undoable=state is not None and rollback_record(state.checkpoint.metadata) is not None,
         )

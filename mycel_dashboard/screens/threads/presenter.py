@@ -27,6 +27,7 @@ class Flag(StrEnum):
     QUEUED = "queued"
     SANDBOX = "sandbox"
     RECOMPACTS = "recompacts"  # Mycel main compacted at each of the thread's last calls (reference §3.4)
+    BREAKER_OPEN = "breaker_open"  # Mycel dev turned automatic compaction off (mycel-dev §4.3)
 
 
 FLAG_LABELS: dict[Flag, str] = {
@@ -35,6 +36,7 @@ FLAG_LABELS: dict[Flag, str] = {
     Flag.QUEUED: "queued items",
     Flag.SANDBOX: "sandbox",
     Flag.RECOMPACTS: "re-compacts every call",
+    Flag.BREAKER_OPEN: "compaction off (breaker open)",
 }
 # Flags only the record of the calls tells (the visible page's, or every candidate's when filtered by).
 _RECORD_FLAGS = frozenset({Flag.RECOMPACTS})
@@ -159,6 +161,8 @@ def _static_flags(row: ThreadRow) -> list[Flag]:
         flags.append(Flag.QUEUED)
     if row.sandbox_state:
         flags.append(Flag.SANDBOX)
+    if row.breaker_open:
+        flags.append(Flag.BREAKER_OPEN)
     return flags
 
 
