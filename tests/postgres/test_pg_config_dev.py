@@ -93,7 +93,10 @@ def test_an_agent_without_a_row_gets_defaults_said(pg_dev_sample: str) -> None:
     url = with_agent_config(pg_dev_sample, {})
     found = get_agent_compact_config(url, agent_id="m_nobody000000", timeout_s=5.0)
     assert found.compact_json is None and found.config_id is None
-    assert found.notes == ("Agent m_nobody000000 has no row in agent.agent_configs: dev's defaults apply.",)
+    assert found.notes == (
+        "identity.users has no row m_nobody000000.",
+        "Agent m_nobody000000 has no config in agent.agent_configs: dev's defaults apply.",
+    )
 
 
 def test_a_read_writes_nothing(pg_dev_sample: str) -> None:
@@ -193,3 +196,13 @@ def test_cli_shows_a_dev_threads_profile_with_sources(
     assert (
         "error: memory.compaction.enabled [agent]: memory.compaction.enabled: 'yes' is not a boolean" in text
     )
+
+
+def test_a_thread_row_names_its_agent_when_the_id_does_not(pg_dev_sample: str) -> None:
+    url = with_agent_config(pg_dev_sample, {"min_messages": 7})
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO agent.threads (id, agent_user_id) VALUES ('subagent-1a2b3c4d', %s)", (AGENT,)
+        )
+    found = get_agent_compact_config(url, thread_id="subagent-1a2b3c4d", timeout_s=5.0)
+    assert (found.agent_id, found.compact_json) == (AGENT, {"min_messages": 7})

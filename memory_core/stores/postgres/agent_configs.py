@@ -2,8 +2,8 @@
 
 Which agent: a thread's `agent.threads.agent_user_id` when that table has the thread, else the id in the
 thread id itself (`f"{agent_user_id}-{seq}"`). Which config row: `identity.users(id).agent_config_id`,
-else the row whose `agent_user_id` is the agent. Every absence (table, column, row) means dev's defaults,
-and is said.
+as dev itself looks it up. Every absence (table, column, row) means dev's
+defaults, and is said.
 """
 
 from __future__ import annotations
@@ -99,12 +99,12 @@ def _read(read: PgRead, *, thread_id: str | None, agent_id: str | None) -> Agent
     if not compact_table_ready(columns):
         notes.append(f"{TABLE} has no compact_json jsonb column: dev's defaults apply.")
         return AgentCompactConfig(agent_id=agent_id, notes=tuple(notes))
-    config_id = _config_id(read, agent_id, columns, notes)
+    config_id = _config_id(read, agent_id, notes)
     can_update = bool(
         (read.one("SELECT has_column_privilege(%s, 'compact_json', 'UPDATE')", (TABLE,)) or (False,))[0]
     )
     if config_id is None:
-        notes.append(f"Agent {agent_id} has no row in {TABLE}: dev's defaults apply.")
+        notes.append(f"Agent {agent_id} has no config in {TABLE}: dev's defaults apply.")
         return AgentCompactConfig(
             agent_id=agent_id, table_ready=True, can_update=can_update, notes=tuple(notes)
         )
@@ -124,22 +124,21 @@ def _read(read: PgRead, *, thread_id: str | None, agent_id: str | None) -> Agent
     )
 
 
-def _config_id(read: PgRead, agent_id: str | None, columns: dict[str, str], notes: list[str]) -> str | None:
+def _config_id(read: PgRead, agent_id: str | None, notes: list[str]) -> str | None:
+    # Dev finds an agent's config only through its user row (backend/threads/pool/registry.py).
     if agent_id is None:
         return None
-    if table_columns(read, "identity", "users").keys() >= {"id", "agent_config_id"}:
-        row = read.one("SELECT agent_config_id FROM identity.users WHERE id = %s", (agent_id,))
-        if row and row[0]:
-            return str(row[0])
-    else:
-        notes.append("There is no identity.users table; the config row is looked up by agent_user_id.")
-    if "agent_user_id" in columns:
-        row = read.one(
-            "SELECT id FROM agent.agent_configs WHERE agent_user_id = %s ORDER BY id LIMIT 1", (agent_id,)
-        )
-        if row:
-            return str(row[0])
-    return None
+    if not table_columns(read, "identity", "users").keys() >= {"id", "agent_config_id"}:
+        notes.append("There is no identity.users table (with agent_config_id) to name the agent's config.")
+        return None
+    row = read.one("SELECT agent_config_id FROM identity.users WHERE id = %s", (agent_id,))
+    if row is None:
+        notes.append(f"identity.users has no row {agent_id}.")
+        return None
+    if not row[0]:
+        notes.append(f"identity.users row {agent_id} names no agent config.")
+        return None
+    return str(row[0])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
