@@ -22,6 +22,7 @@ from memory_core.family import FamilyMember, agents_by_thread, build_family, reg
 from memory_core.messages import Message
 from memory_core.record.evidence import Configured
 from memory_core.records import AgentRecord, ProblemKind, StoreProblem, ThreadRow
+from memory_core.rules.profile import RulesProfile
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_list.derived import default_folder
@@ -31,7 +32,7 @@ from memory_core.tokens import content_chars, default_counter, estimate_message_
 # Files that are often simply absent; saying so on every command would bury real problems.
 _QUIET_KINDS = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
 # Bump when what `_derive_facts` keeps changes: facts kept by an older version are then derived again.
-_FACTS_FORMAT = 2
+_FACTS_FORMAT = 3
 
 
 def _reader() -> MycelReader:
@@ -162,7 +163,9 @@ def _message_json(index: int, message: Message, count: Any) -> dict[str, Any]:
     }
 
 
-def _thread_facts(reader: MycelReader, row: ThreadRow) -> dict[str, Any]:
+def _thread_facts(
+    reader: MycelReader, row: ThreadRow, *, rules: RulesProfile | None = None
+) -> dict[str, Any]:
     """What the thread's checkpoints yield: the head's messages, every checkpoint's series, an overtaken
     rollback, and the warnings met deriving them; kept under the thread's key, derived only when it moved."""
     kept = (
@@ -181,17 +184,20 @@ def _thread_facts(reader: MycelReader, row: ThreadRow) -> dict[str, Any]:
         row.head_checkpoint_id,
         default_counter().encoding_name,
         memory_key(reader, row, today),
+        rules.value if rules else None,
     ]
     found = kept.lookup(row.thread_id, key) if kept is not None else None
     if isinstance(found, dict):
         return found
-    facts, stable = _derive_facts(reader, row, today)
+    facts, stable = _derive_facts(reader, row, today, rules)
     if kept is not None and stable:
         kept.remember(row.thread_id, key, facts)
     return facts
 
 
-def _derive_facts(reader: MycelReader, row: ThreadRow, today: Configured) -> tuple[dict[str, Any], bool]:
+def _derive_facts(
+    reader: MycelReader, row: ThreadRow, today: Configured, rules: RulesProfile | None = None
+) -> tuple[dict[str, Any], bool]:
     """The facts, and whether they may be kept under the row's key (read from exactly those checkpoints,
     and with no problem that could read differently next time, such as a lock or a row cap)."""
     from memory_core.rollback import overtaken_rollback  # only when deriving: a warm run never needs it
@@ -231,7 +237,9 @@ def _derive_facts(reader: MycelReader, row: ThreadRow, today: Configured) -> tup
             "continued_from": overtaken.continued_from,
         },
         "warnings": [p.message for p in dict.fromkeys(problems) if p.kind not in _QUIET_KINDS],
-        "memory": memory_facts(reader, row, messages, checkpoints.value, row.head_checkpoint_id, today),
+        "memory": memory_facts(
+            reader, row, messages, checkpoints.value, row.head_checkpoint_id, today, rules=rules
+        ),
     }
     newest = checkpoints.value[0].checkpoint_id if checkpoints.value else None
     stable = (
@@ -254,7 +262,9 @@ def run_thread(args: argparse.Namespace) -> int:
         _warn([*found.problems, *agents.problems])
         raise CliError(f"unknown thread {printable(repr(thread_id))}: no Mycel store has it")
     row = found.value or registered[0]
-    facts = _thread_facts(reader, row)
+    from memory_core.cli.plan import rules_option
+
+    facts = _thread_facts(reader, row, rules=rules_option(args.rules))
     summaries = reader.list_summaries(thread_id)
     queue = reader.list_queue(thread_id)
     _warn([*found.problems, *summaries.problems, *queue.problems, *agents.problems])
@@ -304,9 +314,10 @@ def run_thread(args: argparse.Namespace) -> int:
 
 
 def _breaker_json(row: ThreadRow) -> dict[str, Any]:
-    """Dev's compaction breaker at the head, from the list's head facts; nothing on a main layout."""
+    """Dev's compaction breaker at the head, from the list's head facts; null on a main layout (the key is
+    always there, so both layouts' JSON has the same fields)."""
     if row.layout != "dev" or row.breaker_failures is None:
-        return {}
+        return {"breaker": None}
     return {"breaker": {"failure_count": row.breaker_failures, "open": row.breaker_open}}
 
 

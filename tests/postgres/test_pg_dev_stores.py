@@ -224,10 +224,10 @@ def test_side_reads_write_nothing_and_a_select_only_role_reads_them(
 ) -> None:
     url, written = pg_dev_demo
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("DROP ROLE IF EXISTS mycel_dashboard_ro")
-        conn.execute("CREATE ROLE mycel_dashboard_ro LOGIN")
-        conn.execute("GRANT USAGE ON SCHEMA agent, identity TO mycel_dashboard_ro")
-        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA agent, identity TO mycel_dashboard_ro")
+        conn.execute("DROP ROLE IF EXISTS mycel_dev_stores_ro")
+        conn.execute("CREATE ROLE mycel_dev_stores_ro LOGIN")
+        conn.execute("GRANT USAGE ON SCHEMA agent, identity TO mycel_dev_stores_ro")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA agent, identity TO mycel_dev_stores_ro")
     before = write_counts(url)
     assert {name for _schema, name, *_ in before} >= {
         "summaries",
@@ -237,7 +237,7 @@ def test_side_reads_write_nothing_and_a_select_only_role_reads_them(
         "threads",
         "users",
     }
-    reader = reader_for(url.replace("postgresql://mycel@", "postgresql://mycel_dashboard_ro@", 1), tmp_path)
+    reader = reader_for(url.replace("postgresql://mycel@", "postgresql://mycel_dev_stores_ro@", 1), tmp_path)
     listed = reader.list_threads()
     assert listed.problems == ()
     for w in written:
@@ -252,3 +252,17 @@ def test_side_reads_write_nothing_and_a_select_only_role_reads_them(
         assert len(reader.list_run_events(w.thread_id).value) == w.event_seqs
     reader.file_status()
     assert write_counts(url) == before
+
+
+def test_dev_sandbox_db_counts_only_where_its_variable_names_it(pg_dev_sample: str, tmp_path: Path) -> None:
+    from memory_core.demo.tables import SandboxRecord, write_sandbox
+
+    thread = TRUTH["threads"][0]["thread_id"]
+    record = SandboxRecord(thread, "vol-1", "/tmp/v", "lease-1", "inst-1", "term-1", "/workspace", "sess-1",
+                           "rt-1", "evt-1", "2026-01-01T00:00:00", "2026-01-01T00:00:00", "2026-01-01T00:00:00Z")  # fmt: skip
+    named_db = tmp_path / "data" / "sandbox.db"
+    write_sandbox(named_db, [record])
+    write_sandbox(tmp_path / "home" / ".leon" / "sandbox.db", [record])  # main's default path
+    named = reader_for(pg_dev_sample, tmp_path, LEON_SANDBOX_DB_PATH=str(named_db)).get_sandbox(thread)
+    assert named.value is not None and [t.terminal_id for t in named.value.terminals] == ["term-1"]
+    assert reader_for(pg_dev_sample, tmp_path).get_sandbox(thread).value is None

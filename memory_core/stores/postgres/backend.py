@@ -439,6 +439,10 @@ class PostgresBackend:
     # -- the stores that stay on SQLite -------------------------------------------------------------------
 
     def get_sandbox(self, thread_id: str, problems: list[StoreProblem]) -> SandboxState | None:
+        if not self._named(StoreRole.SANDBOX):
+            layouts, _ = self.layouts()
+            if [layout.layout for layout in layouts] == ["dev"]:
+                return None  # dev keeps sandbox.db only where LEON_SANDBOX_DB_PATH names it (§3.7)
         return self._optional(lambda p: self.sqlite.get_sandbox(thread_id, p), problems)
 
     def list_agents(self, problems: list[StoreProblem]) -> list[AgentRecord]:
