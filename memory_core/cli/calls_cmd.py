@@ -9,15 +9,17 @@ replay under the flags' settings (the record itself when no flag changes anythin
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.table import print_table, printable
 from memory_core.memo import digest
-from memory_core.record.as_json import call_json, settings_json
-from memory_core.record.calls import checkpoints_holding
+from memory_core.record.as_json import call_json, dev_call_json, settings_json
+from memory_core.record.calls import RecordedCall, checkpoints_holding
 from memory_core.record.evidence import Configured
 from memory_core.records import CheckpointRow, ThreadRow
+from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import calls_of, configured_for, models_of
 from memory_core.stores.thread_settings import thread_memory_settings
@@ -43,8 +45,12 @@ def memory_facts(
     checkpoints: list[CheckpointRow],
     head: str | None,
     today: Configured,
+    *,
+    rules: RulesProfile | None = None,
 ) -> dict[str, Any]:
-    """The thread's calls and the settings in force, as `thread`/`calls` print them."""
+    """The thread's calls and the settings in force, as `thread`/`calls` print them, under the rules of
+    the thread's layout or `rules`."""
+    profile, reason = rules_reason(override=rules, layout=row.layout)
     summaries = tuple(reader.list_summaries(row.thread_id).value)
     calls, inference = calls_of(
         messages,
@@ -53,12 +59,29 @@ def memory_facts(
         today,
         counter=default_counter(),
         models_by_checkpoint=models_of(checkpoints),
+        rules=profile,
     )
-    return {"calls": [call_json(c) for c in calls], **settings_json(inference, calls)}
+    return {
+        "calls": [_call_json(c, profile, reason) for c in calls],
+        "rules": profile.value,
+        "rules_reason": reason,
+        **settings_json(inference, calls, rules=profile),
+    }
+
+
+def _call_json(call: RecordedCall, profile: RulesProfile, reason: str) -> dict[str, Any]:
+    """A call as `calls --json` prints it; a main-layout thread's under main's rules keeps its keys."""
+    data = call_json(call)
+    if profile is RulesProfile.DEV:
+        data.update(dev_call_json(call))
+    if profile is RulesProfile.DEV or reason == "--rules":
+        data.update(rules=profile.value, rules_reason=reason)
+    return data
 
 
 def _facts(args: argparse.Namespace) -> tuple[MycelReader, ThreadRow, dict[str, Any]]:
     from memory_core.cli import threads
+    from memory_core.cli.plan import rules_option
 
     reader = threads._reader()
     threads._require_data(reader.locations)
@@ -66,7 +89,7 @@ def _facts(args: argparse.Namespace) -> tuple[MycelReader, ThreadRow, dict[str, 
     if found.value is None:
         threads._warn(found.problems)
         raise CliError(f"unknown thread {printable(repr(args.thread_id))}: no Mycel store has it")
-    facts = threads._thread_facts(reader, found.value)
+    facts = threads._thread_facts(reader, found.value, rules=rules_option(args.rules))
     threads._warn_lines(facts["warnings"])
     return reader, found.value, facts
 
@@ -118,30 +141,43 @@ def run_calls(args: argparse.Namespace) -> int:
 
 
 def run_whatif(args: argparse.Namespace) -> int:
-    from memory_core.cli.plan import settings_from_flags
+    from memory_core.cli.plan import rules_option, settings_from_flags, trigger_tokens_option
     from memory_core.model_view import newest_active
     from memory_core.record.calls import replayed
+    from memory_core.record.dev_calls import dev_replayed
     from memory_core.replay import replay_calls, simulated_summary_chars
+    from memory_core.rules.profile import rules_for
 
     reader, row, facts = _facts(args)
     current = facts["memory"]["calls"]
+    profile = rules_option(args.rules) or rules_for(row.layout)
     today = configured(reader, row)
     proposed_settings = settings_from_flags(args, base=today.settings)
+    trigger = trigger_tokens_option(args)
+    if trigger is not None:
+        if profile is not RulesProfile.DEV:
+            raise CliError("--trigger-tokens applies only under Mycel dev's rules (--rules dev)")
+        proposed_settings = replace(proposed_settings, fixed_trigger_tokens=trigger)
     if proposed_settings == today.settings:
         proposed = current
     else:
         state = reader.get_state(row.thread_id, row.head_checkpoint_id).value
         messages = state.messages if state is not None else ()
         active = newest_active(reader.list_summaries(row.thread_id).value)
-        replay = replay_calls(
-            messages,
-            settings=proposed_settings,
-            summary_chars=simulated_summary_chars(active.summary_text if active else None),
-            counter=default_counter(),
-        )
+        chars = simulated_summary_chars(active.summary_text if active else None)
         checkpoints = reader.list_checkpoints(row.thread_id).value
         holding = checkpoints_holding(checkpoints, row.head_checkpoint_id)
-        proposed = [call_json(c) for c in replayed(replay, proposed_settings, holding=holding)]
+        if profile is RulesProfile.DEV:
+            calls = dev_replayed(
+                messages, proposed_settings, holding=holding, summary_chars=chars, counter=default_counter()
+            )
+            reason = "--rules" if args.rules else f"{row.layout} layout"
+            proposed = [_call_json(c, profile, reason) for c in calls]
+        else:
+            replay = replay_calls(
+                messages, settings=proposed_settings, summary_chars=chars, counter=default_counter()
+            )
+            proposed = [call_json(c) for c in replayed(replay, proposed_settings, holding=holding)]
     if args.json:
         print_json({"current": current, "proposed": proposed})
         return 0

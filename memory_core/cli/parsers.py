@@ -136,6 +136,9 @@ def _threads(subparsers: Any) -> None:
         whatif, context_limit_default="default: the thread model's limit, as Mycel resolves it"
     )
     add_rules_flag(whatif, default=None)
+    whatif.add_argument(
+        "--trigger-tokens", metavar="N", help="Mycel dev's absolute trigger (with dev's rules)"
+    )
     whatif.add_argument("--json", action="store_true", help="print JSON")
     whatif.set_defaults(handler="memory_core.cli.calls_cmd:run_whatif")
 

@@ -50,7 +50,7 @@ def _threshold_option(text: str | None) -> float | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    rules = _rules_option(args.rules)
+    rules = rules_option(args.rules)
     if rules is RulesProfile.DEV:
         return _run_dev(args)
     for flag, value in _DEV_ONLY.items():
@@ -75,7 +75,10 @@ _DEV_ONLY = {
 }
 
 
-def _rules_option(text: str) -> RulesProfile:
+def rules_option(text: str | None) -> RulesProfile | None:
+    """--rules as a profile (None when not given); an unknown name is one line and exit 2."""
+    if text is None:
+        return None
     try:
         return parse_rules(text)
     except UnknownRules as exc:
@@ -88,9 +91,7 @@ def _run_dev(args: argparse.Namespace) -> int:
             "--threshold does not apply under --rules dev (Mycel dev hard-wires 0.7; use --trigger-tokens)"
         )
     messages = _read_messages(args.messages)
-    settings = replace(
-        settings_from_flags(args), fixed_trigger_tokens=_int_option(args, "trigger_tokens", minimum=1)
-    )
+    settings = replace(settings_from_flags(args), fixed_trigger_tokens=trigger_tokens_option(args))
     failures = _int_option(args, "breaker_failures", minimum=0) or 0
     breaker = BreakerState(failures, _bool_option(args.breaker_open, "--breaker-open"))
     summary = _read_active_summary(args.active_summary) if args.active_summary else None
@@ -106,6 +107,11 @@ def _run_dev(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_dev_plan(plan))
     return 0
+
+
+def trigger_tokens_option(args: argparse.Namespace) -> int | None:
+    """--trigger-tokens: Mycel dev's absolute trigger, a positive integer (dev's schema refuses 0)."""
+    return _int_option(args, "trigger_tokens", minimum=1)
 
 
 def _bool_option(text: str | None, flag: str) -> bool:

@@ -7,6 +7,13 @@ from typing import Any
 from memory_core.record.calls import RecordedCall, recompacts_every_call
 from memory_core.record.evidence import SettingsInForce
 from memory_core.record.intervals import UNBOUNDED
+from memory_core.rules.dev import dev_trigger_tokens
+from memory_core.rules.profile import RulesProfile
+from memory_core.settings import MemorySettings
+
+
+def compaction_trigger_of(settings: MemorySettings) -> int:
+    return settings.trigger_tokens
 
 
 def call_json(call: RecordedCall) -> dict[str, Any]:
@@ -37,8 +44,20 @@ def call_json(call: RecordedCall) -> dict[str, Any]:
     }
 
 
-def settings_json(inference: SettingsInForce, calls: tuple[RecordedCall, ...]) -> dict[str, Any]:
+def dev_call_json(call: RecordedCall) -> dict[str, Any]:
+    """What a call under Mycel dev's rules adds: the estimate it compared, the attempt, the breaker after."""
+    return {
+        "trigger_view_tokens": call.trigger_view_tokens,
+        "attempted": call.attempted,
+        "breaker": {"failure_count": call.breaker_failures, "open": call.breaker_open},
+    }
+
+
+def settings_json(
+    inference: SettingsInForce, calls: tuple[RecordedCall, ...], *, rules: RulesProfile = RulesProfile.MAIN
+) -> dict[str, Any]:
     """The settings in force, segment by segment, and where the record disagrees with today's config."""
+    trigger = dev_trigger_tokens if rules is RulesProfile.DEV else compaction_trigger_of
     last = inference.segments[-1] if inference.segments else None
     return {
         "context_limit": last.settings.context_limit if last else None,
@@ -50,7 +69,7 @@ def settings_json(inference: SettingsInForce, calls: tuple[RecordedCall, ...]) -
                 "context_limit": s.settings.context_limit,
                 "context_limit_source": s.source,
                 "keep_recent_tokens": s.settings.effective_keep_recent_tokens,
-                "trigger_tokens": s.settings.trigger_tokens,
+                "trigger_tokens": trigger(s.settings),
                 "consistent_limits": [[lo, None if hi >= UNBOUNDED else hi] for lo, hi in s.limits.spans],
                 "consistent_limits_text": s.limits.words(),
                 "summary_rows": s.rows,
@@ -59,6 +78,6 @@ def settings_json(inference: SettingsInForce, calls: tuple[RecordedCall, ...]) -
             if s.first <= s.last
         ],
         "compactions_not_stored": [c.call for c in calls if c.compacted and not c.compaction_stored],
-        "recompacts_every_call": recompacts_every_call(calls),
+        "recompacts_every_call": rules is RulesProfile.MAIN and recompacts_every_call(calls),
         "disagreements": list(inference.disagreements),
     }

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from memory_core.call_inputs import CallInput
+from memory_core.call_inputs import CallInput, call_inputs
 from memory_core.compaction import SUMMARY_HEADER, compact_up_to_index, summary_text_for
 from memory_core.messages import Message, MessageType
 from memory_core.model_view import ActiveSummary
@@ -341,3 +341,26 @@ def dev_calls(
         calls, record, configured, main_guess, summary_chars=summary_chars
     )
     return dev_recorded_calls(calls, steps, inference, holding=holding, counter=counter), inference
+
+
+def dev_replayed(
+    messages: Sequence[Message],
+    settings: MemorySettings,
+    *,
+    holding: tuple[tuple[int, ...], tuple[str, ...]] = ((), ()),
+    summary_chars: int,
+    counter: TokenCounter | None = None,
+    source: str = "proposed",
+) -> tuple[RecordedCall, ...]:
+    """A what-if under dev's rules: every attempt with something to summarise succeeds (a working
+    summariser), its summaries simulated, so none is stored."""
+    calls = list(call_inputs(messages, settings, counter))
+    steps, _ = dev_steps(calls, settings, None, summary_chars=summary_chars)
+    limits = Limits.between(settings.context_limit, settings.context_limit)
+    segment = Segment(0, len(calls) - 1, limits, settings, source, 0)
+    inference = SettingsInForce((segment,), {}, (), frozenset(), ())
+    replay = dev_recorded_calls(calls, steps, inference, holding=holding, counter=counter)
+    # Simulated summaries are not stored: mark each compaction so, as main's replay does.
+    return tuple(
+        replace(c, compaction_stored=not c.compacted, summary_stored=c.summary is None) for c in replay
+    )

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from memory_core.cli import main
 from memory_core.messages import MessageType
 from memory_core.model_view import model_view
 from memory_core.rules.profile import RulesProfile
@@ -111,3 +112,45 @@ def test_the_breaker_opens_after_three_failed_attempts(dev_reader: MycelReader) 
     # The head's memory_compaction_state channel says the same.
     row = dev_reader.get_thread("m_sK5yDq1FvT7a-2").value
     assert row is not None and (row.breaker_failures, row.breaker_open) == (3, True)
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_calls_and_thread_json_name_the_rules_and_why(
+    dev_reader: MycelReader, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = _cli(capsys, "calls", "m_sK5yDq1FvT7a-2", "--json")
+    assert {(c["rules"], c["rules_reason"]) for c in calls} == {("dev", "dev layout")}
+    assert [c["call"] for c in calls if c["attempted"]] == [7, 8, 9]
+    assert calls[-1]["breaker"] == {"failure_count": 3, "open": True}
+    thread = _cli(capsys, "thread", "m_sK5yDq1FvT7a-2", "--json")
+    assert (thread["rules"], thread["rules_reason"]) == ("dev", "dev layout")
+    as_main = _cli(capsys, "calls", "m_rE2uGx6NbP9w-1", "--json", "--rules", "main")
+    assert {(c["rules"], c["rules_reason"]) for c in as_main} == {("main", "--rules")}
+    # Main's rules read the two calls after each crossing as compactions whose row is missing.
+    assert [c["message_index"] for c in as_main if c["compacted"] and not c["summary_stored"]] == [14, 21]
+
+
+def test_whatif_under_dev_rules_moves_the_compactions_with_trigger_tokens(
+    dev_reader: MycelReader, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thread = "m_rE2uGx6NbP9w-1"
+    low = _cli(capsys, "whatif", thread, "--json", "--context-limit", "6000", "--trigger-tokens", "3000")
+    high = _cli(capsys, "whatif", thread, "--json", "--context-limit", "6000", "--trigger-tokens", "5000")
+    assert low["current"] == high["current"] == _cli(capsys, "calls", thread, "--json")
+    first_low = next(c["call"] for c in low["proposed"] if c["compacted"])
+    first_high = next(c["call"] for c in high["proposed"] if c["compacted"])
+    assert first_low < first_high
+    assert all(c["trigger_tokens"] == 3000 for c in low["proposed"])
+    assert not any(c["summary_stored"] and c["compacted"] for c in low["proposed"])  # simulated summaries
+
+
+def test_trigger_tokens_under_main_rules_is_one_line(
+    dev_reader: MycelReader, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["whatif", "m_rE2uGx6NbP9w-1", "--rules", "main", "--trigger-tokens", "10"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--trigger-tokens" in err[0]
