@@ -46,15 +46,18 @@ COMPACT_JSON_KEYS: tuple[str, ...] = tuple(
 # Top-level sections dev's settings declare; only memory is modelled here, the others are not memory's.
 _DEV_TOP_LEVEL = frozenset({"runtime", "memory", "tools", "mcp", "system_prompt", "workspace_root"})
 
-# Keys only Mycel main reads (or people carry over from it), and what to do on dev instead.
+# Keys carried over from Mycel main (which reads some and ignores others), and what to do on dev instead.
+_MAIN_ERA_RATIO = (
+    "a Mycel main-era key (main ignores it too: its ratio is fixed at 0.7); on dev set trigger_tokens"
+)
 MAIN_ONLY_HINTS: Mapping[str, str] = {
-    f"{COMPACTION}.threshold": "main's fixed 0.7 ratio is not a setting on dev; use trigger_tokens",
-    f"{COMPACTION}.compaction_threshold": "not a dev setting; use trigger_tokens",
-    f"{COMPACTION}.context_limit": "the context limit is runtime.context_limit or the model's, not a "
-    "compaction key",
+    f"{COMPACTION}.threshold": _MAIN_ERA_RATIO,
+    f"{COMPACTION}.compaction_threshold": _MAIN_ERA_RATIO,
+    f"{COMPACTION}.context_limit": "the context limit is runtime.context_limit (or the model's), not a compaction key",
     f"{COMPACTION}.spill_buffer": "the spill buffer is tools.spill_buffer, not a compaction key",
     "memory.spill_buffer": "the spill buffer is tools.spill_buffer",
-    "context_limit": "main's old-style top-level key; dev only has runtime.context_limit",
+    "context_limit": "only Mycel main reads it (it folds old-style top-level keys into runtime); "
+    "dev has runtime.context_limit only",
 }
 
 _INT_TEXT = re.compile(r"^\s*[+-]?\d+\s*$")
@@ -124,9 +127,7 @@ def coerce_dev_value(
 
 def _unknown(key_path: str, layer: ConfigLayerName | None) -> ConfigProblem:
     hint = MAIN_ONLY_HINTS.get(key_path)
-    rule = "unknown key (Extra inputs are not permitted)"
-    if hint:
-        rule += f"; only Mycel main reads it: {hint}"
+    rule = "unknown key (Extra inputs are not permitted)" + (f"; {hint}" if hint else "")
     return _refused(key_path, rule, layer)
 
 
@@ -140,9 +141,12 @@ def dev_document_problems(
     problems: list[ConfigProblem] = []
     for key, value in document.items():
         if key in LEGACY_TOP_LEVEL_KEYS:
-            rule = "unknown top-level key (Extra inputs are not permitted)"
-            hint = MAIN_ONLY_HINTS.get(key, "main folds old-style top-level keys into runtime; dev does not")
-            problems.append(_refused(key, f"{rule}; only Mycel main reads it: {hint}", layer))
+            hint = MAIN_ONLY_HINTS.get(
+                key, "only Mycel main reads it (it folds old-style top-level keys into runtime)"
+            )
+            problems.append(
+                _refused(key, f"unknown top-level key (Extra inputs are not permitted); {hint}", layer)
+            )
         elif key not in _DEV_TOP_LEVEL:
             problems.append(_unknown(key, layer))
         elif key == "memory":

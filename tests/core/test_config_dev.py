@@ -83,9 +83,9 @@ def test_a_runtime_json_on_disk_is_not_merged_and_is_said_to_be_ignored():
         ({"min_messages": 0}, "memory.compaction.min_messages", "greater than 0"),
         ({"keep_recent_tokens": 20.5}, "memory.compaction.keep_recent_tokens", "not an integer"),
         ({"reserve_tokens": None}, "memory.compaction.reserve_tokens", "null is not allowed"),
-        ({"threshold": 0.5}, "memory.compaction.threshold", "only Mycel main reads it"),
-        ({"compaction_threshold": 0.5}, "memory.compaction.compaction_threshold", "only Mycel main reads it"),
-        ({"context_limit": 8000}, "memory.compaction.context_limit", "only Mycel main reads it"),
+        ({"threshold": 0.5}, "memory.compaction.threshold", "main ignores it too"),
+        ({"compaction_threshold": 0.5}, "memory.compaction.compaction_threshold", "set trigger_tokens"),
+        ({"context_limit": 8000}, "memory.compaction.context_limit", "runtime.context_limit"),
     ],
 )
 def test_compact_json_dev_refuses(compact_json, key, words):
