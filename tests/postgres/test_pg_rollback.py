@@ -239,6 +239,16 @@ def test_main_layout_rollback_then_undo_round_trips(
     assert theirs.parent_config["configurable"]["checkpoint_id"] == ids[-1]
     assert theirs.metadata[ROLLBACK_METADATA_KEY]["previous_head"] == ids[-1]
     assert "api_key" not in theirs.metadata
+    # The series (rebuilt from checkpoint_writes where it can) still equals decoding every checkpoint:
+    # our checkpoint has no writes of its own.
+    from memory_core.stores.series import build_series
+    from memory_core.tokens import default_counter
+
+    with fresh.backend.checkpoints(thread_id, []) as snapshot:
+        assert snapshot is not None
+        decoded = build_series(snapshot.skeleton(), None, snapshot.payload, count=default_counter().count)
+    series = fresh.checkpoint_series(thread_id)
+    assert series is not None and dict(series.points) == dict(decoded.points)
     head_versions = saver_tuple(url, "public", thread_id, ids[-1]).checkpoint["channel_versions"]
     assert theirs.checkpoint["channel_versions"]["messages"] > head_versions["messages"]
 
