@@ -266,3 +266,17 @@ def test_dev_sandbox_db_counts_only_where_its_variable_names_it(pg_dev_sample: s
     named = reader_for(pg_dev_sample, tmp_path, LEON_SANDBOX_DB_PATH=str(named_db)).get_sandbox(thread)
     assert named.value is not None and [t.terminal_id for t in named.value.terminals] == ["term-1"]
     assert reader_for(pg_dev_sample, tmp_path).get_sandbox(thread).value is None
+
+
+def test_a_thread_only_dev_tables_know_is_listed_as_a_dev_thread(pg_dev_demo: Demo, tmp_path: Path) -> None:
+    url, written = pg_dev_demo
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO agent.threads (id, agent_user_id, model, is_main, branch_index) "
+            "VALUES ('m_devDemo0001-9', 'm_devDemo0001', 'leon:tiny', 0, 8)"
+        )
+        conn.execute("INSERT INTO agent.message_queue (thread_id, content) VALUES ('m_devDemo0001-9', 'hi')")
+    rows = {r.thread_id: r for r in reader_for(url, tmp_path).list_threads().value}
+    assert len(rows) == len(written) + 1
+    fresh = rows["m_devDemo0001-9"]
+    assert (fresh.layout, fresh.checkpoints, fresh.queued, fresh.name) == ("dev", 0, 1, "Toad")

@@ -253,7 +253,9 @@ class PostgresBackend:
         tables = listing._tables(self.sqlite._opener, thread_id, side_problems)  # noqa: SLF001 - the list's own side reads
         problems.extend(p for p in side_problems if p.kind not in _OPTIONAL)
         if "dev" in layout_of.values():
-            self._dev_side_facts(tables, thread_id, problems)
+            # A thread only dev's tables know (no checkpoint yet) is still a dev thread.
+            for known_only in self._dev_side_facts(tables, thread_id, problems):
+                layout_of.setdefault(known_only, "dev")
         rows = threads_store.combine(
             heads, tables.infos, tables.summaries, tables.queued, tables.sandboxes, written, layout_of
         )
@@ -261,12 +263,13 @@ class PostgresBackend:
 
     def _dev_side_facts(
         self, tables: _ThreadTables, thread_id: str | None, problems: list[StoreProblem]
-    ) -> None:
+    ) -> set[str]:
         """The list's names, models, summary and queue counts from dev's tables where they exist (their own
-        read: a failing side table must not cost the list its checkpoints)."""
+        read: a failing side table must not cost the list its checkpoints); the thread ids they name."""
+        seen: set[str] = set()
         with self._read(problems) as found:
             if found is None or (dev := _dev(found[1])) is None:
-                return
+                return seen
             read, layouts = found
             dev_only = len(layouts) == 1
             present = side.side_tables(read, dev.schema)
@@ -284,6 +287,7 @@ class PostgresBackend:
                 for tid, info in side.thread_infos(
                     read, usable["threads"], usable.get("users"), thread_id
                 ).items():
+                    seen.add(tid)
                     tables.infos[tid] = threads_store.ThreadInfo(
                         tid,
                         info.agent_user_id,
@@ -295,8 +299,11 @@ class PostgresBackend:
                     )
             if "summaries" in usable:
                 tables.summaries = side.summary_counts(read, usable["summaries"], thread_id)
+                seen.update(tables.summaries)
             if "message_queue" in usable:
                 tables.queued = side.queue_counts(read, usable["message_queue"], thread_id)
+                seen.update(tables.queued)
+        return seen
 
     def _heads(
         self, read: PgRead, layout: PostgresLayout, thread_id: str | None, known: DerivedFacts
