@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -48,8 +49,12 @@ def dev_client(client, db, settings, tmp_path: Path, monkeypatch: pytest.MonkeyP
     settings.DASHBOARD_DEMO_HOME = tmp_path / "demo-home"
     settings.DASHBOARD_FACTS_DIR = tmp_path / "facts-cache"
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    for name in ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH", "MYCEL_CONFIG_HOME"):
+    for name in ("LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH"):
         monkeypatch.delenv(name, raising=False)
+    # Dev wrote the sample's summaries to its SQLite fallback at LEON_DB_PATH (no Supabase): a copy.
+    shutil.copy(TRUTH_DIR / "leon.db", tmp_path / "leon.db")
+    monkeypatch.setenv("LEON_DB_PATH", str(tmp_path / "leon.db"))
+    monkeypatch.setenv("MYCEL_CONFIG_HOME", str(tmp_path))
     monkeypatch.setenv("LEON_POSTGRES_URL", pg_dev_sample)
     client.force_login(User.objects.create_user("viewer", password="viewer-pass-123"))
     return client
@@ -211,3 +216,36 @@ def test_the_breaker_card_and_list_flag_are_on_the_open_breaker_thread_only(dev_
     assert f"the failed attempts at calls {failed}" in card
     assert "prompt-too-long recovery closes it" in card
     assert "clear the thread or start a new one" in card
+
+
+def _figure(body: str) -> dict:
+    found = re.search(r'<script id="fill-figure" type="application/json">(.*?)</script>', body, re.S)
+    assert found, "no chart"
+    return json.loads(found.group(1))
+
+
+def test_the_chart_of_a_dev_thread_names_dev_rules_and_compacts_once_per_crossing(dev_client) -> None:
+    body = dev_client.get(f"/threads/{COMPACTING}/").content.decode()
+    caption = body[body.index('id="chart-caption"') : body.index("</p>", body.index('id="chart-caption"'))]
+    assert "Mycel dev&#x27;s rules: trigger on the summarized view (dev layout)." in caption
+    assert "re-compacted at every call" not in caption
+    figure = _figure(body)
+    assert not [s for s in figure["layout"].get("shapes", []) if s.get("name") == "recompaction"]
+    # One compaction per summary row Mycel dev wrote (3 rows, 3 compact notices): no repeated compaction.
+    assert "Mycel compacted at 3 of them" in caption
+    main_like = dev_client.get(f"/threads/{BREAKER}/").content.decode()
+    assert "Mycel compacted at 0 of them" in main_like
+
+
+def test_every_call_page_of_the_dev_sample_renders_and_names_the_rules(dev_client) -> None:
+    log = json.loads((TRUTH_DIR / "driver_log.json").read_text())["model_calls"]
+    for thread in TRUTH["threads"]:
+        thread_id = thread["thread_id"]
+        steps = sum(1 for e in log if e["thread"] == thread_id and e["kind"] == "step")
+        for number in range(1, steps + 1):
+            page = dev_client.get(f"/threads/{thread_id}/calls/{number}/")
+            assert page.status_code == 200, (thread_id, number)
+            body = page.content.decode()
+            assert "Mycel dev&#x27;s rules: trigger on the summarized view" in body
+            assert 'id="dev-trigger-view"' in body
+        assert dev_client.get(f"/threads/{thread_id}/calls/{steps + 1}/").status_code == 404

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 
 from mycel_dashboard.screens.call.presenter import call_page, tiktoken_encoding
+from mycel_dashboard.screens.shared.charts import rules_words
 from mycel_dashboard.screens.shared.memory import guarded, problem_text, thread_memory
 from mycel_dashboard.screens.shared.replays import thread_record
 from mycel_dashboard.web.lookups import thread_or_404
@@ -37,6 +38,7 @@ def call_detail(request: HttpRequest, thread_id: str, number: int) -> HttpRespon
         context.update(
             page=guarded("the request", lambda: call_page(record, number), problems),
             record=record,
+            rules_words=rules_words(record.rules, record.rules_reason),
             encoding=tiktoken_encoding(),
         )
     return render_screen(request, "call.html", None, context)

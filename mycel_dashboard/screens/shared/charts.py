@@ -13,7 +13,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_core.record.calls import RecordedCall, recompaction_runs
+from memory_core.rules.profile import RulesProfile
 from memory_core.whatif import ThreadWhatIf
+
+# How every screen that shows reconstructed calls names the rules they follow (one wording).
+RULES_WORDS = {
+    RulesProfile.MAIN: "Mycel main's rules: trigger on the pruned history",
+    RulesProfile.DEV: "Mycel dev's rules: trigger on the summarized view",
+}
+
+
+def rules_words(profile: RulesProfile, reason: str = "") -> str:
+    """The rules profile in words, with why it applies ("dev layout", "chosen here") when given."""
+    return f"{RULES_WORDS[profile]} ({reason})" if reason else RULES_WORDS[profile]
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from mycel_dashboard.screens.shared.charts import (
     call_points,
     context_fill_figure,
     fill_words,
+    rules_words,
     script_json,
 )
 from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text
@@ -157,6 +158,11 @@ class ChartPart:
     @property
     def recompaction_runs(self) -> list[tuple[int, int]]:
         return recompaction_runs(self.calls)
+
+    @property
+    def rules_words(self) -> str:
+        """Whose memory rules the calls follow, as the caption names them."""
+        return rules_words(self.record.rules, self.record.rules_reason) if self.record is not None else ""
 
     @property
     def peak_fill(self) -> str:
