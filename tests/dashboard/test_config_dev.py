@@ -30,12 +30,13 @@ def dev_db(pg_dev_sample: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return url
 
 
-def _save(client, *, expected, **values):
+def _save(client, *, expected, extra=None, **values):
     data = {
         "profile": "dev",
         "agent": AGENT,
         "expected": json.dumps(expected) if expected is not None else "",
     }
+    data.update(extra or {})
     data.update({f"memory.compaction.{k}": "" for k in COMPACT_KEYS})
     data.update({f"memory.compaction.{k}": str(v) for k, v in values.items()})
     return client.post("/config/save/", data)
@@ -54,7 +55,7 @@ def test_a_dev_agents_page_shows_its_layers_sources_and_trigger_tokens(viewer_cl
 
 def test_a_dev_thread_picks_its_agents_config(viewer_client, dev_db: str) -> None:
     body = viewer_client.get(f"/config/?thread={THREAD}").content.decode()
-    assert f"Mycel dev · agent <code>{AGENT}</code>" in body
+    assert f'Mycel dev · agent <code>{AGENT}</code> <span class="muted">for thread {THREAD}</span>' in body
     assert 'data-dev-key="memory.compaction.trigger_tokens">5,000<' in body
 
 
@@ -148,3 +149,18 @@ def test_a_select_only_role_is_offered_the_json(
 def test_a_viewer_cannot_save(viewer_client, dev_db: str) -> None:
     assert _save(viewer_client, expected={"trigger_tokens": 5000}, trigger_tokens=7000).status_code == 403
     assert stored(dev_db) == {"trigger_tokens": 5000}
+
+
+def test_stored_keys_dev_refuses_block_a_save_until_removed(operator_client, dev_db: str) -> None:
+    with psycopg.connect(dev_db, autocommit=True) as conn:
+        conn.execute("""UPDATE agent.agent_configs SET compact_json = '{"trigger_tokens": 5000, "foo": 1}'""")
+    expected = {"trigger_tokens": 5000, "foo": 1}
+    page = operator_client.get(f"/config/?agent={AGENT}").content.decode()
+    assert "Remove the stored keys Mycel dev refuses: <code>foo</code>" in page
+    kept = _save(operator_client, expected=expected, trigger_tokens=7000)
+    assert kept.status_code == 400
+    assert "memory.compaction.foo: unknown key" in kept.content.decode()
+    assert stored(dev_db) == expected
+    dropped = _save(operator_client, expected=expected, extra={"drop_unknown": "on"}, trigger_tokens=7000)
+    assert dropped.status_code == 200
+    assert stored(dev_db) == {"trigger_tokens": 7000}

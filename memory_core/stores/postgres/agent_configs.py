@@ -149,6 +149,7 @@ class DevConfigView:
     agent: AgentCompactConfig
     effective: EffectiveConfig
     postgres: bool  # False: no LEON_POSTGRES_URL, so no agent config can be read
+    thread_id: str | None = None  # the thread the agent was found from (None: asked by agent id)
 
 
 def get_dev_config(
@@ -180,4 +181,6 @@ def get_dev_config(
     effective = merge_dev_layers(
         compact_json=agent.compact_json, agent_id=agent.agent_id or "", ignored_files=ignored
     )
-    return DevConfigView(agent=agent, effective=effective, postgres=bool(locations.postgres_url))
+    return DevConfigView(
+        agent=agent, effective=effective, postgres=bool(locations.postgres_url), thread_id=thread_id
+    )

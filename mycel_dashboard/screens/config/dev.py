@@ -14,7 +14,7 @@ from memory_core.config.dev_layers import (
     compact_json_with,
     merge_dev_layers,
 )
-from memory_core.config.dev_schema import COMPACTION, DEV_KEY_SPECS
+from memory_core.config.dev_schema import COMPACT_JSON_KEYS, COMPACTION, DEV_KEY_SPECS
 from memory_core.config.schema import ValueKind
 from memory_core.stores.postgres.agent_configs import DevConfigView
 from memory_core.stores.write.agent_config_writer import compact_json_text
@@ -86,6 +86,7 @@ def dev_context(view: DevConfigView) -> dict[str, Any]:
         "errors": [p for p in problems if p.severity is Severity.ERROR],
         "warnings": [p for p in problems if p.severity is Severity.WARNING],
         "expected": compact_json_text(view.agent.compact_json) if view.agent.compact_json is not None else "",
+        "unknown_keys": unknown_keys(view.agent.compact_json),
         "save_note": SAVE_NOTE,
     }
 
@@ -102,7 +103,19 @@ class DevProposal:
         return compact_json_text(self.document)
 
 
-def dev_proposal(current: Any, changes: Mapping[str, Any]) -> DevProposal:
-    """The agent's compact_json with the form's values applied, checked as dev would check it."""
+def unknown_keys(compact_json: Any) -> tuple[str, ...]:
+    """Keys of a stored compact_json that dev refuses (the form has no field for them)."""
+    if not isinstance(compact_json, Mapping):
+        return ()
+    return tuple(str(key) for key in compact_json if key not in COMPACT_JSON_KEYS)
+
+
+def dev_proposal(current: Any, changes: Mapping[str, Any], *, drop_unknown: bool = False) -> DevProposal:
+    """The agent's compact_json with the form's values applied, checked as dev would check it.
+
+    drop_unknown removes the keys dev refuses, which the form cannot show as fields; without it they
+    stay, and dev's refusal of them stops the save."""
     document = compact_json_with(current, changes)
+    if drop_unknown:
+        document = {key: value for key, value in document.items() if key in COMPACT_JSON_KEYS}
     return DevProposal(document=document, errors=merge_dev_layers(compact_json=document).errors)

@@ -110,6 +110,7 @@ class DevConfigForm(forms.Form):
     agent = forms.RegexField(regex=r"^m_[A-Za-z0-9]{12}$", required=False)
     thread = forms.CharField(required=False, max_length=20_000)
     expected = forms.CharField(required=False, max_length=100_000, strip=False)  # compact_json when rendered
+    drop_unknown = forms.BooleanField(required=False)  # remove the stored keys dev refuses
 
     def __init__(self, data: Any) -> None:
         super().__init__(data)
@@ -127,6 +128,11 @@ class DevConfigForm(forms.Form):
             else None
             for name in COMPACT_JSON_KEYS
         }
+
+    @property
+    def drops_unknown(self) -> bool:
+        self.is_valid()
+        return bool(self.cleaned_data.get("drop_unknown"))
 
     def expected_document(self) -> Any:
         """The compact_json the form was rendered with (None: the agent had none); ValueError if unreadable."""

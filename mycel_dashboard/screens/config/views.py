@@ -330,7 +330,7 @@ def _dev_save(request: HttpRequest) -> HttpResponse:
         trail.refused(message, target="agent.agent_configs.compact_json")
         return _dev_panel(request, state, {"dev_refusal": message}, status=400)
     target = f"agent.agent_configs.compact_json for agent {view.agent.agent_id}"
-    proposal = dev_proposal(view.agent.compact_json, form.changes())
+    proposal = dev_proposal(view.agent.compact_json, form.changes(), drop_unknown=form.drops_unknown)
     if proposal.errors:
         message = proposal.errors[0].message
         trail.refused(message, target=target, after={"compact_json": dict(proposal.document)})
