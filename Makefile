@@ -54,16 +54,18 @@ browser: ## Make sure Chromium is installed for the browser tests (installs it w
 		exit 1; \
 	fi
 
-# The Postgres tests start a throwaway cluster from Debian's PostgreSQL binaries (tests/support/postgres.py):
-# install them where we can, otherwise stop with the one command that does.
-postgres: ## Make sure PostgreSQL's server binaries are installed for the tests (installs them when run as root)
-	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then exit 0; fi; \
+# The Postgres tests start a throwaway cluster from Debian's PostgreSQL binaries (tests/support/postgres.py),
+# and one PgBouncer in transaction mode in front of it: install them where we can, otherwise stop with the
+# one command that does.
+postgres: ## Make sure PostgreSQL's server binaries and PgBouncer are installed for the tests (installs them when run as root)
+	@if { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; } \
+		&& { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "Installing PostgreSQL for the Postgres tests (apt-get)"; \
+		echo "Installing PostgreSQL and PgBouncer for the Postgres tests (apt-get)"; \
 		export DEBIAN_FRONTEND=noninteractive; \
-		apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
+		apt-get update -qq && apt-get install -y -qq postgresql pgbouncer >/dev/null; \
 	else \
-		echo "PostgreSQL is missing for the Postgres tests; install it with: sudo apt-get install postgresql" >&2; \
+		echo "PostgreSQL or PgBouncer is missing for the Postgres tests; install them with: sudo apt-get install postgresql pgbouncer" >&2; \
 		exit 1; \
 	fi
 

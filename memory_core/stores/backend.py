@@ -69,6 +69,11 @@ class CheckpointSnapshot(Protocol):
         """The `messages` channel's write deltas of every step; None when the engine keeps none."""
         ...
 
+    def metadata_here(self, only: Sequence[str]) -> Metadata | None:
+        """These checkpoints' metadata read inside this snapshot, or None when the backend would rather
+        read it beside the snapshot (`StoreBackend.checkpoint_metadata`, in parallel: SQLite)."""
+        ...
+
 
 class StoreBackend(Protocol):
     """The reads of one Mycel data home, in one engine."""

@@ -232,8 +232,12 @@ class MycelReader:
             missing = [m.checkpoint_id for m in metas if m.checkpoint_id not in known]
             worker: threading.Thread | None = None
             if missing:
-                worker = threading.Thread(target=read_metadata, args=(missing,), daemon=True)
-                worker.start()
+                here = snapshot.metadata_here(missing)
+                if here is not None:
+                    fetched.update(here)
+                else:
+                    worker = threading.Thread(target=read_metadata, args=(missing,), daemon=True)
+                    worker.start()
             try:
                 series = self._series(snapshot, thread_id, metas) if metas else None
             finally:

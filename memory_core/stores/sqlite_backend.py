@@ -98,6 +98,10 @@ class _Snapshot:
         )
         return [WriteRow(str(r[0]), str(r[1]), str(r[2] or ""), int(r[3]), r[4], r[5]) for r in rows]
 
+    def metadata_here(self, only: Sequence[str]) -> Metadata | None:
+        # Metadata sits after each payload in the file: a second connection reads it in parallel.
+        return None
+
 
 class SqliteBackend:
     """Mycel main's SQLite files at `locations` (StoreBackend)."""

@@ -1,5 +1,5 @@
 """Bad input on a real server, each a plain StoreProblem from the reader and a one-line CLI error, never a
-traceback: an unreachable server, a login the server refuses, no checkpoint table, another LangGraph
+traceback: an unreachable server, a wrong password, a role the server does not know, no checkpoint table, another LangGraph
 version's schema, a statement that runs past the time limit."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from memory_core.cli import main
 from memory_core.records import ProblemKind
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
+from tests.support.postgres import PASSWORD, PASSWORD_USER
 
 
 def _reader(url: str, tmp_path: Path, timeout_s: float = 5.0) -> MycelReader:
@@ -59,11 +60,33 @@ def test_unreachable_server(
     assert "hunter2" not in out + err
 
 
-def test_a_login_the_server_refuses(
+def test_a_wrong_password_is_refused_and_the_right_one_reads(
+    pg_server: Any,
+    pg_dev_sample: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The cluster checks this role's password (scram-sha-256), as a real server does.
+    database = pg_dev_sample.split("@/", 1)[1].split("?", 1)[0]
+    wrong = pg_server.url(database, user=PASSWORD_USER, password="wrong-password-here")
+    listed = _reader(wrong, tmp_path, timeout_s=2.0).list_threads()
+    assert listed.value == ()
+    assert _kinds(listed) == {ProblemKind.DENIED}
+    assert "refused the login" in listed.problems[0].message
+    assert "password authentication failed" in listed.problems[0].message
+    assert all("wrong-password-here" not in p.message for p in listed.problems)
+    code, out, err = _cli(monkeypatch, capsys, wrong, tmp_path, "thread", "m_sK5yDq1FvT7a-1", "--json")
+    _assert_said_plainly(code, err, "refused the login")
+    assert "wrong-password-here" not in out + err
+
+    right = pg_server.url(database, user=PASSWORD_USER, password=PASSWORD)
+    assert len(_reader(right, tmp_path).list_threads().value) == 5
+
+
+def test_a_role_the_server_does_not_know(
     pg_dev_sample: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The test cluster trusts every local login, so a wrong password cannot fail here; a role the server
-    # does not know is refused at the same step, with the same kind of message.
     url = "postgresql://nobody-here:wrong@" + pg_dev_sample.split("@", 1)[1]
     listed = _reader(url, tmp_path, timeout_s=1.0).list_threads()
     assert _kinds(listed) == {ProblemKind.DENIED}

@@ -13,6 +13,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +22,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 SUPERUSER = "mycel"
+# One role logs in with a real password (scram-sha-256), so a wrong password is refused as on a real server;
+# every other local login is trusted.
+PASSWORD_USER = "mycel_pw_reader"
+PASSWORD = "right-horse-battery"  # noqa: S105 - a throwaway cluster's test role
 MISSING_POSTGRES = (
     "PostgreSQL's server binaries are missing for the Postgres tests; install them with: "
     "sudo apt-get install postgresql"
@@ -88,6 +93,8 @@ class PostgresServer:
             "-E",
             "UTF8",
         )
+        hba = data / "pg_hba.conf"
+        hba.write_text(f"local all {PASSWORD_USER} scram-sha-256\n" + hba.read_text())
         options = (
             f"-k {self.socket_dir} -c listen_addresses='' -c fsync=off -c synchronous_commit=off "
             "-c full_page_writes=off -c max_connections=60"
@@ -103,6 +110,10 @@ class PostgresServer:
                 else ""
             )
             raise RuntimeError(f"PostgreSQL did not start: {started.stderr}\n{log}")
+        self.execute(
+            f"CREATE ROLE {PASSWORD_USER} LOGIN PASSWORD '{PASSWORD}'; "
+            f"GRANT pg_read_all_data TO {PASSWORD_USER}"
+        )
 
     def stop(self) -> None:
         self._run(
@@ -131,6 +142,63 @@ class PostgresServer:
         )
         if done.returncode != 0:
             raise RuntimeError(f"psql could not load {path}: {done.stderr[-2000:]}")
+
+
+def pgbouncer_binary() -> Path | None:
+    found = shutil.which("pgbouncer") or (
+        "/usr/sbin/pgbouncer" if Path("/usr/sbin/pgbouncer").exists() else None
+    )
+    return Path(found) if found else None
+
+
+@contextmanager
+def running_pgbouncer(server: PostgresServer, *, pool_size: int = 2) -> Iterator[Path]:
+    """PgBouncer in transaction mode in front of `server`, on its own unix socket; yields the socket dir.
+
+    A small pool shuffles each client's transactions over a couple of server connections, which is exactly
+    where session state or server-side prepared statements would break.
+    """
+    binary = pgbouncer_binary()
+    if binary is None:
+        raise RuntimeError(
+            "PgBouncer is missing for the Postgres tests; install it with: sudo apt-get install pgbouncer"
+        )
+    root = Path(tempfile.mkdtemp(prefix="mycel-pgbouncer-"))
+    drop, uid, gid = _as_server_user()
+    (root / "users.txt").write_text(f'"{SUPERUSER}" ""\n')
+    (root / "pgbouncer.ini").write_text(
+        "[databases]\n"
+        f"* = host={server.socket_dir} port=5432\n"
+        "[pgbouncer]\n"
+        "listen_addr =\n"
+        f"unix_socket_dir = {root}\n"
+        "listen_port = 6432\n"
+        "auth_type = trust\n"
+        f"auth_file = {root / 'users.txt'}\n"
+        "pool_mode = transaction\n"
+        f"default_pool_size = {pool_size}\n"
+        "max_client_conn = 100\n"
+        f"logfile = {root / 'pgbouncer.log'}\n"
+        f"pidfile = {root / 'pgbouncer.pid'}\n"
+    )
+    if uid is not None and gid is not None:
+        for path in (root, *root.iterdir()):
+            os.chown(path, uid, gid)
+    process = subprocess.Popen([str(binary), str(root / "pgbouncer.ini")], preexec_fn=drop, cwd=root)  # noqa: S603
+    try:
+        for _ in range(100):
+            if (root / ".s.PGSQL.6432").exists():
+                break
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"PgBouncer did not start: {(root / 'pgbouncer.log').read_text(errors='replace')}"
+                )
+            time.sleep(0.05)
+        yield root
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @contextmanager

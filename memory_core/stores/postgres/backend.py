@@ -93,6 +93,11 @@ class _Snapshot:
         # Dev saves whole checkpoints and writes none: every payload is then decoded.
         return pg.message_writes(self.read, self.layout, self.thread_id) or None
 
+    def metadata_here(self, only: Sequence[str]) -> Metadata:
+        # In this very transaction: a second read beside it would hold a second pooled connection while
+        # this one waits, which behind PgBouncer's few server connections can stall every reader at once.
+        return pg.metadata(self.read, self.layout, self.thread_id, only)
+
 
 class PostgresBackend:
     """Checkpoints in PostgreSQL at `locations.postgres_url`; the rest on the SQLite files (StoreBackend)."""
