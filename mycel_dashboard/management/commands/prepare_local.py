@@ -5,7 +5,8 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from mycel_dashboard.web.source import current_source
+from memory_core.stores.postgres.backend import PostgresBackend
+from mycel_dashboard.web.source import DataSource, current_source
 
 
 class Command(BaseCommand):
@@ -27,5 +28,18 @@ class Command(BaseCommand):
                 return
             write_demo_home(source.locations.main.parent, seed=7)
             self.stdout.write(f"No Mycel data found: wrote demo data to {source.locations.main.parent}")
-        where = "demo data" if source.is_demo else "Mycel's files"
-        self.stdout.write(f"Serving {where} from {source.locations.main}")
+        self.stdout.write(_serving(source))
+
+
+def _serving(source: DataSource) -> str:
+    """Where the dashboard's data comes from, in one line; for Postgres the layouts found, or why none."""
+    if source.is_demo:
+        return f"Serving demo data from {source.locations.main}"
+    if not source.locations.postgres_url:
+        return f"Serving Mycel's files from {source.locations.main}"
+    backend = PostgresBackend(source.locations, query_timeout_s=5.0, row_cap=1000)
+    layouts, problems = backend.layouts()
+    found = ", ".join(layout.label for layout in layouts) or "no checkpoint layout"
+    lines = [f"Serving Mycel's checkpoints from PostgreSQL {backend.masked_url}: {found}"]
+    lines.extend(f"    {problem.message}" for problem in problems)
+    return "\n".join(lines)
