@@ -249,3 +249,32 @@ def test_every_call_page_of_the_dev_sample_renders_and_names_the_rules(dev_clien
             assert "Mycel dev&#x27;s rules: trigger on the summarized view" in body
             assert 'id="dev-trigger-view"' in body
         assert dev_client.get(f"/threads/{thread_id}/calls/{steps + 1}/").status_code == 404
+
+
+def _whatif_compactions(body: str) -> list[int]:
+    found = re.search(r'<script id="whatif-figure" type="application/json">(.*?)</script>', body, re.S)
+    assert found, "no what-if chart"
+    figure = json.loads(found.group(1))
+    stars = [t for t in figure["data"] if t.get("name") == "proposed: compaction ran"]
+    return stars[0]["x"] if stars else []
+
+
+def test_the_whatif_on_a_dev_thread_names_dev_rules_and_moves_with_trigger_tokens(dev_client) -> None:
+    # The sample ran under a 6,000-token window (leon:tiny) that today's config does not know: propose it.
+    base = f"/config/?thread={COMPACTING}&runtime.context_limit=6000"
+    page = dev_client.get(base)
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "Mycel dev&#x27;s rules: trigger on the summarized view (dev layout)." in body
+    assert 'id="whatif-trigger-tokens"' in body
+    low = _whatif_compactions(dev_client.get(f"{base}&trigger_tokens=1500").content.decode())
+    high = _whatif_compactions(dev_client.get(f"{base}&trigger_tokens=3500").content.decode())
+    assert low and high
+    assert len(low) > len(high)  # a lower trigger compacts more often, never later
+    assert low[0] <= high[0]
+    # Overridden to main's rules: named so, and main ignores dev's trigger_tokens (no slider).
+    as_main = dev_client.get(f"{base}&rules=main&trigger_tokens=1500").content.decode()
+    assert "Mycel main&#x27;s rules: trigger on the pruned history (chosen here)." in as_main
+    assert 'id="whatif-trigger-tokens"' not in as_main
+    bad = dev_client.get(f"{base}&trigger_tokens=0").content.decode()
+    assert "Ignored trigger_tokens &#x27;0&#x27;" in bad

@@ -38,6 +38,7 @@ from mycel_dashboard.screens.config.save import (
     save_preview,
 )
 from mycel_dashboard.screens.config.whatif import compute_whatif, default_thread
+from mycel_dashboard.screens.shared.forms import RULES_CHOICES, RulesForm
 from mycel_dashboard.screens.shared.memory import SettingsResolver, problem_text
 from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.forms import error_text
@@ -136,9 +137,16 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
     chosen_id = state.chosen.thread_id if state.chosen else None
 
     whatif = None
+    rules, trigger_tokens, rules_notes = RulesForm(request.GET).choice()
     if part in (None, "whatif"):
         whatif = compute_whatif(
-            state.reader, state.threads, resolver, chosen_id=chosen_id, thread_urls=timeline_urls
+            state.reader,
+            state.threads,
+            resolver,
+            chosen_id=chosen_id,
+            thread_urls=timeline_urls,
+            rules=rules,
+            trigger_tokens=trigger_tokens,
         )
     effective = state.loaded.effective
     return {
@@ -164,6 +172,9 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
         ],
         "model_limits": model_limits(state.threads, resolver) if part is None else (),
         "whatif": whatif,
+        "whatif_rules": rules.value if rules else "",
+        "whatif_notes": rules_notes,
+        "rules_choices": RULES_CHOICES,
         "threads": [t for t in state.threads if t.head_checkpoint_id and t.messages],
         "chosen": state.chosen,
         "layers": state.loaded.layers,
@@ -335,11 +346,6 @@ def _dev_save(request: HttpRequest) -> HttpResponse:
         message = proposal.errors[0].message
         trail.refused(message, target=target, after={"compact_json": dict(proposal.document)})
         return _dev_panel(request, state, {"dev_refusal": message, "dev_proposal": proposal}, status=400)
-    try:
-        expected = form.expected_document()
-    except ValueError:
-        trail.refused("The form's rendered value is unreadable; reload.", target=target)
-        return _dev_panel(request, state, {"dev_refusal": "The form is out of date; reload."}, status=400)
     url = state.locations.postgres_url
     if not view.agent.writable or view.agent.config_id is None or url is None:
         message = (
@@ -356,7 +362,7 @@ def _dev_save(request: HttpRequest) -> HttpResponse:
         saved = apply_compact_json(
             url,
             config_id=view.agent.config_id,
-            expected=expected,
+            expected_sha256=form.expected,
             document=proposal.document,
             timeout_s=settings.DASHBOARD_STORE_TIMEOUT_MS / 1000,
         )

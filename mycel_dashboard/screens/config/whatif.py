@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from memory_core.pruning import PruneAction
 from memory_core.records import ThreadRow
+from memory_core.rules.dev import dev_trigger_tokens
+from memory_core.rules.profile import RulesProfile, rules_for
+from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import limit_source
 from memory_core.whatif import (
@@ -26,7 +30,7 @@ from memory_core.whatif import (
     recorded_side,
 )
 from mycel_dashboard.screens.shared.caches import derived_from
-from mycel_dashboard.screens.shared.charts import whatif_figure
+from mycel_dashboard.screens.shared.charts import rules_words, whatif_figure
 from mycel_dashboard.screens.shared.memory import SettingsResolver
 from mycel_dashboard.screens.shared.replays import replay_input, thread_record, thread_replay
 
@@ -47,6 +51,18 @@ class ChosenThread:
     whatif: ThreadWhatIf
     figure: dict[str, Any] | None
     message_count: int
+    rules: RulesProfile = RulesProfile.MAIN  # whose rules both sides follow
+    rules_words: str = ""
+    trigger_tokens: int | None = None  # the proposed dev trigger_tokens (None: int(0.7 × the limit))
+
+    @property
+    def trigger_now(self) -> int:
+        """The trigger the current side ran under, by its rules."""
+        return _trigger(self.rules, self.whatif.current.settings)
+
+    @property
+    def trigger_proposed(self) -> int:
+        return _trigger(self.rules, self.whatif.proposed.settings)
 
     @property
     def badge_rows(self) -> list[tuple[BadgeChange, str, str]]:
@@ -63,6 +79,10 @@ class WhatIf:
     elapsed_ms: float
     thread_ms: float  # the chosen thread alone
     problems: tuple[str, ...] = ()
+
+
+def _trigger(rules: RulesProfile, settings: MemorySettings) -> int:
+    return dev_trigger_tokens(settings) if rules is RulesProfile.DEV else settings.trigger_tokens
 
 
 def fleet_rows(threads: Sequence[ThreadRow]) -> list[ThreadRow]:
@@ -85,8 +105,13 @@ def compute_whatif(
     *,
     chosen_id: str | None,
     thread_urls: Callable[[str], Callable[[int], str]],
+    rules: RulesProfile | None = None,
+    trigger_tokens: int | None = None,
 ) -> WhatIf:
-    """The chosen thread's what-if (with its chart) and the fleet totals, under current vs proposed."""
+    """The chosen thread's what-if (with its chart) and the fleet totals, under current vs proposed.
+
+    Each thread follows its layout's rules unless `rules` overrides them; `trigger_tokens` is a proposed
+    Mycel dev trigger (threads under main's rules ignore it, as Mycel main does)."""
     started = time.perf_counter()
     store = reader.store_key
     problems: list[str] = []
@@ -103,10 +128,13 @@ def compute_whatif(
         try:
             head = replay_input(reader, row)
             current, proposed = resolver.pair(row)
+            profile = rules or rules_for(row.layout)
+            if profile is RulesProfile.DEV and trigger_tokens is not None:
+                proposed = replace(proposed, fixed_trigger_tokens=trigger_tokens)
             # "Now" is the record the Thread screen draws (what Mycel really did); only the proposal is
             # replayed.
             source = limit_source(resolver.for_thread(row, proposed=False).limit)
-            record = thread_record(reader, row, current, source)
+            record = thread_record(reader, row, current, source, rules=rules)
             now = recorded_side(head.messages, record.calls, current)
             then = (
                 now
@@ -119,6 +147,7 @@ def compute_whatif(
                     proposed,
                     summary_chars=head.summary_chars,
                     tiktoken=False,
+                    rules=profile,
                 )
             )
             whatif = compare_sides(head.messages, now, then)
@@ -131,8 +160,13 @@ def compute_whatif(
             chosen = ChosenThread(
                 row=row,
                 whatif=whatif,
-                figure=whatif_figure(whatif, thread_urls(row.thread_id)),
+                figure=whatif_figure(
+                    whatif, thread_urls(row.thread_id), trigger_of=partial(_trigger, profile)
+                ),
                 message_count=len(head.messages),
+                rules=profile,
+                rules_words=rules_words(profile, record.rules_reason if rules is None else "chosen here"),
+                trigger_tokens=proposed.fixed_trigger_tokens,
             )
             thread_ms = (time.perf_counter() - thread_started) * 1000
     fleet = fleet_whatif(items)

@@ -14,6 +14,7 @@ from typing import Any
 
 from memory_core.record.calls import RecordedCall, recompaction_runs
 from memory_core.rules.profile import RulesProfile
+from memory_core.settings import MemorySettings
 from memory_core.whatif import ThreadWhatIf
 
 # How every screen that shows reconstructed calls names the rules they follow (one wording).
@@ -220,8 +221,14 @@ def context_fill_figure(points: Sequence[CallPoint], *, title: str = "") -> dict
     return {"data": data, "layout": layout, "config": {"displaylogo": False, "responsive": True}}
 
 
-def whatif_figure(whatif: ThreadWhatIf, url: Callable[[int], str]) -> dict[str, Any] | None:
-    """The thread's context-fill chart under the current config, with the proposal's traces overlaid."""
+def whatif_figure(
+    whatif: ThreadWhatIf,
+    url: Callable[[int], str],
+    *,
+    trigger_of: Callable[[MemorySettings], int] = lambda settings: settings.trigger_tokens,
+) -> dict[str, Any] | None:
+    """The thread's context-fill chart under the current config, with the proposal's traces overlaid;
+    `trigger_of` is the rules' trigger of a config (Mycel dev's takes its trigger_tokens)."""
     current, proposed = whatif.current, whatif.proposed
     if not current.calls:
         return None
@@ -265,7 +272,7 @@ def whatif_figure(whatif: ThreadWhatIf, url: Callable[[int], str]) -> dict[str, 
         )
     layout = figure["layout"]
     for role, before, after in (
-        ("trigger", current.settings.trigger_tokens, proposed.settings.trigger_tokens),
+        ("trigger", trigger_of(current.settings), trigger_of(proposed.settings)),
         ("limit", current.settings.context_limit, proposed.settings.context_limit),
     ):
         if after != before:

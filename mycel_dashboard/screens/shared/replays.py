@@ -8,19 +8,23 @@ so what a head yields under the same settings and summary rows never changes.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message
 from memory_core.model_view import newest_active
+from memory_core.record.dev_calls import dev_replayed
 from memory_core.record.evidence import Configured
 from memory_core.records import ProblemKind, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
+from memory_core.rules.dev import ActiveSummary as DevSummary
+from memory_core.rules.dev import plan_dev_call
+from memory_core.rules.profile import RulesProfile
 from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import ThreadCalls, known_limits, thread_calls
-from memory_core.tokens import default_counter
-from memory_core.whatif import ThreadSide, thread_side
+from memory_core.tokens import TokenCounter, default_counter
+from memory_core.whatif import ThreadSide, next_call, thread_side
 
 # The fleet what-if covers 50 threads and a slider revisits values: room for a few dozen proposals each.
 _SIDES: Memo[ThreadSide] = Memo("dashboard.replays", max_entries=32 * 64)
@@ -72,32 +76,64 @@ def thread_replay(
     *,
     summary_chars: int,
     tiktoken: bool,
+    rules: RulesProfile = RulesProfile.MAIN,
 ) -> ThreadSide:
-    """Every model call of the thread under `settings`, kept per head. The Thread screen and the what-if's
-    "current" side ask with `tiktoken` (real-tokenizer counts too), so they share one replay; a proposal
-    asks without (the what-if compares Mycel's estimates)."""
+    """Every model call of the thread under `settings` and `rules`, kept per head. The Thread screen and
+    the what-if's "current" side ask with `tiktoken` (real-tokenizer counts too), so they share one
+    replay; a proposal asks without (the what-if compares Mycel's estimates)."""
 
     def compute() -> ThreadSide:
         counter = default_counter() if tiktoken else None
+        if rules is RulesProfile.DEV:
+            return dev_side(messages, settings, summary_chars=summary_chars, counter=counter)
         return thread_side(messages, settings=settings, summary_chars=summary_chars, counter=counter)
 
     if head is None:
         return compute()
     key = Key(
-        store=store, thread=thread_id, head=head, settings=digest(settings), what=(tiktoken, summary_chars)
+        store=store,
+        thread=thread_id,
+        head=head,
+        settings=digest(settings),
+        what=(tiktoken, summary_chars, rules.value),
     )
     return _SIDES.get_or_compute(key, compute)
 
 
+def dev_side(
+    messages: Sequence[Message],
+    settings: MemorySettings,
+    *,
+    summary_chars: int,
+    counter: TokenCounter | None = None,
+) -> ThreadSide:
+    """The thread replayed under Mycel dev's rules (a working summariser, trigger on the summarized view).
+    The next call is dev's middleware behind the replay's last summary; its badges are main's pruning,
+    which dev did not change (reference mycel-dev §4.6)."""
+    calls = dev_replayed(messages, settings, summary_chars=summary_chars, counter=counter)
+    upcoming, actions = next_call(messages, settings)
+    last = calls[-1].summary if calls else None
+    held = DevSummary(last.summary_text, last.compact_up_to_index) if last is not None else None
+    plan = plan_dev_call(messages, settings=settings, active_summary=held)
+    upcoming = replace(upcoming, trigger_tokens=plan.threshold_tokens, would_compact=plan.should_compact)
+    return ThreadSide(settings=settings, calls=calls, actions=actions, next_call=upcoming)
+
+
 def thread_record(
-    reader: MycelReader, row: ThreadRow, settings: MemorySettings, limit_source: str
+    reader: MycelReader,
+    row: ThreadRow,
+    settings: MemorySettings,
+    limit_source: str,
+    *,
+    rules: RulesProfile | None = None,
 ) -> ThreadCalls:
     """Every model call of the thread as Mycel made it (memory_core.stores.thread_calls, the function
-    `mycel-memory calls` prints), under today's `settings` where the record does not say otherwise."""
+    `mycel-memory calls` prints), under today's `settings` where the record does not say otherwise, and
+    the rules of the thread's layout unless `rules` overrides them."""
     configured = Configured(settings, limit_source, known_limits(reader.locations))
 
     def compute() -> ThreadCalls:
-        return thread_calls(reader, row, configured, counter=default_counter())
+        return thread_calls(reader, row, configured, counter=default_counter(), rules=rules)
 
     if row.head_checkpoint_id is None:
         return compute()
@@ -106,6 +142,6 @@ def thread_record(
         thread=row.thread_id,
         head=row.head_checkpoint_id,
         settings=digest(configured),
-        what=(row.checkpoints, row.summaries),
+        what=(row.checkpoints, row.summaries, rules),
     )
     return _RECORDS.get_or_compute(key, compute, keep=lambda found: not found.transient)
