@@ -4,12 +4,12 @@ agent's compact_json — or the exact JSON offered where the database cannot tak
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from memory_core.stores.write.agent_config_writer import compact_json_sha256
 from mycel_dashboard.models import AuditEntry
 from tests.postgres.test_pg_config_dev import (
     AGENT,
@@ -34,7 +34,7 @@ def _save(client, *, expected, extra=None, **values):
     data = {
         "profile": "dev",
         "agent": AGENT,
-        "expected": json.dumps(expected) if expected is not None else "",
+        "expected_sha256": compact_json_sha256(expected) or "",
     }
     data.update(extra or {})
     data.update({f"memory.compaction.{k}": "" for k in COMPACT_KEYS})
@@ -164,3 +164,20 @@ def test_stored_keys_dev_refuses_block_a_save_until_removed(operator_client, dev
     dropped = _save(operator_client, expected=expected, extra={"drop_unknown": "on"}, trigger_tokens=7000)
     assert dropped.status_code == 200
     assert stored(dev_db) == {"trigger_tokens": 7000}
+
+
+def test_a_secret_stored_in_compact_json_never_reaches_the_page_or_the_audit(
+    operator_client, pg_dev_sample: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-ant-FAKE-compact-secret-0123456789"
+    expected = {"trigger_tokens": 5000, "api_key": secret}
+    url = with_agent_config(pg_dev_sample, expected)
+    monkeypatch.setenv("LEON_POSTGRES_URL", select_only_url(url))
+    page = operator_client.get(f"/config/?agent={AGENT}").content.decode()
+    assert "memory.compaction.api_key: unknown key" in page
+    refused = _save(operator_client, expected=expected, trigger_tokens=7000)  # dev refuses the unknown key
+    assert refused.status_code == 400
+    entry = AuditEntry.objects.get()
+    assert entry.result == AuditEntry.Result.REFUSED
+    for text in (page, refused.content.decode(), entry.message, repr(entry.after), repr(entry.before)):
+        assert secret not in text

@@ -15,7 +15,11 @@ from psycopg.types.json import Jsonb
 from memory_core.config.dev_layers import merge_dev_layers
 from memory_core.demo.dev_tables import dev_side_tables_sql
 from memory_core.stores.postgres.agent_configs import agent_id_in_thread_id, get_agent_compact_config
-from memory_core.stores.write.agent_config_writer import CompactJsonRefused, apply_compact_json
+from memory_core.stores.write.agent_config_writer import (
+    CompactJsonRefused,
+    apply_compact_json,
+    compact_json_sha256,
+)
 
 AGENT = "m_rE2uGx6NbP9w"
 THREAD = f"{AGENT}-1"
@@ -111,9 +115,12 @@ def test_a_read_writes_nothing(pg_dev_sample: str) -> None:
 def test_a_saved_config_is_read_back(pg_dev_sample: str) -> None:
     url = with_agent_config(pg_dev_sample, {"trigger_tokens": 5000})
     saved = apply_compact_json(
-        url, config_id=CONFIG_ID, expected={"trigger_tokens": 5000}, document={"trigger_tokens": 7000,
-        "min_messages": 5}, timeout_s=5.0,
-    )  # fmt: skip
+        url,
+        config_id=CONFIG_ID,
+        expected_sha256=compact_json_sha256({"trigger_tokens": 5000}),
+        document={"trigger_tokens": 7000, "min_messages": 5},
+        timeout_s=5.0,
+    )
     assert saved.before == {"trigger_tokens": 5000}
     found = get_agent_compact_config(url, thread_id=THREAD, timeout_s=5.0)
     assert found.compact_json == {"trigger_tokens": 7000, "min_messages": 5}
@@ -127,9 +134,12 @@ def test_a_stale_save_is_refused_and_writes_nothing(pg_dev_sample: str) -> None:
         conn.execute("UPDATE agent.agent_configs SET compact_json = '{\"trigger_tokens\": 6000}'")
     with pytest.raises(CompactJsonRefused, match="was changed since you opened it") as refused:
         apply_compact_json(
-            url, config_id=CONFIG_ID, expected={"trigger_tokens": 5000}, document={"trigger_tokens": 7000},
+            url,
+            config_id=CONFIG_ID,
+            expected_sha256=compact_json_sha256({"trigger_tokens": 5000}),
+            document={"trigger_tokens": 7000},
             timeout_s=5.0,
-        )  # fmt: skip
+        )
     assert not refused.value.offer_json
     assert stored(url) == {"trigger_tokens": 6000}
 
@@ -138,7 +148,11 @@ def test_a_value_dev_refuses_is_never_written(pg_dev_sample: str) -> None:
     url = with_agent_config(pg_dev_sample, {})
     with pytest.raises(CompactJsonRefused, match="trigger_tokens"):
         apply_compact_json(
-            url, config_id=CONFIG_ID, expected={}, document={"trigger_tokens": 0}, timeout_s=5.0
+            url,
+            config_id=CONFIG_ID,
+            expected_sha256=compact_json_sha256({}),
+            document={"trigger_tokens": 0},
+            timeout_s=5.0,
         )
     assert stored(url) == {}
 
@@ -146,7 +160,11 @@ def test_a_value_dev_refuses_is_never_written(pg_dev_sample: str) -> None:
 def test_no_table_offers_the_json(pg_dev_sample: str) -> None:
     with pytest.raises(CompactJsonRefused, match="There is no agent.agent_configs table") as refused:
         apply_compact_json(
-            pg_dev_sample, config_id=CONFIG_ID, expected={}, document={"trigger_tokens": 7000}, timeout_s=5.0
+            pg_dev_sample,
+            config_id=CONFIG_ID,
+            expected_sha256=compact_json_sha256({}),
+            document={"trigger_tokens": 7000},
+            timeout_s=5.0,
         )
     assert refused.value.offer_json
 
@@ -159,9 +177,12 @@ def test_a_select_only_role_is_offered_the_json_and_writes_nothing(pg_dev_sample
     assert found.table_ready and not found.can_update and not found.writable
     with pytest.raises(CompactJsonRefused, match="may not write agent.agent_configs") as refused:
         apply_compact_json(
-            reader, config_id=CONFIG_ID, expected={"trigger_tokens": 5000}, document={"trigger_tokens": 7000},
+            reader,
+            config_id=CONFIG_ID,
+            expected_sha256=compact_json_sha256({"trigger_tokens": 5000}),
+            document={"trigger_tokens": 7000},
             timeout_s=5.0,
-        )  # fmt: skip
+        )
     assert refused.value.offer_json
     assert stored(url) == {"trigger_tokens": 5000}
 

@@ -8,6 +8,7 @@ exact JSON instead (`CompactJsonRefused.offer_json`). Dev never reads runtime.js
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,16 +45,25 @@ def compact_json_text(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
 
 
+def compact_json_sha256(value: Any) -> str | None:
+    """A digest of a compact_json as read (None: there was none), for stale-edit checks: the form carries
+    this, not the value, so nothing stored reaches the page twice."""
+    if value is None:
+        return None
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 def apply_compact_json(
     url: str,
     *,
     config_id: str,
-    expected: Any,
+    expected_sha256: str | None,
     document: Mapping[str, Any],
     timeout_s: float,
 ) -> SavedCompactJson:
-    """Replace one agent's compact_json if it still equals `expected` (the value shown when the form was
-    rendered). Raises CompactJsonRefused with nothing written otherwise."""
+    """Replace one agent's compact_json if its digest is still `expected_sha256` (compact_json_sha256 of
+    the value read when the form was rendered). Raises CompactJsonRefused with nothing written otherwise."""
     refusals = merge_dev_layers(compact_json=document).errors  # keys and values, as dev checks them
     if refusals:
         raise CompactJsonRefused(f"Refusing to save: {refusals[0].message}")
@@ -77,7 +87,7 @@ def apply_compact_json(
             ).fetchone()
             if row is None:
                 raise CompactJsonRefused(f"{TABLE} has no row {config_id} (deleted since you opened it?).")
-            if row[0] != expected:
+            if compact_json_sha256(row[0]) != expected_sha256:
                 raise CompactJsonRefused(
                     f"{TABLE} row {config_id} was changed since you opened it; reload to see the new value."
                 )

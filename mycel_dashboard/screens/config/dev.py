@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.config import ConfigLayerName, ConfigProblem, Severity
+from memory_core.config import ConfigLayerName, ConfigProblem, Severity, redact_secrets
 from memory_core.config.dev_layers import (
     DEFAULTS_SOURCE,
     compact_json_source,
@@ -17,7 +17,7 @@ from memory_core.config.dev_layers import (
 from memory_core.config.dev_schema import COMPACT_JSON_KEYS, COMPACTION, DEV_KEY_SPECS
 from memory_core.config.schema import ValueKind
 from memory_core.stores.postgres.agent_configs import DevConfigView
-from memory_core.stores.write.agent_config_writer import compact_json_text
+from memory_core.stores.write.agent_config_writer import compact_json_sha256, compact_json_text
 
 SAVE_NOTE = (
     "Mycel dev reads compact_json when it builds the agent: the change applies to the agent's next start "
@@ -85,7 +85,7 @@ def dev_context(view: DevConfigView) -> dict[str, Any]:
         "layer_lines": dev_layer_lines(view),
         "errors": [p for p in problems if p.severity is Severity.ERROR],
         "warnings": [p for p in problems if p.severity is Severity.WARNING],
-        "expected": compact_json_text(view.agent.compact_json) if view.agent.compact_json is not None else "",
+        "expected_sha256": compact_json_sha256(view.agent.compact_json) or "",
         "unknown_keys": unknown_keys(view.agent.compact_json),
         "save_note": SAVE_NOTE,
     }
@@ -100,7 +100,8 @@ class DevProposal:
 
     @property
     def text(self) -> str:
-        return compact_json_text(self.document)
+        """The JSON to offer (secret-looking values hidden: it goes on a page and into the audit log)."""
+        return compact_json_text(redact_secrets(self.document))
 
 
 def unknown_keys(compact_json: Any) -> tuple[str, ...]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -109,7 +108,7 @@ class DevConfigForm(forms.Form):
 
     agent = forms.RegexField(regex=r"^m_[A-Za-z0-9]{12}$", required=False)
     thread = forms.CharField(required=False, max_length=20_000)
-    expected = forms.CharField(required=False, max_length=100_000, strip=False)  # compact_json when rendered
+    expected_sha256 = forms.RegexField(required=False, regex=_SHA256)  # of compact_json when rendered
     drop_unknown = forms.BooleanField(required=False)  # remove the stored keys dev refuses
 
     def __init__(self, data: Any) -> None:
@@ -134,8 +133,8 @@ class DevConfigForm(forms.Form):
         self.is_valid()
         return bool(self.cleaned_data.get("drop_unknown"))
 
-    def expected_document(self) -> Any:
-        """The compact_json the form was rendered with (None: the agent had none); ValueError if unreadable."""
+    @property
+    def expected(self) -> str | None:
+        """compact_json_sha256 of the value the form was rendered with (None: the agent had none)."""
         self.is_valid()
-        text = self.cleaned_data.get("expected") or ""
-        return json.loads(text) if text else None
+        return self.cleaned_data.get("expected_sha256") or None
