@@ -227,3 +227,17 @@ def test_a_thread_row_names_its_agent_when_the_id_does_not(pg_dev_sample: str) -
         )
     found = get_agent_compact_config(url, thread_id="subagent-1a2b3c4d", timeout_s=5.0)
     assert (found.agent_id, found.compact_json) == (AGENT, {"min_messages": 7})
+
+
+def test_no_compact_json_column_means_defaults_and_the_json_offered(pg_dev_sample: str) -> None:
+    url = with_agent_config(pg_dev_sample, {"trigger_tokens": 5000})
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE agent.agent_configs DROP COLUMN compact_json")
+    found = get_agent_compact_config(url, thread_id=THREAD, timeout_s=5.0)
+    assert found.compact_json is None and not found.writable
+    assert found.notes == ("agent.agent_configs has no compact_json jsonb column: dev's defaults apply.",)
+    with pytest.raises(CompactJsonRefused, match="has no id and compact_json jsonb columns") as refused:
+        apply_compact_json(
+            url, config_id=CONFIG_ID, expected_sha256=None, document={"trigger_tokens": 7000}, timeout_s=5.0
+        )
+    assert refused.value.offer_json
