@@ -182,3 +182,28 @@ def test_main_config_is_unchanged_by_the_agent_layer_name():
     effective = merge_layers([])
     assert ConfigLayerName.AGENT not in {v.layer for v in effective.values.values()}
     assert effective.value("memory.compaction.keep_recent_tokens") == 20000
+
+
+def test_cli_points_a_main_layout_thread_back_to_the_runtime_json_view(sample_home, capsys):
+    from memory_core.cli import main
+    from memory_core.stores.locations import resolve_locations
+    from memory_core.stores.reader import MycelReader
+
+    thread = MycelReader(resolve_locations()).list_threads().value[0]
+    assert thread.layout == "main"
+    assert main(["config", "--thread", thread.thread_id]) == 2
+    assert "is in Mycel main's layout" in capsys.readouterr().err
+
+
+def test_cli_shows_an_agents_defaults_when_no_postgres_is_configured(capsys):
+    import json
+
+    from memory_core.cli import main
+
+    assert main(["config", "--agent", "m_abcdefghijkl", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["values"]["memory.compaction.trigger_tokens"] == {"value": None, "layer": "system"}
+    assert shown["notes"] == [
+        "LEON_POSTGRES_URL is not set: Mycel dev keeps agent configs in PostgreSQL; defaults shown."
+    ]
+    assert shown["writable"] is False
