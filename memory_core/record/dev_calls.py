@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from memory_core.call_inputs import CallInput, call_inputs
+from memory_core.call_inputs import CallInput, CallSplitter, call_inputs
 from memory_core.compaction import SUMMARY_HEADER, compact_up_to_index, summary_text_for
 from memory_core.messages import Message, MessageType
 from memory_core.model_view import ActiveSummary
@@ -101,13 +101,22 @@ class _Walk:
 
 
 def dev_steps(
-    calls: Sequence[CallInput], settings: MemorySettings, record: DevRecord | None, *, summary_chars: int
+    calls: Sequence[CallInput],
+    settings: MemorySettings,
+    record: DevRecord | None,
+    *,
+    summary_chars: int,
+    splitters: dict[int, CallSplitter] | None = None,
+    give_up: bool = False,
 ) -> tuple[tuple[DevStep, ...], int]:
     """Dev's walk along the calls under `settings`, and how many rows and notices it leaves unexplained.
 
     With no `record` every attempt with something to summarise succeeds (a replay under proposed
-    settings); with one, an attempt succeeds where the record shows a compaction.
+    settings); with one, an attempt succeeds where the record shows a compaction. `splitters` keeps each
+    call's splitter across walks (the limit search walks many times); `give_up` stops at the first
+    unexplained row or notice (the search only needs to know there is one).
     """
+    splitters = {} if splitters is None else splitters
     walk = _Walk(record)
     unknown = placeholder_summary(summary_chars)
     threshold = dev_trigger_tokens(settings)
@@ -116,8 +125,13 @@ def dev_steps(
     cache: tuple[ActiveSummary, str | None] | None = None
     breaker = BreakerState()
     steps: list[DevStep] = []
+    notices = sorted({k for k, _ in record.compact_notices} | set(record.breaker_notices)) if record else []
     for call in calls:
         i = call.index
+        # Only calls before a notice can claim it: one behind us and unclaimed is unexplained for good.
+        passed = sum(1 for k in notices if k < i and k not in walk.claimed)
+        if give_up and (walk.mismatches or passed):
+            return tuple(steps), walk.mismatches + passed
         held = cache[0] if cache else None
         applies = held is not None and bool(held.summary_text) and 1 <= held.compact_up_to_index <= i
         if applies and held is not None:
@@ -132,7 +146,9 @@ def dev_steps(
         row = record.rows_by_index.get(i) if record else None
         compacted, stored, split = False, True, False
         if attempted:
-            splitter = call.splitter()
+            splitter = splitters.get(i)
+            if splitter is None:
+                splitter = splitters[i] = call.splitter()
             cut = splitter.cut(keep, keep_newest=True)
             prefix = splitter.turn_prefix(cut, settings.context_limit)
             up_to = compact_up_to_index(i, cut, i - cut, prefix)
@@ -216,9 +232,12 @@ def dev_settings_in_force(
     """The settings under which dev's walk explains every row and notice, and the walk under them:
     today's config when it does, else the limit the rows suggest, a named model's, else the roundest."""
     config = configured.settings
+    splitters: dict[int, CallSplitter] = {}
 
-    def walk(settings: MemorySettings) -> tuple[tuple[DevStep, ...], int]:
-        return dev_steps(calls, settings, record, summary_chars=summary_chars)
+    def walk(settings: MemorySettings, give_up: bool = False) -> tuple[tuple[DevStep, ...], int]:
+        return dev_steps(
+            calls, settings, record, summary_chars=summary_chars, splitters=splitters, give_up=give_up
+        )
 
     tried: list[tuple[MemorySettings, str]] = [(config, configured.source)]
     if main_guess is not None:
@@ -227,7 +246,7 @@ def dev_settings_in_force(
         tried.append((replace(config, context_limit=value), f"inferred from the record (matches {name})"))
     disagreements: list[str] = []
     for settings, source in tried:
-        steps, misses = walk(settings)
+        steps, misses = walk(settings, give_up=True)  # a walk with nothing unexplained runs to the end
         if misses == 0:
             if settings.context_limit != config.context_limit:
                 disagreements.append(_needs(settings, config))
@@ -235,16 +254,16 @@ def dev_settings_in_force(
     if config.fixed_trigger_tokens is None:
         candidates = _candidate_limits(calls)
         for position, low in enumerate(candidates):
-            steps, misses = walk(replace(config, context_limit=low))
+            steps, misses = walk(replace(config, context_limit=low), give_up=True)
             if misses:
                 continue
             high = candidates[position + 1] - 1 if position + 1 < len(candidates) else low
             chosen = Limits.between(low, high).roundest()
             settings = replace(config, context_limit=chosen)
-            steps, misses = walk(settings)
+            steps, misses = walk(settings, give_up=True)
             if misses:
                 settings = replace(config, context_limit=low)
-                steps, _ = walk(settings)
+            steps, _ = walk(settings)
             disagreements.append(_needs(settings, config))
             return _inference(calls, record, settings, "inferred from the record", disagreements), steps
     steps, misses = walk(config)
