@@ -31,6 +31,10 @@ from memory_core.rules.dev import BreakerState, dev_trigger_tokens
 from memory_core.settings import MYCEL_COMPACTION_THRESHOLD, MemorySettings
 from memory_core.tokens import TokenCounter
 
+# Summary lengths (characters) tried, longest first, when no row gives one.
+UNKNOWN_SUMMARY_SIZES = (2000, 1000, 500, 250)
+_UNEXPLAINED = "No context limit explains"
+
 
 @dataclass(frozen=True, slots=True)
 class DevRecord:
@@ -268,7 +272,7 @@ def dev_settings_in_force(
             return _inference(calls, record, settings, "inferred from the record", disagreements), steps
     steps, misses = walk(config)
     disagreements.append(
-        f"No context limit explains {misses} of the thread's summary rows and notices under Mycel dev's rules."
+        f"{_UNEXPLAINED} {misses} of the thread's summary rows and notices under Mycel dev's rules."
     )
     return _inference(calls, record, config, configured.source, disagreements), steps
 
@@ -356,9 +360,13 @@ def dev_calls(
 ) -> tuple[tuple[RecordedCall, ...], SettingsInForce]:
     """A dev thread's calls from its record: the settings that explain it, and the walk under them."""
     record = dev_record(messages, rows, [c.index for c in calls])
-    inference, steps = dev_settings_in_force(
-        calls, record, configured, main_guess, summary_chars=summary_chars
-    )
+    # Without a row no summary's length is known, and it decides where the summarized view crosses the
+    # trigger: the first of a few lengths under which some limit explains every notice.
+    sizes = (summary_chars,) if rows else (summary_chars, *UNKNOWN_SUMMARY_SIZES)
+    for size in sizes:
+        inference, steps = dev_settings_in_force(calls, record, configured, main_guess, summary_chars=size)
+        if not inference.disagreements or not inference.disagreements[-1].startswith(_UNEXPLAINED):
+            break
     return dev_recorded_calls(calls, steps, inference, holding=holding, counter=counter), inference
 
 

@@ -154,3 +154,18 @@ def test_trigger_tokens_under_main_rules_is_one_line(
     assert main(["whatif", "m_rE2uGx6NbP9w-1", "--rules", "main", "--trigger-tokens", "10"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--trigger-tokens" in err[0]
+
+
+def test_without_summary_rows_the_compact_notices_say_where_dev_compacted(
+    pg_dev_sample: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No leon.db: dev stored no summary row, only its compact notices in the history.
+    monkeypatch.setenv("LEON_POSTGRES_URL", pg_dev_sample)
+    monkeypatch.setenv("LEON_DB_PATH", str(tmp_path / "leon.db"))
+    monkeypatch.setenv("MYCEL_CONFIG_HOME", str(tmp_path))
+    reader = MycelReader(resolve_locations())
+    record = _record(reader, "m_rE2uGx6NbP9w-1")
+    assert record.summaries == ()
+    assert _compacting_calls(record) == [11, 16, 19]
+    assert not any(c.compaction_stored for c in record.calls if c.compacted)
+    assert [c.request_messages for c in record.calls] == [len(s["sent"]) for s in _logged("m_rE2uGx6NbP9w-1")]
