@@ -8,16 +8,23 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
+from memory_core.call_inputs import call_inputs
 from memory_core.compaction import split_index
+from memory_core.messages import Message
 from memory_core.record.dev_calls import dev_replayed
-from memory_core.rules.dev import BreakerState, dev_trigger_tokens
+from memory_core.rules.dev import ActiveSummary as DevSummary
+from memory_core.rules.dev import BreakerState, dev_trigger_tokens, plan_dev_call
 from memory_core.rules.profile import RulesProfile, UnknownRules, parse_rules, rules_for, rules_reason
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import configured_for, thread_calls
 from memory_core.stores.thread_settings import thread_memory_settings
+from tests.core.strategies import thread_settings, threads
 
 COMPACTING_THREAD = "m_0D8EzdJXJhk9-2"  # leon:snug, 5,500 (sample README: 7 rows, 3 split turns)
 
@@ -114,3 +121,27 @@ def test_a_main_thread_under_dev_rules_is_named_so_and_main_stays_untouched(samp
     assert {c.index for c in as_dev.calls if c.compacted} == rows
     assert all(c.attempted for c in as_dev.calls if c.compacted)
     assert replace(as_main.calls[0], attempted=False) == as_main.calls[0]  # main's calls keep dev's defaults
+
+
+@given(messages=threads(), memory=thread_settings(), keep=st.integers(0, 400), trigger=st.integers(1, 400))
+@hypothesis_settings(max_examples=30, deadline=None)
+def test_the_fast_dev_split_and_the_walk_over_a_thread_equal_plan_dev_call(
+    messages: list[Message], memory: MemorySettings, keep: int, trigger: int
+) -> None:
+    """At every call of a thread with no record (a working summariser), dev's walk agrees with dev's own
+    one-call plan given the summary and breaker the walk held before that call."""
+    settings = replace(memory, keep_recent_tokens=max(keep, 1), fixed_trigger_tokens=trigger)
+    held: DevSummary | None = None
+    for call in dev_replayed(messages, settings, summary_chars=40):
+        plan = plan_dev_call(messages[: call.index], settings=settings, active_summary=held)
+        splitter_cut = next(c for c in call_inputs(messages, settings) if c.index == call.index).splitter()
+        assert (
+            splitter_cut.cut(settings.effective_keep_recent_tokens, keep_newest=True) == plan.summarize_count
+        )
+        assert call.trigger_view_tokens == plan.trigger_view_tokens
+        assert call.attempted is plan.attempted
+        assert call.compacted is plan.compacted
+        if plan.compacted:
+            held = DevSummary(
+                call.summary.summary_text if call.summary else "", plan.compact_up_to_index or 0
+            )
