@@ -57,8 +57,10 @@ class ChosenThread:
 
     @property
     def trigger_now(self) -> int:
-        """The trigger the current side ran under, by its rules."""
-        return _trigger(self.rules, self.whatif.current.settings)
+        """The trigger the current side ran under: its record's last call's (the settings in force, which
+        the record can pin apart from today's config), else today's config's by its rules."""
+        calls = self.whatif.current.calls
+        return calls[-1].trigger_tokens if calls else _trigger(self.rules, self.whatif.current.settings)
 
     @property
     def trigger_proposed(self) -> int:
