@@ -278,3 +278,22 @@ def test_the_whatif_on_a_dev_thread_names_dev_rules_and_moves_with_trigger_token
     assert 'id="whatif-trigger-tokens"' not in as_main
     bad = dev_client.get(f"{base}&trigger_tokens=0").content.decode()
     assert "Ignored trigger_tokens &#x27;0&#x27;" in bad
+
+
+def test_the_dry_run_of_a_dev_thread_is_dev_s_decision_and_can_be_overridden(dev_client) -> None:
+    base = f"/threads/{BREAKER}/dry-run/"
+    plain = dev_client.get(base)
+    assert plain.status_code == 200
+    assert "Mycel dev&#x27;s rules: trigger on the summarized view (dev layout)." in plain.content.decode()
+    # At the window it ran under the thread is over dev's trigger, but its breaker is open: no attempt.
+    body = dev_client.get(f"{base}?context_limit=6000").content.decode()
+    decision = body[body.index('id="dev-decision"') :]
+    assert "no: the breaker is open (3 failures)" in decision
+    # The compacting thread (breaker closed) would attempt at the same window.
+    other = dev_client.get(f"/threads/{COMPACTING}/dry-run/?context_limit=6000&trigger_tokens=1500")
+    assert other.status_code == 200
+    assert "trigger_tokens, proposed" in other.content.decode()
+    assert "&gt; 1,500" in other.content.decode()
+    as_main = dev_client.get(f"{base}?context_limit=6000&rules=main").content.decode()
+    assert "Mycel main&#x27;s rules: trigger on the pruned history (chosen here)." in as_main
+    assert 'id="dev-decision"' not in as_main

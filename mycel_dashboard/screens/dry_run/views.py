@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -10,10 +11,19 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.compaction import CompactionPlan, plan_compaction
+from memory_core.messages import Message
+from memory_core.model_view import newest_active
+from memory_core.records import ThreadRow
+from memory_core.rules.dev import ActiveSummary, BreakerState, DevCallPlan, plan_dev_call
+from memory_core.rules.profile import RulesProfile, rules_for
+from memory_core.settings import MemorySettings
+from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_settings import thread_memory_settings
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.dry_run.forms import DryRunForm
 from mycel_dashboard.screens.dry_run.summariser import configured_endpoint, generate_summary, summary_prompt
+from mycel_dashboard.screens.shared.charts import rules_words
+from mycel_dashboard.screens.shared.forms import RULES_CHOICES, RulesForm
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.forms import error_text
@@ -41,7 +51,12 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
     resolved = thread_memory_settings(source.locations, row)
     current, limit = resolved.settings, resolved.limit
     overrides = form.overrides()
+    rules, trigger_tokens, rules_notes = RulesForm(request_data).choice()
+    problems.extend(rules_notes)
+    profile = rules or rules_for(row.layout)
     proposed = replace(current, **overrides)
+    if profile is RulesProfile.DEV and trigger_tokens is not None:
+        proposed = replace(proposed, fixed_trigger_tokens=trigger_tokens)
     prompt = summary_prompt()
     plan = guarded(
         "the compaction plan",
@@ -53,7 +68,18 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
         baseline = guarded(
             "the current plan", lambda: plan_compaction(state.messages, settings=current), problems
         )
+    dev_plan = None
+    if profile is RulesProfile.DEV:
+        dev_plan = guarded(
+            "Mycel dev's decision", lambda: _dev_plan(reader, row, state.messages, proposed), problems
+        )
     context.update(
+        rules=profile.value,
+        rules_override=rules.value if rules else "",
+        rules_words=rules_words(profile, "chosen here" if rules else f"{row.layout} layout"),
+        rules_choices=RULES_CHOICES,
+        trigger_tokens=trigger_tokens,
+        dev_plan=dev_plan,
         state=state,
         settings=proposed,
         current_settings=current,
@@ -65,6 +91,16 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
         endpoint=configured_endpoint(),
     )
     return context
+
+
+def _dev_plan(
+    reader: MycelReader, row: ThreadRow, messages: Sequence[Message], settings: MemorySettings
+) -> DevCallPlan:
+    """Mycel dev's middleware at the next call: behind its active summary, with the head's breaker."""
+    active = newest_active(reader.list_summaries(row.thread_id).value)
+    summary = ActiveSummary(active.summary_text, active.compact_up_to_index) if active else None
+    breaker = BreakerState(row.breaker_failures or 0, row.breaker_open)
+    return plan_dev_call(messages, settings=settings, active_summary=summary, breaker=breaker)
 
 
 @require_GET
