@@ -28,7 +28,10 @@ def bouncer(pg_server: Any) -> Iterator[Path]:
 
 
 def _reader(url: str, tmp_path: Path) -> MycelReader:
-    return MycelReader(resolve_locations({"HOME": str(tmp_path / "home"), "LEON_POSTGRES_URL": url}))
+    # A generous time limit: six readers share two server connections on a loaded 2-core machine, and this
+    # test is about what they read, not how fast.
+    environ = {"HOME": str(tmp_path / "home"), "LEON_POSTGRES_URL": url}
+    return MycelReader(resolve_locations(environ), query_timeout_s=60.0)
 
 
 def _seen(reader: MycelReader, thread_id: str) -> tuple[Any, ...]:
