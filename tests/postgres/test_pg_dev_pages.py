@@ -297,3 +297,11 @@ def test_the_dry_run_of_a_dev_thread_is_dev_s_decision_and_can_be_overridden(dev
     as_main = dev_client.get(f"{base}?context_limit=6000&rules=main").content.decode()
     assert "Mycel main&#x27;s rules: trigger on the pruned history (chosen here)." in as_main
     assert 'id="dev-decision"' not in as_main
+
+
+def test_the_whatif_says_where_the_record_s_breaker_opened(dev_client) -> None:
+    body = dev_client.get(f"/config/?thread={BREAKER}&runtime.context_limit=6000").content.decode()
+    attempts = _compaction_attempts(BREAKER)
+    assert f"the compaction breaker opened at model call {attempts[-1]}" in body
+    other = dev_client.get(f"/config/?thread={COMPACTING}&runtime.context_limit=6000").content.decode()
+    assert 'id="whatif-breaker"' not in other

@@ -63,6 +63,11 @@ class ChosenThread:
         return calls[-1].trigger_tokens if calls else _trigger(self.rules, self.whatif.current.settings)
 
     @property
+    def breaker_opened_at(self) -> int | None:
+        """The call after which Mycel dev's breaker was open in the record, if it ever was."""
+        return next((c.call for c in self.whatif.current.calls if c.breaker_open), None)
+
+    @property
     def trigger_proposed(self) -> int:
         return _trigger(self.rules, self.whatif.proposed.settings)
 
