@@ -84,3 +84,25 @@ def test_moving_trigger_tokens_moves_the_compaction_points(viewer_page: BrowserP
     viewer_page.shot("dev-trigger-high")
     _shot_whatif(viewer_page, "dev-trigger-whatif-high")
     assert viewer_page.console_errors == []
+
+
+def test_a_dev_thread_page_shows_its_breaker_and_notices(viewer_page: BrowserPage, dashboard_server: Any):
+    page = viewer_page.page
+    page.goto(f"{dashboard_server.url}/threads/m_sK5yDq1FvT7a-2/")
+    page.wait_for_selector("#context-chart .main-svg", timeout=20_000)
+    assert page.is_visible("#breaker-card")
+    assert "Automatic compaction is off for this thread" in page.inner_text("#breaker-card")
+    notice = page.locator("li.notice-compact_breaker")
+    assert notice.count() == 1
+    assert "System notice" in notice.inner_text()
+    assert "Mycel dev stores no parent ids" in page.inner_text("#lineage-note")
+    for name, selector in (
+        ("dev-breaker-card", "#breaker-card"),
+        ("dev-breaker-notice", "li.notice-compact_breaker"),
+    ):
+        path = viewer_page.shots / f"{name}.png"
+        page.locator(selector).screenshot(path=str(path))
+        target = os.environ.get("SCREENSHOT_DIR")
+        if target:
+            shutil.copy(path, Path(target) / path.name)
+    assert viewer_page.console_errors == []
