@@ -177,7 +177,12 @@ def dev_steps(
                 if opened and record is not None and walk.claim_notice(i, record.breaker_notices) is None:
                     walk.mismatches += 1
         elif row is not None:
-            walk.mismatches += 1  # a stored row where these settings would not have attempted
+            # A stored row where these settings would not have attempted: unexplained, yet the record.
+            walk.mismatches += 1
+            walk.claim_notice(i, compact_at)
+            cache = (ActiveSummary.from_row(row), row.summary_id)
+            compacted, split = True, row.is_split_turn
+            breaker = breaker.after(succeeded=True)
         sent = cache if cache is not None and (compacted or not should) else None
         if sent is not None and not (sent[0].summary_text and 1 <= sent[0].compact_up_to_index <= i):
             sent = None
