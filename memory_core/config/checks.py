@@ -72,8 +72,9 @@ def combination_problems(
                 key_path="runtime.context_limit",
                 message=f"With a context limit of {settings.context_limit}, Mycel compacts once its estimate "
                 f"passes {trigger} tokens (about {trigger * 2} characters). A typical thread gets there within "
-                "a few turns, and because Mycel estimates the full history, it then compacts on every model "
-                "call: one extra summarisation call and one new summaries row each time.",
+                "a few turns. Under Mycel main's rules, which estimate the full history, it then compacts on "
+                "every model call: one extra summarisation call and one new summaries row each time (Mycel "
+                "dev's rules estimate the summarized view, so they compact once per crossing).",
                 layer=limit_value.layer if not context_limit_given else None,
             )
         )

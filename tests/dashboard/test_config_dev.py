@@ -181,3 +181,21 @@ def test_a_secret_stored_in_compact_json_never_reaches_the_page_or_the_audit(
     assert entry.result == AuditEntry.Result.REFUSED
     for text in (page, refused.content.decode(), entry.message, repr(entry.after), repr(entry.before)):
         assert secret not in text
+
+
+def test_a_dev_thread_never_saves_into_a_runtime_json(operator_client, dev_db: str) -> None:
+    from memory_core.stores.locations import resolve_locations
+
+    user_layer = resolve_locations().config_home / "runtime.json"
+    before = user_layer.read_bytes() if user_layer.exists() else None
+    page = operator_client.get(f"/config/?thread={THREAD}").content.decode()
+    assert "Try values (what-if only)" in page
+    assert 'id="dev-save-note"' in page
+    assert 'name="layer"' not in page  # no runtime.json layer to pick
+    form = {"thread": THREAD, "layer": "user", "memory.pruning.protect_recent": "5", "expected_sha256": ""}
+    for path in ("/config/save/", "/config/preview/"):
+        answer = (operator_client.post if path.endswith("save/") else operator_client.get)(path, form)
+        assert "Mycel dev does not read runtime.json" in answer.content.decode(), path
+    assert (user_layer.read_bytes() if user_layer.exists() else None) == before
+    refused = AuditEntry.objects.get(action=AuditEntry.Action.CONFIG_SAVE)
+    assert refused.result == AuditEntry.Result.REFUSED

@@ -305,3 +305,17 @@ def test_the_whatif_says_where_the_record_s_breaker_opened(dev_client) -> None:
     assert f"the compaction breaker opened at model call {attempts[-1]}" in body
     other = dev_client.get(f"/config/?thread={COMPACTING}&runtime.context_limit=6000").content.decode()
     assert 'id="whatif-breaker"' not in other
+
+
+def test_the_what_if_compares_the_record_s_limit_with_the_proposal(dev_client) -> None:
+    # The record (its summary rows) says the thread ran in a 6,000-token window, whatever today's config
+    # says: proposing 6,000 changes neither the limit nor the trigger the what-if shows.
+    body = dev_client.get(f"/config/?thread={COMPACTING}&runtime.context_limit=6000").content.decode()
+    limit = re.search(r'<div id="whatif-limit"><dt>Context limit</dt><dd>(.*?)</dd>', body).group(1)
+    trigger = re.search(r'<div id="whatif-trigger"><dt>Compaction trigger</dt><dd>(.*?)</dd>', body).group(1)
+    assert limit == "6,000"
+    assert trigger == "4,200"
+    # Today's config (1,000,000) as the proposal is said as the change it is.
+    body = dev_client.get(f"/config/?thread={COMPACTING}&memory.pruning.protect_recent=4").content.decode()
+    limit = re.search(r'<div id="whatif-limit"><dt>Context limit</dt><dd>(.*?)</dd>', body).group(1)
+    assert limit == "6,000 → <strong>1,000,000</strong>"

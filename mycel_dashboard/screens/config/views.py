@@ -197,6 +197,11 @@ def config_page(request: HttpRequest) -> HttpResponse:
 
 
 def _preview(state: _State) -> tuple[SavePreview | None, str | None]:
+    if state.dev is not None:
+        return None, (
+            "Mycel dev does not read runtime.json: this agent's memory config is its compact_json "
+            "(save it in the Mycel dev card)."
+        )
     layer = layer_file(state.locations, state.form.chosen_layer, project_dir=state.project_dir)
     if layer is None:
         return None, "There is no project folder: set MYCEL_PROJECT_DIR or choose a thread with a workspace."
@@ -217,6 +222,7 @@ def _panel(request: HttpRequest, state: _State, extra: dict[str, Any], *, status
         "restart_note": RESTART_NOTE,
         "chosen": state.chosen,
         "layers": state.loaded.layers,
+        "dev": state.dev,  # a Mycel dev agent: its runtime.json is never saved
         **extra,
     }
     if wants_partial(request):

@@ -63,6 +63,16 @@ class ChosenThread:
         return calls[-1].trigger_tokens if calls else _trigger(self.rules, self.whatif.current.settings)
 
     @property
+    def limit_now(self) -> int:
+        """The context limit the current side ran under: its record's last call's, as for the trigger."""
+        calls = self.whatif.current.calls
+        return calls[-1].context_limit if calls else self.whatif.current.settings.context_limit
+
+    @property
+    def limit_proposed(self) -> int:
+        return self.whatif.proposed.settings.context_limit
+
+    @property
     def breaker_opened_at(self) -> int | None:
         """The call after which Mycel dev's breaker was open in the record, if it ever was."""
         return next((c.call for c in self.whatif.current.calls if c.breaker_open), None)
