@@ -20,6 +20,10 @@ class ActiveSummary:
     summary_text: str
     compact_up_to_index: int
 
+    def applies_to(self, count: int) -> bool:
+        """Mycel dev puts it in front only with a text and 1 <= compact_up_to_index <= len(pruned list)."""
+        return bool(self.summary_text) and 1 <= self.compact_up_to_index <= count
+
     @classmethod
     def from_row(cls, row: SummaryRow) -> ActiveSummary:
         return cls(summary_text=row.summary_text, compact_up_to_index=row.compact_up_to_index)

@@ -9,15 +9,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from typing import Any
 
 from memory_core.cli.common import CliError, print_json
-from memory_core.cli.plan import settings_from_flags
+from memory_core.cli.plan import rules_option, settings_from_flags, trigger_tokens_option
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.rollback import RollbackImpact
+from memory_core.rules.dev import DevCallPlan
+from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.thread_calls import dev_next_call
 from memory_core.stores.thread_list.derived import default_folder
 from memory_core.stores.thread_settings import thread_memory_settings
 from memory_core.stores.write.rollback_actions import (
@@ -114,10 +118,22 @@ def run_dry_run(args: argparse.Namespace) -> int:
     thread_settings = thread_memory_settings(reader.locations, row)
     limit = thread_settings.limit
     settings = settings_from_flags(args, base=thread_settings.settings)
+    profile, reason = rules_reason(override=rules_option(args.rules), layout=row.layout)
+    trigger = trigger_tokens_option(args)
+    if trigger is not None:
+        if profile is not RulesProfile.DEV:
+            raise CliError("--trigger-tokens applies only under Mycel dev's rules (--rules dev)")
+        settings = replace(settings, fixed_trigger_tokens=trigger)
     plan = plan_compaction(state.messages, settings=settings)
     report = dry_run_as_dict(
         plan, settings=settings, thread_id=args.thread_id, checkpoint_id=state.checkpoint.checkpoint_id
     )
+    report.update(rules=profile.value, rules_reason=reason)
+    if profile is RulesProfile.DEV:
+        # Dev's own decision, as the dry-run page's card shows it; the split and text above are main's
+        # arithmetic, which dev shares except that it always keeps the newest message.
+        report["dev"] = dev_decision_as_dict(dev_next_call(reader, row, state.messages, settings))
+        report["would_compact_next_call"] = report["dev"]["compact_up_to_index"] is not None
     report["context_limit_source"] = (
         limit.explanation if settings.context_limit == limit.value else "--context-limit"
     )
@@ -160,6 +176,27 @@ def dry_run_as_dict(
     }
 
 
+def dev_decision_as_dict(plan: DevCallPlan) -> dict[str, Any]:
+    """Mycel dev's middleware decision at the next call (`dry-run --json`'s `dev`)."""
+    return {
+        "trigger_view_tokens": plan.trigger_view_tokens,
+        "view_applied": plan.view_applied,
+        "pruned_tokens": plan.pruned_tokens,
+        "threshold_tokens": plan.threshold_tokens,
+        "should_compact": plan.should_compact,
+        "attempted": plan.attempted,
+        "summarize_count": plan.summarize_count,
+        "keep_count": plan.keep_count,
+        "keep_recent_tokens": plan.keep_recent_tokens,
+        "compact_up_to_index": plan.compact_up_to_index,
+        "breaker_before": {
+            "failure_count": plan.breaker_before.failure_count,
+            "open": plan.breaker_before.open,
+        },
+        "breaker_after": {"failure_count": plan.breaker_after.failure_count, "open": plan.breaker_after.open},
+    }
+
+
 def _render_dry_run(report: dict[str, Any]) -> None:
     out = sys.stdout
     verdict = "YES" if report["would_compact_next_call"] else "no"
@@ -168,6 +205,14 @@ def _render_dry_run(report: dict[str, Any]) -> None:
         f"  estimate {report['estimated_tokens']:,} tokens vs trigger {report['threshold_tokens']:,}"
         f" (limit {report['context_limit']:,}; {report['context_limit_source']})\n"
     )
+    dev = report.get("dev")
+    if dev is not None:
+        seen = "summarized view" if dev["view_applied"] else "pruned history"
+        out.write(
+            f"  Mycel dev's rules ({report['rules_reason']}): {seen} {dev['trigger_view_tokens']:,} vs trigger "
+            f"{dev['threshold_tokens']:,}; breaker {'open' if dev['breaker_before']['open'] else 'closed'}"
+            f" ({dev['breaker_before']['failure_count']} failures)\n"
+        )
     out.write(f"  Mycel would compact on the next call: {verdict}\n")
     if report["compact_up_to_index"] is None:
         out.write("  nothing to summarise: fewer than two messages fall before the kept part\n")

@@ -181,6 +181,10 @@ def _actions(subparsers: Any) -> None:
     add_settings_flags(
         dry_run, context_limit_default="default: the thread model's limit, as Mycel resolves it"
     )
+    add_rules_flag(dry_run, default=None)
+    dry_run.add_argument(
+        "--trigger-tokens", metavar="N", help="Mycel dev's absolute trigger (with dev's rules)"
+    )
     dry_run.add_argument(
         "--show-text", action="store_true", help="print the conversation text the summariser gets"
     )

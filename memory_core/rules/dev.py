@@ -20,6 +20,7 @@ from memory_core.compaction import (
     turn_prefix_count,
 )
 from memory_core.messages import Message
+from memory_core.model_view import ActiveSummary
 from memory_core.pruning import PruningResult, prune_decisions
 from memory_core.settings import MemorySettings, compaction_trigger
 from memory_core.tokens import estimate_tokens
@@ -28,18 +29,6 @@ from memory_core.tokens import estimate_tokens
 BREAKER_OPENS_AT = 3
 # What dev's summariser stands in for when a plan needs a text (the vectors' stub answers this too).
 SUMMARY_PLACEHOLDER = "SUMMARY"
-
-
-@dataclass(frozen=True, slots=True)
-class ActiveSummary:
-    """The thread's latest active summary as dev restores it before a call."""
-
-    text: str
-    compact_up_to_index: int
-
-    def applies_to(self, count: int) -> bool:
-        """dev uses it only with a text and 1 <= compact_up_to_index <= len(pruned list)."""
-        return bool(self.text) and 1 <= self.compact_up_to_index <= count
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +54,7 @@ def summarized_view(pruned: Sequence[Message], summary: ActiveSummary | None) ->
     """[summary] + pruned[compact_up_to_index:] when the active summary applies, else None."""
     if summary is None or not summary.applies_to(len(pruned)):
         return None
-    return (summary_message(summary.text), *pruned[summary.compact_up_to_index :])
+    return (summary_message(summary.summary_text), *pruned[summary.compact_up_to_index :])
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +120,8 @@ def plan_dev_call(
     succeeded = compacted or (attempted and would_cut is None)
     breaker_after = breaker.after(succeeded=succeeded) if attempted else breaker
     held = (
-        active_summary.text
-        if active_summary and active_summary.text and active_summary.compact_up_to_index >= 0
+        active_summary.summary_text
+        if active_summary and active_summary.summary_text and active_summary.compact_up_to_index >= 0
         else None
     )
     if compacted and would_cut is not None:

@@ -15,12 +15,13 @@ from memory_core.call_inputs import call_inputs
 from memory_core.context_limits import ContextLimit, ContextLimitSource, named_limits
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message
-from memory_core.model_view import newest_active
+from memory_core.model_view import ActiveSummary, newest_active
 from memory_core.record.calls import RecordedCall, checkpoints_holding, holder_of, recorded_calls
 from memory_core.record.dev_calls import dev_calls
 from memory_core.record.evidence import Configured, SettingsInForce, settings_in_force
 from memory_core.records import CheckpointRow, ProblemKind, StoreProblem, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
+from memory_core.rules.dev import BreakerState, DevCallPlan, plan_dev_call
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
@@ -202,3 +203,14 @@ def thread_calls(
         rules=profile,
         rules_reason=reason,
     )
+
+
+def dev_next_call(
+    reader: MycelReader, row: ThreadRow, messages: Sequence[Message], settings: MemorySettings
+) -> DevCallPlan:
+    """Mycel dev's middleware at the thread's next call: behind its active summary row, with the head's
+    breaker (the dry-run page and `mycel-memory dry-run --rules dev` both ask here)."""
+    active = newest_active(reader.list_summaries(row.thread_id).value)
+    summary = ActiveSummary.from_row(active) if active is not None else None
+    breaker = BreakerState(row.breaker_failures or 0, row.breaker_open)
+    return plan_dev_call(messages, settings=settings, active_summary=summary, breaker=breaker)

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from memory_core.call_inputs import call_inputs
 from memory_core.compaction import split_index
 from memory_core.messages import Message
+from memory_core.model_view import ActiveSummary as DevSummary
 from memory_core.record.dev_calls import dev_replayed
-from memory_core.rules.dev import ActiveSummary as DevSummary
 from memory_core.rules.dev import BreakerState, dev_trigger_tokens, plan_dev_call
 from memory_core.rules.profile import RulesProfile, UnknownRules, parse_rules, rules_for, rules_reason
 from memory_core.settings import MemorySettings

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -11,13 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.compaction import CompactionPlan, plan_compaction
-from memory_core.messages import Message
-from memory_core.model_view import newest_active
-from memory_core.records import ThreadRow
-from memory_core.rules.dev import ActiveSummary, BreakerState, DevCallPlan, plan_dev_call
 from memory_core.rules.profile import RulesProfile, rules_for
-from memory_core.settings import MemorySettings
-from memory_core.stores.reader import MycelReader
+from memory_core.stores.thread_calls import dev_next_call
 from memory_core.stores.thread_settings import thread_memory_settings
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.dry_run.forms import DryRunForm
@@ -71,7 +65,7 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
     dev_plan = None
     if profile is RulesProfile.DEV:
         dev_plan = guarded(
-            "Mycel dev's decision", lambda: _dev_plan(reader, row, state.messages, proposed), problems
+            "Mycel dev's decision", lambda: dev_next_call(reader, row, state.messages, proposed), problems
         )
     context.update(
         rules=profile.value,
@@ -91,16 +85,6 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
         endpoint=configured_endpoint(),
     )
     return context
-
-
-def _dev_plan(
-    reader: MycelReader, row: ThreadRow, messages: Sequence[Message], settings: MemorySettings
-) -> DevCallPlan:
-    """Mycel dev's middleware at the next call: behind its active summary, with the head's breaker."""
-    active = newest_active(reader.list_summaries(row.thread_id).value)
-    summary = ActiveSummary(active.summary_text, active.compact_up_to_index) if active else None
-    breaker = BreakerState(row.breaker_failures or 0, row.breaker_open)
-    return plan_dev_call(messages, settings=settings, active_summary=summary, breaker=breaker)
 
 
 @require_GET

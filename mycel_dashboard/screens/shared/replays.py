@@ -17,7 +17,6 @@ from memory_core.record.dev_calls import dev_replayed
 from memory_core.record.evidence import Configured
 from memory_core.records import ProblemKind, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
-from memory_core.rules.dev import ActiveSummary as DevSummary
 from memory_core.rules.dev import plan_dev_call
 from memory_core.rules.profile import RulesProfile
 from memory_core.settings import MemorySettings
@@ -112,8 +111,7 @@ def dev_side(
     which dev did not change (reference mycel-dev §4.6)."""
     calls = dev_replayed(messages, settings, summary_chars=summary_chars, counter=counter)
     upcoming, actions = next_call(messages, settings)
-    last = calls[-1].summary if calls else None
-    held = DevSummary(last.summary_text, last.compact_up_to_index) if last is not None else None
+    held = calls[-1].summary if calls else None
     plan = plan_dev_call(messages, settings=settings, active_summary=held)
     upcoming = replace(upcoming, trigger_tokens=plan.threshold_tokens, would_compact=plan.should_compact)
     return ThreadSide(settings=settings, calls=calls, actions=actions, next_call=upcoming)
