@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruneAction, prune_decisions
 from memory_core.record.calls import RecordedCall, replayed
+from memory_core.record.dev_calls import dev_replayed
 from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
+from memory_core.rules.dev import BreakerState, plan_dev_call
+from memory_core.rules.profile import RulesProfile
 from memory_core.settings import MemorySettings
 from memory_core.tokens import TokenCounter, estimate_tokens
 
@@ -88,16 +91,36 @@ class ThreadWhatIf:
 
 
 def next_call(
-    messages: Sequence[Message], settings: MemorySettings
+    messages: Sequence[Message],
+    settings: MemorySettings,
+    *,
+    rules: RulesProfile = RulesProfile.MAIN,
+    calls: Sequence[RecordedCall] = (),
 ) -> tuple[NextCall, tuple[PruneAction, ...]]:
-    """Mycel's memory at the thread's next call, and each stored message's badge then."""
+    """Mycel's memory at the thread's next call, and each stored message's badge then.
+
+    Under Mycel dev's rules the decision is dev's middleware behind the summary the last call held, with
+    the breaker as the last call left it (`calls`: the record, or a replay); the badges are main's pruning,
+    which dev did not change (reference mycel-dev §4.6)."""
     pruning = prune_decisions(messages, settings=settings)
     pruned_tokens = estimate_tokens(pruning.messages)
+    trigger, would_compact = settings.trigger_tokens, pruned_tokens > settings.trigger_tokens
+    if rules is RulesProfile.DEV:
+        last = calls[-1] if calls else None
+        plan = plan_dev_call(
+            messages,
+            settings=settings,
+            active_summary=last.summary if last is not None else None,
+            breaker=BreakerState(last.breaker_failures, last.breaker_open)
+            if last is not None
+            else BreakerState(),
+        )
+        trigger, would_compact = plan.threshold_tokens, plan.compact_up_to_index is not None
     upcoming = NextCall(
         stored_tokens=estimate_tokens(messages),
         pruned_tokens=pruned_tokens,
-        trigger_tokens=settings.trigger_tokens,
-        would_compact=pruned_tokens > settings.trigger_tokens,
+        trigger_tokens=trigger,
+        would_compact=would_compact,
         soft_trimmed=pruning.count(PruneAction.SOFT_TRIMMED),
         hard_cleared=pruning.count(PruneAction.HARD_CLEARED),
         protected=pruning.count(PruneAction.PROTECTED),
@@ -106,10 +129,14 @@ def next_call(
 
 
 def recorded_side(
-    messages: Sequence[Message], calls: Sequence[RecordedCall], settings: MemorySettings
+    messages: Sequence[Message],
+    calls: Sequence[RecordedCall],
+    settings: MemorySettings,
+    *,
+    rules: RulesProfile = RulesProfile.MAIN,
 ) -> ThreadSide:
-    """The thread as Mycel ran it (its recorded calls), with its next call under `settings`."""
-    upcoming, actions = next_call(messages, settings)
+    """The thread as Mycel ran it (its recorded calls), with its next call under `settings` and `rules`."""
+    upcoming, actions = next_call(messages, settings, rules=rules, calls=calls)
     return ThreadSide(settings=settings, calls=tuple(calls), actions=actions, next_call=upcoming)
 
 
@@ -119,12 +146,20 @@ def thread_side(
     settings: MemorySettings,
     summary_chars: int = DEFAULT_SUMMARY_CHARS,
     counter: TokenCounter | None = None,
+    rules: RulesProfile = RulesProfile.MAIN,
 ) -> ThreadSide:
-    """Replay every model call of a thread under `settings`, plus its next call (with a `counter`, each
-    call also gets a tiktoken count of what was sent)."""
-    calls = replay_calls(messages, settings=settings, summary_chars=summary_chars, counter=counter)
-    upcoming, actions = next_call(messages, settings)
-    return ThreadSide(settings=settings, calls=replayed(calls, settings), actions=actions, next_call=upcoming)
+    """Replay every model call of a thread under `settings` and `rules`, plus its next call (with a
+    `counter`, each call also gets a tiktoken count of what was sent)."""
+    if rules is RulesProfile.DEV:
+        calls: tuple[RecordedCall, ...] = tuple(
+            dev_replayed(messages, settings, summary_chars=summary_chars, counter=counter)
+        )
+    else:
+        calls = replayed(
+            replay_calls(messages, settings=settings, summary_chars=summary_chars, counter=counter), settings
+        )
+    upcoming, actions = next_call(messages, settings, rules=rules, calls=calls)
+    return ThreadSide(settings=settings, calls=calls, actions=actions, next_call=upcoming)
 
 
 def badge_changes(

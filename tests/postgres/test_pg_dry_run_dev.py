@@ -62,3 +62,32 @@ def test_trigger_tokens_is_refused_under_main_s_rules(
     code = main(["dry-run", BREAKER, "--rules", "main", "--trigger-tokens", "100", "--json"])
     assert code == 2
     assert "--trigger-tokens applies only under Mycel dev's rules" in capsys.readouterr().err
+
+
+def test_the_what_if_s_next_call_follows_dev_s_rules_and_its_breaker(dev_client) -> None:  # noqa: F811
+    # The breaker thread is far over a 6,000 window's trigger: main's rules would compact at its next call,
+    # dev's do not while its breaker is open (the record's last call left it open).
+    from memory_core.rules.profile import RulesProfile
+    from memory_core.settings import MemorySettings
+    from memory_core.stores.locations import resolve_locations
+    from memory_core.stores.reader import MycelReader
+    from memory_core.stores.thread_calls import configured_for, thread_calls
+    from memory_core.stores.thread_settings import thread_memory_settings
+    from memory_core.whatif import recorded_side
+
+    reader = MycelReader(resolve_locations())
+    row = reader.get_thread(BREAKER).value
+    assert row is not None
+    settings = MemorySettings(context_limit=6000)
+    record = thread_calls(
+        reader,
+        row,
+        configured_for(reader.locations, thread_memory_settings(reader.locations, row), settings=settings),
+        counter=None,
+    )
+    assert record.rules is RulesProfile.DEV and record.calls[-1].breaker_open
+    messages = reader.get_state(BREAKER).value.messages
+    dev = recorded_side(messages, record.calls, settings, rules=RulesProfile.DEV).next_call
+    main_rules = recorded_side(messages, record.calls, settings).next_call
+    assert main_rules.would_compact and not dev.would_compact
+    assert dev.trigger_tokens == main_rules.trigger_tokens == 4200

@@ -152,7 +152,7 @@ def compute_whatif(
             # replayed.
             source = limit_source(resolver.for_thread(row, proposed=False).limit)
             record = thread_record(reader, row, current, source, rules=rules)
-            now = recorded_side(head.messages, record.calls, current)
+            now = recorded_side(head.messages, record.calls, current, rules=profile)
             then = (
                 now
                 if proposed == current

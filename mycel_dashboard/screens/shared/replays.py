@@ -8,22 +8,20 @@ so what a head yields under the same settings and summary rows never changes.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message
 from memory_core.model_view import newest_active
-from memory_core.record.dev_calls import dev_replayed
 from memory_core.record.evidence import Configured
 from memory_core.records import ProblemKind, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
-from memory_core.rules.dev import plan_dev_call
 from memory_core.rules.profile import RulesProfile
 from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import ThreadCalls, known_limits, thread_calls
-from memory_core.tokens import TokenCounter, default_counter
-from memory_core.whatif import ThreadSide, next_call, thread_side
+from memory_core.tokens import default_counter
+from memory_core.whatif import ThreadSide, thread_side
 
 # The fleet what-if covers 50 threads and a slider revisits values: room for a few dozen proposals each.
 _SIDES: Memo[ThreadSide] = Memo("dashboard.replays", max_entries=32 * 64)
@@ -83,9 +81,9 @@ def thread_replay(
 
     def compute() -> ThreadSide:
         counter = default_counter() if tiktoken else None
-        if rules is RulesProfile.DEV:
-            return dev_side(messages, settings, summary_chars=summary_chars, counter=counter)
-        return thread_side(messages, settings=settings, summary_chars=summary_chars, counter=counter)
+        return thread_side(
+            messages, settings=settings, summary_chars=summary_chars, counter=counter, rules=rules
+        )
 
     if head is None:
         return compute()
@@ -97,24 +95,6 @@ def thread_replay(
         what=(tiktoken, summary_chars, rules.value),
     )
     return _SIDES.get_or_compute(key, compute)
-
-
-def dev_side(
-    messages: Sequence[Message],
-    settings: MemorySettings,
-    *,
-    summary_chars: int,
-    counter: TokenCounter | None = None,
-) -> ThreadSide:
-    """The thread replayed under Mycel dev's rules (a working summariser, trigger on the summarized view).
-    The next call is dev's middleware behind the replay's last summary; its badges are main's pruning,
-    which dev did not change (reference mycel-dev §4.6)."""
-    calls = dev_replayed(messages, settings, summary_chars=summary_chars, counter=counter)
-    upcoming, actions = next_call(messages, settings)
-    held = calls[-1].summary if calls else None
-    plan = plan_dev_call(messages, settings=settings, active_summary=held)
-    upcoming = replace(upcoming, trigger_tokens=plan.threshold_tokens, would_compact=plan.should_compact)
-    return ThreadSide(settings=settings, calls=calls, actions=actions, next_call=upcoming)
 
 
 def thread_record(
