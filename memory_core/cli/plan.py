@@ -150,14 +150,7 @@ def dev_plan_to_json(plan: DevCallPlan) -> dict[str, Any]:
         },
         "pruning": _pruning_json(plan.pruning),
         "compaction": {
-            "threshold_tokens": plan.threshold_tokens,
-            "should_compact": plan.should_compact,
-            "keep_recent_tokens": plan.keep_recent_tokens,
-            "message_tokens": list(plan.message_tokens),
-            "summarize_count": plan.summarize_count,
-            "keep_count": plan.keep_count,
-            "split_turn": plan.split_turn,
-            "turn_prefix_count": plan.turn_prefix_count,
+            **_split_json(plan),
             "attempted": plan.attempted,
             "compact_up_to_index": plan.compact_up_to_index,
             "summary_view_applied": plan.view_applied,
@@ -288,17 +281,21 @@ def plan_to_json(plan: CompactionPlan) -> dict[str, Any]:
     return {
         "estimated_tokens": {"stored": plan.stored_tokens, "after_pruning": plan.estimated_tokens},
         "pruning": _pruning_json(plan.pruning),
-        "compaction": {
-            "threshold_tokens": plan.threshold_tokens,
-            "should_compact": plan.should_compact,
-            "keep_recent_tokens": plan.keep_recent_tokens,
-            "message_tokens": list(plan.message_tokens),
-            "summarize_count": plan.summarize_count,
-            "keep_count": plan.keep_count,
-            "split_turn": plan.split_turn,
-            "turn_prefix_count": plan.turn_prefix_count,
-            "compact_up_to_index": plan.compact_up_to_index,
-        },
+        "compaction": {**_split_json(plan), "compact_up_to_index": plan.compact_up_to_index},
+    }
+
+
+def _split_json(plan: CompactionPlan | DevCallPlan) -> dict[str, Any]:
+    """The trigger and split fields both rules print alike (`compaction` in `plan --json`)."""
+    return {
+        "threshold_tokens": plan.threshold_tokens,
+        "should_compact": plan.should_compact,
+        "keep_recent_tokens": plan.keep_recent_tokens,
+        "message_tokens": list(plan.message_tokens),
+        "summarize_count": plan.summarize_count,
+        "keep_count": plan.keep_count,
+        "split_turn": plan.split_turn,
+        "turn_prefix_count": plan.turn_prefix_count,
     }
 
 
