@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from memory_core.records import SummaryRow
@@ -14,7 +15,8 @@ _COLUMNS = (
 )
 
 
-def _row(r: tuple[Any, ...], store: str) -> SummaryRow:
+def summary_row(r: tuple[Any, ...], store: str) -> SummaryRow:
+    """A row of the `summaries` columns (in _COLUMNS' order), from Mycel's SQLite table or dev's Postgres one."""
     return SummaryRow(
         summary_id=str(r[0]),
         thread_id=str(r[1]),
@@ -24,7 +26,8 @@ def _row(r: tuple[Any, ...], store: str) -> SummaryRow:
         is_split_turn=bool(r[5]),
         split_turn_prefix=r[6],
         is_active=bool(r[7]),
-        created_at=from_local_iso(r[8]),
+        # Naive local time as Mycel writes it; a timestamptz column (dev's, if live) gives an aware one.
+        created_at=r[8] if isinstance(r[8], datetime) else from_local_iso(r[8]),
         store=store,
     )
 
@@ -36,7 +39,7 @@ def list_summaries(db: ReadOnlyDB, thread_id: str) -> list[SummaryRow]:
     rows = db.rows(
         f"SELECT {_COLUMNS} FROM summaries WHERE thread_id = ? ORDER BY created_at, rowid", (thread_id,)
     )
-    return [_row(r, db.store) for r in rows]
+    return [summary_row(r, db.store) for r in rows]
 
 
 def summary_counts(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, tuple[int, bool]]:

@@ -25,6 +25,7 @@ from memory_core.records import (
 )
 from memory_core.stores.postgres.connect import PgRead
 from memory_core.stores.redact import redact
+from memory_core.stores.summaries import summary_row
 from memory_core.stores.times import from_epoch, from_local_iso
 
 USERS_SCHEMA = "identity"
@@ -156,22 +157,7 @@ def list_summaries(read: PgRead, table: SideTable, thread_id: str) -> list[Summa
         f"SELECT {_select(table)} FROM {table.qualified} WHERE thread_id = %s ORDER BY created_at, summary_id",
         (thread_id,),
     )
-    return [
-        SummaryRow(
-            summary_id=str(r[0]),
-            thread_id=str(r[1]),
-            summary_text=str(r[2] or ""),
-            compact_up_to_index=int(r[3] or 0),
-            compacted_at=int(r[4] or 0),
-            is_split_turn=bool(r[5]),
-            split_turn_prefix=r[6],
-            is_active=bool(r[7]),
-            # Naive local time as written (SUMMARY_TIME_NOTE); a timestamptz column gives an aware one.
-            created_at=r[8] if isinstance(r[8], datetime) else from_local_iso(r[8]),
-            store="summary",
-        )
-        for r in rows
-    ]
+    return [summary_row(r, "summary") for r in rows]
 
 
 def list_queue(read: PgRead, table: SideTable, thread_id: str | None) -> list[QueueItem]:
