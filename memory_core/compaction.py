@@ -241,11 +241,13 @@ def plan_compaction(
     settings: MemorySettings,
     summary_prompt: str = DEFAULT_SUMMARY_PROMPT,
     summary_placeholder: str = DEFAULT_SUMMARY_PLACEHOLDER,
+    keep_newest: bool = False,
 ) -> CompactionPlan:
     """Mycel's pipeline on `messages` (the input of one model call): prune, estimate, split, compact.
 
     The split is computed whether or not the trigger fires (as Mycel's _do_compact would do it);
-    `would_compact` says whether Mycel actually compacts at this call.
+    `would_compact` says whether Mycel actually compacts at this call. `keep_newest` is Mycel dev's split,
+    which always keeps the newest message (its trigger is rules.dev's, on the summarized view).
     """
     pruning = prune_decisions(messages, settings=settings)
     pruned = pruning.messages
@@ -253,7 +255,7 @@ def plan_compaction(
     keep_recent = settings.effective_keep_recent_tokens
     tokens = message_token_estimates(pruned)
     humans = human_flags(pruned)
-    cut = split_index(tokens, humans, keep_recent_tokens=keep_recent)
+    cut = split_index(tokens, humans, keep_recent_tokens=keep_recent, keep_newest=keep_newest)
     prefix = turn_prefix_count(tokens[cut:], humans[cut:], context_limit=settings.context_limit)
     total = len(pruned)
     up_to = compact_up_to_index(total, cut, total - cut, prefix)

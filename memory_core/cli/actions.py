@@ -124,14 +124,14 @@ def run_dry_run(args: argparse.Namespace) -> int:
         if profile is not RulesProfile.DEV:
             raise CliError("--trigger-tokens applies only under Mycel dev's rules (--rules dev)")
         settings = replace(settings, fixed_trigger_tokens=trigger)
-    plan = plan_compaction(state.messages, settings=settings)
+    plan = plan_compaction(state.messages, settings=settings, keep_newest=profile is RulesProfile.DEV)
     report = dry_run_as_dict(
         plan, settings=settings, thread_id=args.thread_id, checkpoint_id=state.checkpoint.checkpoint_id
     )
     report.update(rules=profile.value, rules_reason=reason)
     if profile is RulesProfile.DEV:
-        # Dev's own decision, as the dry-run page's card shows it; the split and text above are main's
-        # arithmetic, which dev shares except that it always keeps the newest message.
+        # Dev's own decision, as the dry-run page's card shows it; the split above is dev's too (it keeps
+        # the newest message), the summariser text main's shape with our own prompt.
         report["dev"] = dev_decision_as_dict(dev_next_call(reader, row, state.messages, settings))
         report["would_compact_next_call"] = report["dev"]["compact_up_to_index"] is not None
     report["context_limit_source"] = (

@@ -36,6 +36,8 @@ def test_the_cli_and_the_page_give_dev_s_one_decision(
     report = _cli_dry_run(capsys, thread, flags)
     assert report["rules"] == "dev" and report["rules_reason"] == "dev layout"
     dev = report["dev"]
+    # The split printed is dev's own (it keeps the newest message), the one its decision counts.
+    assert (report["summarize_count"], report["keep_count"]) == (dev["summarize_count"], dev["keep_count"])
     query = "&".join(
         f"{a.lstrip('-').replace('-', '_')}={b}" for a, b in zip(flags[::2], flags[1::2], strict=True)
     )

@@ -52,15 +52,20 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
     if profile is RulesProfile.DEV and trigger_tokens is not None:
         proposed = replace(proposed, fixed_trigger_tokens=trigger_tokens)
     prompt = summary_prompt()
+    dev_split = profile is RulesProfile.DEV  # dev always keeps the newest message
     plan = guarded(
         "the compaction plan",
-        lambda: plan_compaction(state.messages, settings=proposed, summary_prompt=prompt),
+        lambda: plan_compaction(
+            state.messages, settings=proposed, summary_prompt=prompt, keep_newest=dev_split
+        ),
         problems,
     )
     baseline: CompactionPlan | None = None
     if overrides:
         baseline = guarded(
-            "the current plan", lambda: plan_compaction(state.messages, settings=current), problems
+            "the current plan",
+            lambda: plan_compaction(state.messages, settings=current, keep_newest=dev_split),
+            problems,
         )
     dev_plan = None
     if profile is RulesProfile.DEV:
