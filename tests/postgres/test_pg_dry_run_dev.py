@@ -93,3 +93,13 @@ def test_the_what_if_s_next_call_follows_dev_s_rules_and_its_breaker(dev_client)
     main_rules = recorded_side(messages, record.calls, settings).next_call
     assert main_rules.would_compact and not dev.would_compact
     assert dev.trigger_tokens == main_rules.trigger_tokens == 4200
+
+
+def test_the_dry_run_says_when_the_record_ran_under_another_limit(dev_client) -> None:  # noqa: F811
+    # Today's config gives 1,000,000; the sample's summary rows say 6,000 (its leon:tiny model).
+    page = html.unescape(dev_client.get(f"/threads/{BREAKER}/dry-run/").content.decode())
+    assert "last ran under a context limit of 6,000" in page and "this plan uses today's 1,000,000" in page
+    planned_as_it_ran = html.unescape(
+        dev_client.get(f"/threads/{BREAKER}/dry-run/?context_limit=6000").content.decode()
+    )
+    assert 'id="record-limit"' not in planned_as_it_ran

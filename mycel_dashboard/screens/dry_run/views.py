@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.rules.profile import RulesProfile, rules_for
-from memory_core.stores.thread_calls import dev_next_call
+from memory_core.stores.thread_calls import dev_next_call, limit_source
 from memory_core.stores.thread_settings import thread_memory_settings
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.dry_run.forms import DryRunForm
@@ -19,6 +19,7 @@ from mycel_dashboard.screens.dry_run.summariser import configured_endpoint, gene
 from mycel_dashboard.screens.shared.charts import rules_words
 from mycel_dashboard.screens.shared.forms import RULES_CHOICES, RulesForm
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
+from mycel_dashboard.screens.shared.replays import thread_record
 from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.forms import error_text
 from mycel_dashboard.web.lookups import thread_or_404
@@ -72,7 +73,15 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
         dev_plan = guarded(
             "Mycel dev's decision", lambda: dev_next_call(reader, row, state.messages, proposed), problems
         )
+    # The limit Mycel's record says the thread last ran under (the Thread page's), when this plan's differs.
+    record = guarded(
+        "the thread's record",
+        lambda: thread_record(reader, row, current, limit_source(limit), rules=rules),
+        problems,
+    )
+    ran_under = record.calls[-1].context_limit if record is not None and record.calls else None
     context.update(
+        record_limit=ran_under if ran_under not in (None, proposed.context_limit) else None,
         rules=profile.value,
         rules_override=rules.value if rules else "",
         rules_words=rules_words(profile, "chosen here" if rules else f"{row.layout} layout"),
