@@ -441,3 +441,20 @@ def test_dev_summaries_in_postgres_change_in_the_same_transaction(
     undone = apply_rollback(reader.locations, undo, actor="tester")
     assert set(undone.reactivated_summary_ids) == stale
     assert active() == active_before
+
+
+def test_run_events_the_role_may_not_read_refuse_the_preview(pg_dev_demo: Any, tmp_path: Path) -> None:
+    # Whether dev's agent is running is in agent.run_events: a preview that cannot read them would be
+    # guessing, so it refuses rather than call the thread idle.
+    url, written = pg_dev_demo
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS mycel_rollback_blind")
+        conn.execute("CREATE ROLE mycel_rollback_blind LOGIN")
+        conn.execute("GRANT USAGE ON SCHEMA agent, identity TO mycel_rollback_blind")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA agent, identity TO mycel_rollback_blind")
+        conn.execute("REVOKE SELECT ON agent.run_events FROM mycel_rollback_blind")
+    blind = reader_for(url.replace("postgresql://mycel@", "postgresql://mycel_rollback_blind@", 1), tmp_path)
+    thread = next(t for t in written if len(t.checkpoint_ids) > 1)
+    later = datetime.now(UTC) + timedelta(hours=1)  # no "fresh checkpoint" refusal in the way
+    impact = preview_rollback(blind, thread.thread_id, thread.checkpoint_ids[0], now=later)
+    assert any("cannot check the events store" in r and "run_events" in r for r in impact.refusals), impact.refusals

@@ -128,8 +128,17 @@ def _dev_notes(head_channels: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 # A missing file or table is normal for Mycel (nothing recorded yet); these mean "could not look".
+# A store that exists but cannot be read (damaged, locked, slow, another layout, a role without SELECT, a
+# server out of reach) leaves the preview blind; a store that is simply absent does not.
 _BLINDING = frozenset(
-    {ProblemKind.CORRUPT, ProblemKind.LOCKED, ProblemKind.TIMEOUT, ProblemKind.UNKNOWN_SCHEMA}
+    {
+        ProblemKind.CORRUPT,
+        ProblemKind.LOCKED,
+        ProblemKind.TIMEOUT,
+        ProblemKind.UNKNOWN_SCHEMA,
+        ProblemKind.DENIED,
+        ProblemKind.UNREACHABLE,
+    }
 )
 
 
