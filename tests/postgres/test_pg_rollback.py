@@ -457,4 +457,6 @@ def test_run_events_the_role_may_not_read_refuse_the_preview(pg_dev_demo: Any, t
     thread = next(t for t in written if len(t.checkpoint_ids) > 1)
     later = datetime.now(UTC) + timedelta(hours=1)  # no "fresh checkpoint" refusal in the way
     impact = preview_rollback(blind, thread.thread_id, thread.checkpoint_ids[0], now=later)
-    assert any("cannot check the events store" in r and "run_events" in r for r in impact.refusals), impact.refusals
+    assert any("cannot check the events store" in r and "run_events" in r for r in impact.refusals), (
+        impact.refusals
+    )
