@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -147,11 +148,7 @@ def run_show(args: argparse.Namespace) -> int:
     print("Context limit per model in use:")
     for limit in limits or [_limit_json(loaded.context_limit, 0)]:
         print(f"  {limit['model'] or '(none)'}: {limit['context_limit']:,} — {limit['explanation']}")
-    if problems:
-        print()
-        for problem in problems:
-            where = f" [{problem.layer.value}]" if problem.layer else ""
-            print(f"{problem.severity.value}: {problem.key_path or 'file'}{where}: {problem.message}")
+    _print_problems(problems)
     return 0
 
 
@@ -351,9 +348,13 @@ def run_dev_show(args: argparse.Namespace) -> int:
     width = max(len(k) for k in values)
     for key, item in values.items():
         print(f"{key:{width}}  {json.dumps(redact_secrets(item['value'])):>8}  {item['layer']}")
+    _print_problems(problems)
+    return 0
+
+
+def _print_problems(problems: Sequence[ConfigProblem]) -> None:
     if problems:
         print()
         for problem in problems:
             where = f" [{problem.layer.value}]" if problem.layer else ""
             print(f"{problem.severity.value}: {problem.key_path or 'file'}{where}: {problem.message}")
-    return 0

@@ -123,15 +123,23 @@ def _bool_option(text: str | None, flag: str) -> bool:
     raise CliError(f"{flag}: must be true or false, got {text!r}")
 
 
-def _read_active_summary(path: str) -> ActiveSummary:
+def read_json_input(source: str) -> Any:
+    """A JSON document from a file (or stdin for "-"); any failure is one CliError line naming it."""
+    name = "stdin" if source == "-" else source
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise CliError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(
-            f"{path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            f"{name} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
+
+
+def _read_active_summary(path: str) -> ActiveSummary:
+    data = read_json_input(path)
     text = data.get("text") if isinstance(data, dict) else None
     index = data.get("compact_up_to_index") if isinstance(data, dict) else None
     if not isinstance(text, str) or not isinstance(index, int) or isinstance(index, bool):
@@ -186,16 +194,7 @@ def render_dev_plan(plan: DevCallPlan) -> str:
 
 def _read_messages(source: str) -> tuple[Message, ...]:
     name = "stdin" if source == "-" else source
-    try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CliError(
-            f"{name} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
+    data = read_json_input(source)
     if not isinstance(data, list):
         raise CliError(f"{name} must hold a JSON list of message objects, not {type(data).__name__}")
     for position, item in enumerate(data):
@@ -239,14 +238,7 @@ def settings_from_flags(args: argparse.Namespace, *, base: MemorySettings | None
 
 
 def _settings_from_file(path: str, *, context_limit: int | None) -> MemorySettings:
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise CliError(
-            f"{path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
+    document = read_json_input(path)
     if not isinstance(document, dict):
         raise CliError(f"{path} must hold a JSON object")
     settings, problems = settings_from_document(document, context_limit=context_limit)
