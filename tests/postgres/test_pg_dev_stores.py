@@ -258,7 +258,7 @@ def test_dev_sandbox_db_counts_only_where_its_variable_names_it(pg_dev_sample: s
     from memory_core.demo.tables import SandboxRecord, write_sandbox
 
     thread = TRUTH["threads"][0]["thread_id"]
-    record = SandboxRecord(thread, "vol-1", "/tmp/v", "lease-1", "inst-1", "term-1", "/workspace", "sess-1",
+    record = SandboxRecord(thread, "vol-1", "/volumes/v", "lease-1", "inst-1", "term-1", "/workspace", "sess-1",
                            "rt-1", "evt-1", "2026-01-01T00:00:00", "2026-01-01T00:00:00", "2026-01-01T00:00:00Z")  # fmt: skip
     named_db = tmp_path / "data" / "sandbox.db"
     write_sandbox(named_db, [record])
