@@ -7,13 +7,8 @@ from typing import Any
 from memory_core.record.calls import RecordedCall, recompacts_every_call
 from memory_core.record.evidence import SettingsInForce
 from memory_core.record.intervals import UNBOUNDED
-from memory_core.rules.dev import dev_trigger_tokens
+from memory_core.rules.dev import trigger_under
 from memory_core.rules.profile import RulesProfile
-from memory_core.settings import MemorySettings
-
-
-def compaction_trigger_of(settings: MemorySettings) -> int:
-    return settings.trigger_tokens
 
 
 def call_json(call: RecordedCall) -> dict[str, Any]:
@@ -57,7 +52,6 @@ def settings_json(
     inference: SettingsInForce, calls: tuple[RecordedCall, ...], *, rules: RulesProfile = RulesProfile.MAIN
 ) -> dict[str, Any]:
     """The settings in force, segment by segment, and where the record disagrees with today's config."""
-    trigger = dev_trigger_tokens if rules is RulesProfile.DEV else compaction_trigger_of
     last = inference.segments[-1] if inference.segments else None
     return {
         "context_limit": last.settings.context_limit if last else None,
@@ -69,7 +63,7 @@ def settings_json(
                 "context_limit": s.settings.context_limit,
                 "context_limit_source": s.source,
                 "keep_recent_tokens": s.settings.effective_keep_recent_tokens,
-                "trigger_tokens": trigger(s.settings),
+                "trigger_tokens": trigger_under(rules, s.settings),
                 "consistent_limits": [[lo, None if hi >= UNBOUNDED else hi] for lo, hi in s.limits.spans],
                 "consistent_limits_text": s.limits.words(),
                 "summary_rows": s.rows,

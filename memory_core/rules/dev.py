@@ -22,6 +22,7 @@ from memory_core.compaction import (
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary
 from memory_core.pruning import PruningResult, prune_decisions
+from memory_core.rules.profile import RulesProfile
 from memory_core.settings import MemorySettings, compaction_trigger
 from memory_core.tokens import estimate_tokens
 
@@ -48,6 +49,11 @@ def dev_trigger_tokens(settings: MemorySettings) -> int:
     if settings.fixed_trigger_tokens is not None:
         return settings.fixed_trigger_tokens
     return compaction_trigger(settings.context_limit)
+
+
+def trigger_under(rules: RulesProfile, settings: MemorySettings) -> int:
+    """The compaction trigger `settings` give under `rules` (main: int(limit × threshold); dev: above)."""
+    return dev_trigger_tokens(settings) if rules is RulesProfile.DEV else settings.trigger_tokens
 
 
 def summarized_view(pruned: Sequence[Message], summary: ActiveSummary | None) -> tuple[Message, ...] | None:

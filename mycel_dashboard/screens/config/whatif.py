@@ -15,9 +15,8 @@ from typing import Any
 
 from memory_core.pruning import PruneAction
 from memory_core.records import ThreadRow
-from memory_core.rules.dev import dev_trigger_tokens
+from memory_core.rules.dev import trigger_under
 from memory_core.rules.profile import RulesProfile, rules_for
-from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import limit_source
 from memory_core.whatif import (
@@ -60,7 +59,7 @@ class ChosenThread:
         """The trigger the current side ran under: its record's last call's (the settings in force, which
         the record can pin apart from today's config), else today's config's by its rules."""
         calls = self.whatif.current.calls
-        return calls[-1].trigger_tokens if calls else _trigger(self.rules, self.whatif.current.settings)
+        return calls[-1].trigger_tokens if calls else trigger_under(self.rules, self.whatif.current.settings)
 
     @property
     def limit_now(self) -> int:
@@ -79,7 +78,7 @@ class ChosenThread:
 
     @property
     def trigger_proposed(self) -> int:
-        return _trigger(self.rules, self.whatif.proposed.settings)
+        return trigger_under(self.rules, self.whatif.proposed.settings)
 
     @property
     def badge_rows(self) -> list[tuple[BadgeChange, str, str]]:
@@ -96,10 +95,6 @@ class WhatIf:
     elapsed_ms: float
     thread_ms: float  # the chosen thread alone
     problems: tuple[str, ...] = ()
-
-
-def _trigger(rules: RulesProfile, settings: MemorySettings) -> int:
-    return dev_trigger_tokens(settings) if rules is RulesProfile.DEV else settings.trigger_tokens
 
 
 def fleet_rows(threads: Sequence[ThreadRow]) -> list[ThreadRow]:
@@ -178,7 +173,7 @@ def compute_whatif(
                 row=row,
                 whatif=whatif,
                 figure=whatif_figure(
-                    whatif, thread_urls(row.thread_id), trigger_of=partial(_trigger, profile)
+                    whatif, thread_urls(row.thread_id), trigger_of=partial(trigger_under, profile)
                 ),
                 message_count=len(head.messages),
                 rules=profile,
