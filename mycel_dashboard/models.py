@@ -15,6 +15,7 @@ class AuditEntry(models.Model):
         CONFIG_SAVE = "config_save", "Save config"
         CONFIG_RESTORE = "config_restore", "Restore config version"
         SUMMARY_PREVIEW = "summary_preview", "Generate a dry-run summary"
+        RETENTION_EXPORT = "retention_export", "Export a retention script"
 
     class Result(models.TextChoices):
         APPLIED = "applied", "Applied"

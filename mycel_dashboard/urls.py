@@ -5,9 +5,12 @@ from mycel_dashboard.screens.audit import views as audit
 from mycel_dashboard.screens.call import views as call
 from mycel_dashboard.screens.checkpoint import views as checkpoint
 from mycel_dashboard.screens.config import views as config
+from mycel_dashboard.screens.cost import views as cost
 from mycel_dashboard.screens.dry_run import views as dry_run
 from mycel_dashboard.screens.home import views as home
+from mycel_dashboard.screens.retention import views as retention
 from mycel_dashboard.screens.rollback import views as rollback
+from mycel_dashboard.screens.storage import views as storage
 from mycel_dashboard.screens.thread import panel_views, text_views
 from mycel_dashboard.screens.thread import views as thread
 from mycel_dashboard.screens.threads import views as threads
@@ -50,6 +53,10 @@ urlpatterns = [
     path("config/preview/", config.config_preview, name="config_preview"),
     path("config/save/", config.config_save, name="config_save"),
     path("config/restore/", config.config_restore, name="config_restore"),
+    path("storage/", storage.storage_page, name="storage"),
+    path("storage/retention/", retention.retention_preview, name="retention"),
+    path("storage/retention/export/", retention.retention_export, name="retention_export"),
+    path("cost/", cost.cost_page, name="cost"),
     path("audit/", audit.audit_log, name="audit"),
     path("audit.csv", audit.audit_csv, name="audit_csv"),
 ]

@@ -25,6 +25,7 @@ def add_subcommands(subparsers: Any) -> None:
     _threads(subparsers)
     _actions(subparsers)
     _config(subparsers)
+    _footprint(subparsers)
 
 
 def _plan(subparsers: Any) -> None:
@@ -250,3 +251,58 @@ def _project_option(parser: argparse.ArgumentParser) -> None:
         help="the workspace whose .leon/runtime.json is the project layer "
         "(default: $MYCEL_PROJECT_DIR, else the current directory)",
     )
+
+
+def _footprint(subparsers: Any) -> None:
+    storage = subparsers.add_parser(
+        "storage",
+        help="bytes on disk per store, thread and checkpoint, their growth per turn and projection",
+        description=(
+            "Rank every thread by its bytes on disk (checkpoints, metadata, writes, blobs) and by growth; "
+            "fit each thread's growth per turn (LangGraph stores the whole message list at every "
+            "checkpoint, so a thread grows with the square of its length) and project its size; total "
+            "each SQLite file (dbstat) and PostgreSQL schema."
+        ),
+    )
+    storage.add_argument(
+        "thread_id", nargs="?", metavar="THREAD_ID", help="one thread's checkpoints and channels"
+    )
+    storage.add_argument("--turns", metavar="N", help="project each thread N more turns ahead (default 50)")
+    storage.add_argument("--json", action="store_true", help="print JSON")
+    storage.set_defaults(handler="memory_core.cli.storage_cmd:run_storage")
+
+    retention = subparsers.add_parser(
+        "retention",
+        help="what a retention policy would free, thread by thread (a dry-run; never deletes)",
+        description=(
+            "Plan a retention policy and show what it frees per thread, what each thread keeps and why "
+            "(the head, every fork point and every dashboard rollback or undo target are always kept), "
+            "and what becomes unreachable. Nothing is deleted: --export writes the plan as a SQL script "
+            "to run with Mycel stopped, recorded in the audit log."
+        ),
+    )
+    retention.add_argument("--keep-last", metavar="K", help="keep the last K checkpoints of each thread")
+    retention.add_argument("--heads-only", action="store_true", help="keep only heads and fork points")
+    retention.add_argument(
+        "--idle-days",
+        metavar="D",
+        help="threads idle for D days or more keep only their head and fork points",
+    )
+    retention.add_argument("--export", metavar="FILE", help="write the plan as a SQL script ('-' = stdout)")
+    retention.add_argument("--actor", default=None, help="who to record in the audit log (default: $USER)")
+    retention.add_argument("--json", action="store_true", help="print JSON")
+    retention.set_defaults(handler="memory_core.cli.retention_cmd:run_retention")
+
+    cost = subparsers.add_parser(
+        "cost",
+        help="what the provider billed: tokens x Mycel's pricing cache, per thread, model and day",
+        description=(
+            "Input, output, cache-read and cache-write tokens from every AI message's usage_metadata, "
+            "priced as Mycel's monitor prices them (pricing_cache.json), per thread, model and day; "
+            "names the calls without usage and the models without a price."
+        ),
+    )
+    cost.add_argument("--since", metavar="DATE", help="only calls on or after DATE (YYYY-MM-DD)")
+    cost.add_argument("--until", metavar="DATE", help="only calls on or before DATE (YYYY-MM-DD)")
+    cost.add_argument("--json", action="store_true", help="print JSON")
+    cost.set_defaults(handler="memory_core.cli.cost_cmd:run_cost")

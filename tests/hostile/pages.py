@@ -93,6 +93,14 @@ def get_visits(home: HostileHome) -> Iterator[Visit]:
     preview = f"{reverse('config_preview')}?{urlencode({'thread': main, 'layer': 'user'})}"
     yield Visit("config_preview", f"{preview}&memory.pruning.soft_trim_chars=1500", {})
     yield Visit("config_preview", f"{preview}&memory.pruning.soft_trim_chars=1500", hx_target("save-panel"))
+    yield Visit("storage", reverse("storage"), {})
+    yield Visit("storage", f"{reverse('storage')}?{urlencode({'thread': main})}", {})
+    retention = reverse("retention")
+    for query in ({"keep_last": "1"}, {"heads_only": "on"}, {"idle_days": "0", "keep_last": "2"}):
+        yield Visit("retention", f"{retention}?{urlencode(query)}", {})
+    yield Visit("retention", f"{retention}?{urlencode({'keep_last': MARKUP['script']})}", {})
+    yield Visit("cost", reverse("cost"), {})
+    yield Visit("cost", f"{reverse('cost')}?{urlencode({'since': MARKUP['script']})}", {})
     yield Visit("audit", reverse("audit"), {})
     yield Visit(
         "audit", f"{reverse('audit')}?{urlencode({'thread': MARKUP['svg_onload']})}", hx_target("audit-rows")
@@ -162,5 +170,9 @@ def act_with_hostile_strings(client: Client, home: HostileHome) -> list[tuple[st
         {"layer": "user", "version": MARKUP["svg_onload"], "thread": home.thread_id},
         **hx_target("save-panel"),
     )
+    post(
+        "retention_export", reverse("retention_export"), {"keep_last": "1", "engine_store": MARKUP["script"]}
+    )
+    post("retention_export", reverse("retention_export"), {"heads_only": "on"})
     post("logout", reverse("logout"), {})
     return out

@@ -32,6 +32,7 @@ OTHER_NAMES = {
     "rollback_apply",
     "undo_apply",
     "dry_run_generate",
+    "retention_export",
     "config_save",
     "config_restore",
     "audit_csv",

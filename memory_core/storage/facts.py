@@ -1,0 +1,79 @@
+"""What the stores measured, engine-neutral: one checkpoint's bytes, one thread's, one file's or schema's.
+
+SQLite keeps a checkpoint whole in one row (`length(checkpoint)`); PostgreSQL keeps primitives inline
+and every other channel value in `checkpoint_blobs`, shared by every checkpoint whose channel_versions
+name that version. A blob is counted once, at the first checkpoint that references it (`blobs`), and
+each checkpoint lists what it references (`blob_refs`) so a retention plan frees a blob only when no
+kept checkpoint still names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointBytes:
+    """One checkpoint's bytes as stored: SQLite's `length()`, PostgreSQL's `pg_column_size()`."""
+
+    checkpoint_id: str
+    parent_id: str | None
+    checkpoint: int  # the checkpoint column
+    metadata: int  # the metadata column
+    writes: int  # its rows in writes / checkpoint_writes (the value / blob column)
+    blobs: int = 0  # PostgreSQL: checkpoint_blobs first referenced here; always 0 on SQLite
+    source: str | None = None  # the metadata's `source`; "input" starts a turn
+    blob_refs: frozenset[str] = frozenset()  # PostgreSQL: blob_key() of every blob this checkpoint names
+
+    @property
+    def total(self) -> int:
+        return self.checkpoint + self.metadata + self.writes + self.blobs
+
+
+def blob_key(channel: str, version: str) -> str:
+    """How a checkpoint_blobs row is named within its thread."""
+    return f"{channel}\x00{version}"
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadBytes:
+    """One thread's checkpoints (root namespace), oldest first, in the store that holds them."""
+
+    thread_id: str
+    store: str  # the StoreSpace.store label that holds it ("leon.db", "postgresql agent")
+    layout: str  # "main" | "dev"
+    checkpoints: tuple[CheckpointBytes, ...]
+    blob_sizes: Mapping[str, int] = field(default_factory=dict)  # PostgreSQL: blob_key -> bytes
+    # Rows under no checkpoint of the root namespace (sub-graph namespaces, writes whose checkpoint is
+    # gone): counted in the thread's bytes, never freed by a retention plan.
+    other_bytes: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(c.total for c in self.checkpoints) + self.other_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpace:
+    """One table or index of a store: its pages on disk and the payload they carry."""
+
+    name: str
+    kind: str  # "table" | "index"
+    bytes: int  # pages on disk (dbstat's pgsize, pg_total_relation_size's share)
+    payload: int | None  # bytes of row data (dbstat's payload); None when not measured
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSpace:
+    """One SQLite file or PostgreSQL schema: its space and how each figure was measured."""
+
+    store: str  # a label shown on every screen ("leon.db", "postgresql agent")
+    engine: str  # "sqlite" | "postgresql"
+    location: str  # the file's path, or the masked URL
+    file_bytes: int  # the file's size (SQLite), or the sum of the schema's relations (PostgreSQL)
+    wal_bytes: int | None  # the -wal file beside a SQLite file; None on PostgreSQL
+    free_bytes: int | None  # free pages x page size (SQLite), None when not known
+    tables: tuple[TableSpace, ...]
+    measured_by: str  # "dbstat" | "page counts" | "pg_total_relation_size"
+    estimated: tuple[str, ...] = ()  # what is estimated here, and why, in the page's words
