@@ -1,0 +1,169 @@
+"""A thread's growth per turn: the bytes each turn added, a least-squares line through them, the size
+after N more turns.
+
+LangGraph stores the whole message list at every checkpoint, so the bytes a turn adds grow about linearly
+with the turn number, and a thread's total with its square. A turn starts at a checkpoint whose metadata
+`source` is "input" (one per invocation); checkpoints before the first input belong to turn 1, and a
+thread with no input checkpoint at all counts each checkpoint as a turn.
+
+The quadratic rule (`quadratic`): the line rises (b > 0), explains the turns well (r2 >= 0.5), and its
+growth term is a real part of the latest turn (b x turns >= 10 % of the latest turn's bytes), so a flat
+thread with noise, or one whose turns are dominated by one big tool output, is not called quadratic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory_core.storage.facts import CheckpointBytes, ThreadBytes
+
+# Fewer turns than this give no line worth fitting: the mean per turn stands in, labelled so.
+MIN_TURNS_TO_FIT = 3
+MIN_R2 = 0.5
+MIN_GROWTH_SHARE = 0.10
+
+FITTED = "fitted"
+TOO_FEW_TURNS = "too few turns to fit"
+NO_CHECKPOINTS = "no checkpoints"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnBytes:
+    """One turn: its number (1-based), where it starts, and the bytes its checkpoints added."""
+
+    turn: int
+    first_checkpoint_id: str
+    checkpoints: int
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class GrowthFit:
+    """bytes_of_turn(t) ~ a + b*t, fitted by least squares over the thread's turns."""
+
+    a: float
+    b: float
+    r2: float  # 1.0 when the line passes through every turn (a flat thread included)
+
+    def bytes_of_turn(self, turn: int) -> int:
+        # A turn never adds negative bytes, whatever a falling line says.
+        return max(0, round(self.a + self.b * turn))
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    """A thread's turns, their fitted line (None with fewer than 3 turns) and what follows from it."""
+
+    turns: tuple[TurnBytes, ...]
+    fit: GrowthFit | None
+    quadratic: bool
+    growth_bytes_per_turn: int  # the fitted bytes of the next turn; the mean per turn when not fitted
+    basis: str  # FITTED | TOO_FEW_TURNS | NO_CHECKPOINTS: how growth_bytes_per_turn was found
+    total_bytes: int  # today's bytes (ThreadBytes.total)
+
+    def projected_bytes(self, turns_ahead: int) -> int:
+        """Today's bytes plus what the next `turns_ahead` turns add at the thread's pace."""
+        if turns_ahead <= 0:
+            return self.total_bytes
+        if self.fit is None:
+            return self.total_bytes + turns_ahead * self.growth_bytes_per_turn
+        last = len(self.turns)
+        added = sum(self.fit.bytes_of_turn(last + k) for k in range(1, turns_ahead + 1))
+        return self.total_bytes + added
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointPoint:
+    """One checkpoint as the bytes-per-checkpoint chart draws it (oldest first)."""
+
+    index: int  # 1-based position in the thread
+    checkpoint_id: str
+    turn: int
+    checkpoint: int  # the checkpoint and metadata columns
+    writes: int
+    blobs: int
+    total: int
+    cumulative: int
+
+
+def turn_numbers(checkpoints: Sequence[CheckpointBytes]) -> tuple[int, ...]:
+    """The turn each checkpoint (oldest first) belongs to."""
+    if not any(c.source == "input" for c in checkpoints):
+        return tuple(range(1, len(checkpoints) + 1))
+    numbers: list[int] = []
+    turn, seen_input = 1, False
+    for checkpoint in checkpoints:
+        # Checkpoints before the first input open turn 1, and that first input continues it.
+        if checkpoint.source == "input":
+            turn += 1 if seen_input else 0
+            seen_input = True
+        numbers.append(turn)
+    return tuple(numbers)
+
+
+def turn_bytes(thread: ThreadBytes) -> tuple[TurnBytes, ...]:
+    """The bytes each turn's checkpoints (with their writes and first-referenced blobs) added."""
+    found: dict[int, TurnBytes] = {}
+    for checkpoint, turn in zip(thread.checkpoints, turn_numbers(thread.checkpoints), strict=True):
+        before = found.get(turn)
+        if before is None:
+            found[turn] = TurnBytes(turn, checkpoint.checkpoint_id, 1, checkpoint.total)
+        else:
+            found[turn] = TurnBytes(
+                turn, before.first_checkpoint_id, before.checkpoints + 1, before.bytes + checkpoint.total
+            )
+    return tuple(found[t] for t in sorted(found))
+
+
+def fit_line(values: Sequence[int]) -> GrowthFit:
+    """Least squares of values[i] against t = i + 1."""
+    n = len(values)
+    ts = range(1, n + 1)
+    mean_t = sum(ts) / n
+    mean_y = sum(values) / n
+    sxx = sum((t - mean_t) ** 2 for t in ts)
+    sxy = sum((t - mean_t) * (y - mean_y) for t, y in zip(ts, values, strict=True))
+    b = sxy / sxx if sxx else 0.0
+    a = mean_y - b * mean_t
+    ss_tot = sum((y - mean_y) ** 2 for y in values)
+    ss_res = sum((y - (a + b * t)) ** 2 for t, y in zip(ts, values, strict=True))
+    r2 = 1.0 - ss_res / ss_tot if ss_tot else 1.0
+    return GrowthFit(a=a, b=b, r2=r2)
+
+
+def thread_growth(thread: ThreadBytes) -> Growth:
+    """The thread's turns, its fitted line and whether it grows quadratically (the module's rule)."""
+    turns = turn_bytes(thread)
+    total = thread.total
+    if not turns:
+        return Growth((), None, False, 0, NO_CHECKPOINTS, total)
+    if len(turns) < MIN_TURNS_TO_FIT:
+        mean = round(sum(t.bytes for t in turns) / len(turns))
+        return Growth(turns, None, False, mean, TOO_FEW_TURNS, total)
+    fit = fit_line([t.bytes for t in turns])
+    latest = turns[-1].bytes
+    quadratic = fit.b > 0 and fit.r2 >= MIN_R2 and fit.b * len(turns) >= MIN_GROWTH_SHARE * latest
+    return Growth(turns, fit, quadratic, fit.bytes_of_turn(len(turns) + 1), FITTED, total)
+
+
+def bytes_per_checkpoint(thread: ThreadBytes) -> tuple[CheckpointPoint, ...]:
+    """Each checkpoint's bytes, split as the chart stacks them, with the running total."""
+    points: list[CheckpointPoint] = []
+    running = 0
+    numbers = turn_numbers(thread.checkpoints)
+    for index, (checkpoint, turn) in enumerate(zip(thread.checkpoints, numbers, strict=True), start=1):
+        running += checkpoint.total
+        points.append(
+            CheckpointPoint(
+                index=index,
+                checkpoint_id=checkpoint.checkpoint_id,
+                turn=turn,
+                checkpoint=checkpoint.checkpoint + checkpoint.metadata,
+                writes=checkpoint.writes,
+                blobs=checkpoint.blobs,
+                total=checkpoint.total,
+                cumulative=running,
+            )
+        )
+    return tuple(points)
