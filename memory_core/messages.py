@@ -67,6 +67,7 @@ class Message:
     metadata: Mapping[str, Any] | None = None
     status: str | None = None
     raw_type: str = ""  # the type as the data spelled it, e.g. "FunctionMessage" for an OTHER message
+    model_name: str | None = None  # the provider's response_metadata.model_name (AI messages), if stored
 
     @property
     def text(self) -> str:
@@ -94,6 +95,7 @@ class Message:
             metadata=self.metadata,
             status=self.status,
             raw_type=self.raw_type,
+            model_name=self.model_name,
         )
 
 
@@ -164,6 +166,10 @@ def _optional_mapping(value: Any) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) else None
 
 
+def _response_model(value: Any) -> str | None:
+    return _optional_str(value.get("model_name")) if isinstance(value, Mapping) else None
+
+
 def message_from_dict(raw: Mapping[str, Any], *, strict: bool = False) -> Message:
     """Build a Message from a LangChain message dict (model_dump form, or {"role", "content"} input form).
 
@@ -184,6 +190,7 @@ def message_from_dict(raw: Mapping[str, Any], *, strict: bool = False) -> Messag
         metadata=_optional_mapping(raw.get("metadata")),
         status=_optional_str(raw.get("status")),
         raw_type=str(raw_type),
+        model_name=_response_model(raw.get("response_metadata")),
     )
 
 

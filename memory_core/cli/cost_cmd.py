@@ -1,0 +1,82 @@
+"""`mycel-memory cost [--since DATE] [--until DATE] [--json]`: tokens x Mycel's pricing cache, per thread,
+model and day (memory_core/stores/cost_facts.py `fleet_cost`, the Cost screen's very report).
+
+In --json every `cost_usd` is an exact decimal string ("0.3091455"), never a float, so sums agree to
+the last digit with Mycel's Decimal arithmetic; it is null where no price applies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from datetime import date
+
+from memory_core.cli.common import CliError, print_json
+from memory_core.cli.table import print_table, short_id
+from memory_core.cli.threads import _reader, _require_data, _warn, _warn_lines
+from memory_core.storage.cost import Line, cost_json, usd
+from memory_core.stores.cost_facts import fleet_cost
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def parse_day(value: str | None, flag: str) -> date | None:
+    """A YYYY-MM-DD day, or CliError naming the flag."""
+    if value is None or value == "":
+        return None
+    text = value.strip()
+    try:
+        if not _DATE.fullmatch(text):
+            raise ValueError
+        return date.fromisoformat(text)
+    except ValueError:
+        raise CliError(f"{flag} must be a date as YYYY-MM-DD, not {value!r}") from None
+
+
+def run_cost(args: argparse.Namespace) -> int:
+    since, until = parse_day(args.since, "--since"), parse_day(args.until, "--until")
+    if since and until and since > until:
+        raise CliError(f"--since {since} is after --until {until}")
+    reader = _reader()
+    _require_data(reader.locations)
+    found = fleet_cost(reader, since=since, until=until)
+    _warn(found.problems)
+    _warn_lines(found.notes)
+    report = found.report
+    if args.json:
+        print_json(cost_json(report))
+        return 0
+    print_table(_HEADERS, [_row("TOTAL", report.total)])
+    print()
+    print_table(
+        ("MODEL", *_HEADERS[1:], "PRICE KEY", "MATCHED"),
+        [
+            (
+                *_row(m.line.name, m.line),
+                m.priced.key if m.priced else "-",
+                m.priced.matched_by if m.priced else "no price",
+            )
+            for m in report.models
+        ],
+    )
+    print()
+    print_table(_HEADERS, [_row(short_id(t.name), t) for t in report.threads])
+    print()
+    print_table(_HEADERS, [_row(d.name, d) for d in report.days])
+    for call in report.without_usage:
+        where = f"call {call.call}" if call.call else f"{call.branch} message {call.message_id}"
+        print(f"no usage: {short_id(call.thread_id)} {where}: {call.no_usage}")
+    if report.book is not None and report.total.reasoning_usd:
+        print(
+            f"reasoning tokens at the output price (Mycel's code prices none): ${usd(report.total.reasoning_usd)}"
+        )
+    return 0
+
+
+_HEADERS = ("", "CALLS", "INPUT", "OUTPUT", "REASONING", "CACHE READ", "CACHE WRITE", "COST USD")
+
+
+def _row(name: str, line: Line) -> tuple[object, ...]:
+    u = line.usage
+    cost = usd(line.cost_usd) if line.cost_usd is not None else "-"
+    return (name, line.calls, u.input, u.output, u.reasoning, u.cache_read, u.cache_write, cost)
