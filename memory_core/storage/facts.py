@@ -77,3 +77,18 @@ class StoreSpace:
     tables: tuple[TableSpace, ...]
     measured_by: str  # "dbstat" | "page counts" | "pg_total_relation_size"
     estimated: tuple[str, ...] = ()  # what is estimated here, and why, in the page's words
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelBytes:
+    """One channel of one checkpoint: its bytes inline in the checkpoint, in checkpoint_blobs (PostgreSQL
+    only) and in the writes recorded at that checkpoint."""
+
+    channel: str
+    inline: int  # SQLite: the value's msgpack bytes inside the checkpoint; PostgreSQL: pg_column_size
+    blob: int  # PostgreSQL: checkpoint_blobs rows of the versions this checkpoint names; 0 on SQLite
+    writes: int  # writes / checkpoint_writes at this checkpoint on this channel
+
+    @property
+    def total(self) -> int:
+        return self.inline + self.blob + self.writes

@@ -32,6 +32,7 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
+from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.stores.checkpoints import CheckpointMeta
 from memory_core.stores.series import WriteRow
 from memory_core.stores.thread_list.derived import DerivedFacts
@@ -128,4 +129,20 @@ class StoreBackend(Protocol):
 
     def list_agents(self, problems: list[StoreProblem]) -> list[AgentRecord]:
         """Every registered sub-agent (agent_registry.db), oldest first."""
+        ...
+
+    def thread_bytes(self, thread_id: str | None, problems: list[StoreProblem]) -> list[ThreadBytes]:
+        """Every thread's bytes per checkpoint (or just `thread_id`'s), in every checkpoint store; no blob
+        decoded. Their totals are the thread list's `bytes_on_disk` (one accounting)."""
+        ...
+
+    def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:
+        """One StoreSpace per SQLite file that exists and per PostgreSQL schema holding Mycel's tables."""
+        ...
+
+    def channel_bytes(
+        self, thread_id: str, checkpoint_id: str | None, problems: list[StoreProblem]
+    ) -> tuple[str | None, list[ChannelBytes]]:
+        """(the checkpoint measured, its bytes per channel): the head when `checkpoint_id` is None; (None,
+        []) when the thread or checkpoint is unknown. A channel that cannot be measured gives a problem."""
         ...

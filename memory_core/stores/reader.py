@@ -35,6 +35,7 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
+from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.stores import spill as spill_store
 from memory_core.stores.backend import CheckpointSnapshot, Metadata, Payload, StoreBackend
 from memory_core.stores.checkpoints import (
@@ -75,6 +76,15 @@ DECODED: Memo[_Decoded] = Memo("stores.decoded_checkpoints", max_entries=8)
 THREAD_LISTS: Memo[Result[tuple[ThreadRow, ...]]] = Memo("stores.thread_lists", max_entries=4)
 THREAD_ROWS: Memo[Result[ThreadRow | None]] = Memo("stores.thread_rows", max_entries=256)
 AGENTS: Memo[Result[tuple[AgentRecord, ...]]] = Memo("stores.agents", max_entries=4)
+# The fleet's bytes per checkpoint, with an index by thread id (the first store holding it, as the list).
+FLEET_BYTES: Memo[tuple[Result[tuple[ThreadBytes, ...]], dict[str, ThreadBytes]]] = Memo(
+    "stores.fleet_bytes", max_entries=4
+)
+THREAD_BYTES: Memo[Result[ThreadBytes | None]] = Memo("stores.thread_bytes", max_entries=256)
+STORE_SPACE: Memo[Result[tuple[StoreSpace, ...]]] = Memo("stores.store_space", max_entries=4)
+CHANNEL_BYTES: Memo[Result[tuple[str | None, tuple[ChannelBytes, ...]]]] = Memo(
+    "stores.channel_bytes", max_entries=64
+)
 
 
 def _clean(result: Result[Any]) -> bool:
@@ -413,6 +423,68 @@ class MycelReader:
             return Result(tuple(agents), tuple(problems))
 
         return AGENTS.get_or_compute(Key(self.backend.version()), read, keep=_clean)
+
+    # -- storage -------------------------------------------------------------------------------------
+
+    def fleet_bytes(self) -> Result[tuple[ThreadBytes, ...]]:
+        """Every thread's bytes per checkpoint in every checkpoint store (both PostgreSQL layouts when
+        both exist), kept per version of the stores like the thread list; no blob is decoded. Each
+        thread's `total` is its `bytes_on_disk` in the thread list."""
+        return self._fleet()[0]
+
+    def _fleet(self) -> tuple[Result[tuple[ThreadBytes, ...]], dict[str, ThreadBytes]]:
+        def read() -> tuple[Result[tuple[ThreadBytes, ...]], dict[str, ThreadBytes]]:
+            problems: list[StoreProblem] = []
+            threads = tuple(self.backend.thread_bytes(None, problems))
+            index: dict[str, ThreadBytes] = {}
+            for thread in threads:
+                index.setdefault(thread.thread_id, thread)
+            return Result(threads, tuple(problems)), index
+
+        return FLEET_BYTES.get_or_compute(
+            Key(self.backend.version()), read, keep=lambda found: _clean(found[0])
+        )
+
+    def thread_bytes(self, thread_id: str) -> Result[ThreadBytes | None]:
+        """One thread's bytes per checkpoint (from the store the thread list reads it from); None when no
+        checkpoint store holds it. Taken from the fleet's when that is kept, else read for this thread."""
+        version = self.backend.version()
+        fleet = FLEET_BYTES.get(Key(version))
+        if fleet is not None:
+            return Result(fleet[1].get(thread_id), fleet[0].problems)
+
+        def read() -> Result[ThreadBytes | None]:
+            problems: list[StoreProblem] = []
+            found = self.backend.thread_bytes(thread_id, problems)
+            return Result(found[0] if found else None, tuple(problems))
+
+        return THREAD_BYTES.get_or_compute(Key(version, thread=thread_id), read, keep=_clean)
+
+    def store_space(self) -> Result[tuple[StoreSpace, ...]]:
+        """One StoreSpace per Mycel SQLite file that exists (dbstat, or estimated where it is not built
+        in) and per PostgreSQL schema holding Mycel's tables; kept per version of the stores."""
+
+        def read() -> Result[tuple[StoreSpace, ...]]:
+            problems: list[StoreProblem] = []
+            spaces = self.backend.store_space(problems)
+            return Result(tuple(spaces), tuple(problems))
+
+        return STORE_SPACE.get_or_compute(Key(self.backend.version()), read, keep=_clean)
+
+    def channel_bytes(
+        self, thread_id: str, checkpoint_id: str | None = None
+    ) -> Result[tuple[str | None, tuple[ChannelBytes, ...]]]:
+        """(the checkpoint measured, its bytes per channel, by name) of one checkpoint, the head by
+        default; (None, ()) when there is no such checkpoint. Never decodes a value: SQLite's msgpack is
+        walked by lengths (msgpack_spans.py), PostgreSQL's sizes come from pg_column_size."""
+
+        def read() -> Result[tuple[str | None, tuple[ChannelBytes, ...]]]:
+            problems: list[StoreProblem] = []
+            found, channels = self.backend.channel_bytes(thread_id, checkpoint_id, problems)
+            return Result((found, tuple(channels)), tuple(problems))
+
+        key = Key(self.backend.version(), thread=thread_id, head=checkpoint_id)
+        return CHANNEL_BYTES.get_or_compute(key, read, keep=_clean)
 
     def get_spill_file(self, thread_id: str, tool_call_id: str) -> Result[SpillFile | None]:
         """A spilled tool output, only from inside a workspace's `.leon/tool-results` folder.

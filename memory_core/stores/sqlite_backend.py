@@ -27,11 +27,13 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
+from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.stores import agent_registry as agent_registry_store
 from memory_core.stores import events as events_store
 from memory_core.stores import file_ops as file_ops_store
 from memory_core.stores import queue as queue_store
 from memory_core.stores import sandbox as sandbox_store
+from memory_core.stores import storage_facts
 from memory_core.stores import summaries as summaries_store
 from memory_core.stores.backend import Metadata, Payload
 from memory_core.stores.checkpoints import (
@@ -263,3 +265,42 @@ class SqliteBackend:
             if db is not None:
                 return agent_registry_store.list_agents(db)
         return []
+
+    # -- storage ------------------------------------------------------------------------------------------
+
+    def thread_bytes(self, thread_id: str | None, problems: list[StoreProblem]) -> list[ThreadBytes]:
+        with self._opener.open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.require_table("checkpoints"):
+                with db.snapshot():
+                    check_checkpoint_layout(db)
+                    return storage_facts.list_thread_bytes(db, thread_id, store=self.locations.main.name)
+        return []
+
+    def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:
+        out: list[StoreSpace] = []
+        # Several roles may name one file (queue.db beside leon.db by default): measure each file once.
+        seen: set[Path] = set()
+        for role, path in self.locations.databases().items():
+            if path in seen or not path.exists():
+                continue
+            seen.add(path)
+            with self._opener.open(role, problems) as db:
+                if db is not None:
+                    with db.snapshot():
+                        out.append(storage_facts.store_space(db, path.name))
+        return out
+
+    def channel_bytes(
+        self, thread_id: str, checkpoint_id: str | None, problems: list[StoreProblem]
+    ) -> tuple[str | None, list[ChannelBytes]]:
+        with self._opener.open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.has_table("checkpoints"):
+                with db.snapshot():
+                    check_checkpoint_layout(db)
+                    found, channels, why = storage_facts.channel_bytes(db, thread_id, checkpoint_id)
+                    if why is not None:
+                        problems.append(
+                            StoreProblem(ProblemKind.UNREADABLE_CHECKPOINT, db.store, why, db.path)
+                        )
+                    return found, channels
+        return None, []

@@ -30,12 +30,14 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
+from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.stores.backend import Metadata, Payload
 from memory_core.stores.checkpoints import CheckpointMeta
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_typed
 from memory_core.stores.locations import SQLITE_PATH_VARIABLES, MycelLocations, StoreRole
 from memory_core.stores.postgres import checkpoints as pg
 from memory_core.stores.postgres import side_stores as side
+from memory_core.stores.postgres import storage_facts as pg_storage
 from memory_core.stores.postgres.connect import PgError, PgRead, mask_url, read_only
 from memory_core.stores.postgres.layout import PostgresLayout, detect_layouts
 from memory_core.stores.postgres.side_stores import SideTable
@@ -382,6 +384,39 @@ class PostgresBackend:
                 for layout in reversed(layouts):
                     out.update(pg.metadata(read, layout, thread_id, only))
         return out
+
+    # -- storage ---------------------------------------------------------------------------------------
+
+    def thread_bytes(self, thread_id: str | None, problems: list[StoreProblem]) -> list[ThreadBytes]:
+        out: list[ThreadBytes] = []
+        with self._read(problems) as found:
+            if found is not None:
+                read, layouts = found
+                # Dev first, as detect_layouts orders them: the thread list reads a thread both hold from dev.
+                for layout in layouts:
+                    out.extend(pg_storage.list_thread_bytes(read, layout, thread_id))
+        return out
+
+    def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:
+        out: list[StoreSpace] = []
+        with self._read(problems) as found:
+            if found is not None:
+                read, layouts = found
+                out.extend(pg_storage.store_space(read, layout, self.masked_url) for layout in layouts)
+        # The side stores Mycel still keeps in SQLite files, where they exist.
+        return out + self._optional(self.sqlite.store_space, problems)
+
+    def channel_bytes(
+        self, thread_id: str, checkpoint_id: str | None, problems: list[StoreProblem]
+    ) -> tuple[str | None, list[ChannelBytes]]:
+        with self._read(problems) as found:
+            if found is not None:
+                read, layouts = found
+                for layout in layouts:
+                    measured, channels = pg_storage.channel_bytes(read, layout, thread_id, checkpoint_id)
+                    if measured is not None:
+                        return measured, channels
+        return None, []
 
     # -- dev's side stores: Postgres table, else SQLite fallback, else none --------------------------------
 

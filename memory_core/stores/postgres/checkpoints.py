@@ -124,14 +124,17 @@ def metadata(
 def thread_keys(
     read: PgRead, layout: PostgresLayout, thread_id: str | None
 ) -> list[tuple[str, int, str, int]]:
-    """(thread id, checkpoint count, head id, stored bytes of checkpoints, metadata and blobs) per thread."""
+    """(thread id, checkpoint count, head id, stored bytes of checkpoints, metadata and blobs) per thread.
+
+    Bytes are pg_column_size, as storage_facts.py counts them: with `writes_bytes`, a thread's total is
+    its ThreadBytes.total (one accounting)."""
     where, params = ("AND thread_id = %s", (thread_id,)) if thread_id is not None else ("", ())
     rows = read.rows(
         "SELECT k.thread_id, k.n, k.head, k.size + COALESCE(b.size, 0) FROM ("
         "SELECT thread_id, count(*) AS n, max(checkpoint_id) AS head, "
-        "sum(octet_length(checkpoint::text) + octet_length(metadata::text)) AS size "
+        "sum(pg_column_size(checkpoint) + pg_column_size(metadata)) AS size "
         f"FROM {layout.table('checkpoints')} WHERE checkpoint_ns = '' {where} GROUP BY thread_id) k "
-        "LEFT JOIN (SELECT thread_id, sum(octet_length(blob)) AS size "
+        "LEFT JOIN (SELECT thread_id, sum(COALESCE(pg_column_size(blob), 0)) AS size "
         f"FROM {layout.table('checkpoint_blobs')} WHERE checkpoint_ns = '' {where} GROUP BY thread_id) b "
         "ON b.thread_id = k.thread_id",
         params * 2,
@@ -151,11 +154,18 @@ def head_models(read: PgRead, layout: PostgresLayout, pairs: Sequence[tuple[str,
 
 
 def writes_bytes(read: PgRead, layout: PostgresLayout, thread_id: str | None) -> dict[str, int]:
+    """Per thread, the bytes outside its root checkpoints' key, summed afresh: every write (a task's grow
+    under an unchanged head) and the checkpoints and blobs of other namespaces (sub-graphs)."""
     where, params = ("AND thread_id = %s", (thread_id,)) if thread_id is not None else ("", ())
     rows = read.rows(
-        f"SELECT thread_id, sum(octet_length(blob)) FROM {layout.table('checkpoint_writes')} "
-        f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id",
-        params,
+        "SELECT thread_id, sum(size) FROM ("
+        f"SELECT thread_id, COALESCE(pg_column_size(blob), 0) AS size FROM {layout.table('checkpoint_writes')} "
+        f"WHERE true {where} UNION ALL "
+        "SELECT thread_id, pg_column_size(checkpoint) + pg_column_size(metadata) "
+        f"FROM {layout.table('checkpoints')} WHERE checkpoint_ns != '' {where} UNION ALL "
+        f"SELECT thread_id, COALESCE(pg_column_size(blob), 0) FROM {layout.table('checkpoint_blobs')} "
+        f"WHERE checkpoint_ns != '' {where}) o GROUP BY thread_id",
+        params * 3,
     )
     return {str(t): int(n or 0) for t, n in rows}
 

@@ -29,7 +29,7 @@ from memory_core.stores.thread_list.facts_file import another_process_saving, co
 
 log = logging.getLogger(__name__)
 
-_VERSION = 4  # bump when what a fact means changes; older files are then rebuilt
+_VERSION = 5  # bump when what a fact means changes; older files are then rebuilt
 
 
 class HeadFacts(NamedTuple):

@@ -183,18 +183,30 @@ def _model_of(metadata: Any) -> str | None:
 
 
 def writes_bytes(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, int]:
-    """Per thread, the bytes of its pending and intermediate writes, summed afresh: a task's writes are
-    recorded under the current head, so they grow without the checkpoint key moving."""
-    if not db.has_table("writes"):
-        return {}
-    where, params = _filter("thread_id", thread_id)
-    rows = db.rows_as_json(
-        "SELECT CAST(thread_id AS TEXT) AS thread, SUM(COALESCE(length(value), 0)) AS total "
-        f"FROM writes {where} GROUP BY thread_id",
-        params,
-        columns=("thread", "total"),
-    )
-    return {thread: total or 0 for thread, total in rows}
+    """Per thread, the bytes outside its root checkpoints, summed afresh: every write (a task's writes are
+    recorded under the current head, so they grow without the checkpoint key moving) and the checkpoints
+    of other namespaces (sub-graphs), which move no root key either. With the keyed bytes, this is the
+    thread's `ThreadBytes.total` (stores/storage_facts.py): one accounting."""
+    found: dict[str, int] = {}
+    if db.has_table("writes"):
+        where, params = _filter("thread_id", thread_id)
+        for thread, total in db.rows_as_json(
+            "SELECT CAST(thread_id AS TEXT) AS thread, SUM(COALESCE(length(value), 0)) AS total "
+            f"FROM writes {where} GROUP BY thread_id",
+            params,
+            columns=("thread", "total"),
+        ):
+            found[thread] = total or 0
+    if db.has_table("checkpoints"):
+        where, params = _filter("thread_id", thread_id, first=False)
+        for thread, total in db.rows_as_json(
+            f"SELECT CAST(thread_id AS TEXT) AS thread, {_CHECKPOINT_SIZE} AS total "
+            f"FROM checkpoints WHERE checkpoint_ns != '' {where} GROUP BY thread_id",
+            params,
+            columns=("thread", "total"),
+        ):
+            found[thread] = found.get(thread, 0) + (total or 0)
+    return found
 
 
 def thread_infos(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, ThreadInfo]:

@@ -1,0 +1,213 @@
+"""Mycel main's bytes on disk, read from SQLite without decoding a blob (memory_core.storage.facts).
+
+Per checkpoint: `length()` of the checkpoint and metadata columns (SQLite answers it from each record's
+header) and of its writes' values, the metadata's `source` through SQLite's JSON functions. Two grouped
+queries cover the whole fleet, each packed into one JSON text per thread (ReadOnlyDB.rows_as_json), so the
+row cap counts threads, not checkpoints. Per file: `dbstat`'s pages and payload per table and index where
+SQLite was built with it, else page counts and `length()` sums, saying what is estimated.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memory_core.storage.facts import ChannelBytes, CheckpointBytes, StoreSpace, TableSpace, ThreadBytes
+from memory_core.stores.msgpack_spans import SpanError, channel_value_spans
+from memory_core.stores.sqlite import ReadOnlyDB, StoreError
+
+_ROOT = ""  # Mycel's graphs checkpoint in the root namespace; others are sub-graphs
+_SOURCE = (
+    "CASE WHEN json_valid(CAST(metadata AS TEXT)) AND json_type(CAST(metadata AS TEXT), '$.source') = 'text' "
+    "THEN json_extract(CAST(metadata AS TEXT), '$.source') END"
+)
+
+
+def _where(column: str, thread_id: str | None) -> tuple[str, tuple[Any, ...]]:
+    return ("WHERE " + column + " = ?", (thread_id,)) if thread_id is not None else ("", ())
+
+
+def list_thread_bytes(db: ReadOnlyDB, thread_id: str | None = None, *, store: str) -> list[ThreadBytes]:
+    """Every thread's checkpoints' bytes (or one thread's), oldest first within each thread; `store` is
+    the label the Storage screen names the file by."""
+    if not db.require_table("checkpoints"):
+        return []
+    where, params = _where("thread_id", thread_id)
+    checkpoints = db.rows_as_json(
+        "SELECT thread, json_group_array(json_array(ns, id, parent, c, m, source)) AS items FROM ("
+        "SELECT CAST(thread_id AS TEXT) AS thread, CAST(checkpoint_ns AS TEXT) AS ns, "
+        "CAST(checkpoint_id AS TEXT) AS id, CAST(parent_checkpoint_id AS TEXT) AS parent, "
+        "COALESCE(length(checkpoint), 0) AS c, COALESCE(length(metadata), 0) AS m, "
+        f"{_SOURCE} AS source FROM checkpoints {where} ORDER BY thread_id, checkpoint_ns, checkpoint_id) "
+        "GROUP BY thread",
+        params,
+        columns=("thread", "items"),
+    )
+    written = _writes(db, thread_id)
+    out: list[ThreadBytes] = []
+    for thread, items in checkpoints:
+        out.append(_thread(str(thread), items, written.pop(str(thread), {}), store))
+    # Writes of a thread with no checkpoint left: its bytes all the same.
+    out.extend(ThreadBytes(t, store, "main", (), other_bytes=sum(w.values())) for t, w in written.items())
+    return out
+
+
+def _writes(db: ReadOnlyDB, thread_id: str | None) -> dict[str, dict[tuple[str, str], int]]:
+    """Per thread: (namespace, checkpoint id) -> bytes of the writes' values recorded there."""
+    if not db.has_table("writes"):
+        return {}
+    where, params = _where("thread_id", thread_id)
+    rows = db.rows_as_json(
+        "SELECT thread, json_group_array(json_array(ns, id, total)) AS items FROM ("
+        "SELECT CAST(thread_id AS TEXT) AS thread, CAST(checkpoint_ns AS TEXT) AS ns, "
+        "CAST(checkpoint_id AS TEXT) AS id, SUM(COALESCE(length(value), 0)) AS total "
+        f"FROM writes {where} GROUP BY thread_id, checkpoint_ns, checkpoint_id) GROUP BY thread",
+        params,
+        columns=("thread", "items"),
+    )
+    return {str(t): {(str(ns), str(cid)): int(n or 0) for ns, cid, n in _items(items)} for t, items in rows}
+
+
+def _items(items: Any) -> list[list[Any]]:
+    # rows_as_json nests json_group_array's text as JSON, but an older SQLite may hand it back as text.
+    found: list[list[Any]] = json.loads(items) if isinstance(items, str) else items
+    return found
+
+
+def _thread(thread: str, items: Any, written: dict[tuple[str, str], int], store: str) -> ThreadBytes:
+    checkpoints: list[CheckpointBytes] = []
+    other = 0
+    for ns, cid, parent, size, meta, source in _items(items):
+        if ns != _ROOT:
+            other += int(size) + int(meta) + written.pop((ns, cid), 0)
+            continue
+        checkpoints.append(
+            CheckpointBytes(
+                checkpoint_id=str(cid),
+                parent_id=str(parent) if parent is not None else None,
+                checkpoint=int(size),
+                metadata=int(meta),
+                writes=written.pop((ns, cid), 0),
+                source=str(source) if source is not None else None,
+            )
+        )
+    # What is left names no checkpoint: a sub-graph's writes, or writes whose checkpoint is gone.
+    other += sum(written.values())
+    return ThreadBytes(thread, store, "main", tuple(checkpoints), other_bytes=other)
+
+
+def channel_bytes(db: ReadOnlyDB, thread_id: str, checkpoint_id: str | None) -> tuple[
+    str | None, list[ChannelBytes], str | None
+]:  # fmt: skip
+    """(the checkpoint id measured, per channel bytes, why not measured) of one root checkpoint (the head
+    by default). Only msgpack checkpoints are walked; another serde type is not measured."""
+    if not db.require_table("checkpoints"):
+        return None, [], "no checkpoints table"
+    if checkpoint_id is None:
+        row = db.one(
+            "SELECT CAST(MAX(checkpoint_id) AS TEXT) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''",
+            (thread_id,),
+        )
+        checkpoint_id = str(row[0]) if row and row[0] is not None else None
+        if checkpoint_id is None:
+            return None, [], None
+    found = db.one(
+        "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+        (thread_id, checkpoint_id),
+    )
+    if found is None:
+        return None, [], None
+    writes: dict[str, int] = {}
+    if db.has_table("writes"):
+        for channel, total in db.rows(
+            "SELECT CAST(channel AS TEXT), SUM(COALESCE(length(value), 0)) FROM writes "
+            "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? GROUP BY channel",
+            (thread_id, checkpoint_id),
+        ):
+            writes[str(channel)] = int(total or 0)
+    kind, blob = found
+    inline: dict[str, int] = {}
+    problem: str | None = None
+    if kind != "msgpack" or not isinstance(blob, bytes):
+        problem = (
+            f"checkpoint {checkpoint_id} is stored as {kind!r}, not msgpack: its channels are not measured"
+        )
+    else:
+        try:
+            inline = channel_value_spans(blob)
+        except SpanError as exc:
+            problem = f"checkpoint {checkpoint_id} is damaged msgpack ({exc}): its channels are not measured"
+    channels = sorted(inline.keys() | writes.keys())
+    out = [ChannelBytes(c, inline.get(c, 0), 0, writes.get(c, 0)) for c in channels]
+    return checkpoint_id, out, problem
+
+
+# -- one file's space ----------------------------------------------------------------------------------
+
+
+def store_space(db: ReadOnlyDB, label: str) -> StoreSpace:
+    """One SQLite file's space: dbstat when this SQLite has it, else page counts and length() sums."""
+    path = db.path
+    page_size = int((db.one("PRAGMA page_size") or (0,))[0])
+    free = int((db.one("PRAGMA freelist_count") or (0,))[0]) * page_size
+    kinds = {
+        str(name): str(kind)
+        for name, kind in db.rows("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'index')")
+    }
+    try:
+        measured = db.rows("SELECT name, SUM(pgsize), SUM(payload) FROM dbstat GROUP BY name")
+    except StoreError:
+        measured = None  # no SQLITE_ENABLE_DBSTAT_VTAB in this build
+    estimated: tuple[str, ...] = ()
+    if measured is not None:
+        tables = tuple(
+            TableSpace(str(name), kinds.get(str(name), "table"), int(pages or 0), int(payload or 0))
+            for name, pages, payload in measured
+        )
+        how = "dbstat"
+    else:
+        tables = _estimated_tables(db, kinds, page_size)
+        how = "page counts"
+        estimated = (
+            "this SQLite has no dbstat: each table's bytes are the length() of its values, not its pages",
+            "indexes are not measured (their pages are in the file size only)",
+        )
+    wal = Path(f"{path}-wal")
+    return StoreSpace(
+        store=label,
+        engine="sqlite",
+        location=str(path),
+        file_bytes=_size(path) or 0,
+        wal_bytes=_size(wal) or 0,
+        free_bytes=free,
+        tables=tables,
+        measured_by=how,
+        estimated=estimated,
+    )
+
+
+def _estimated_tables(db: ReadOnlyDB, kinds: dict[str, str], page_size: int) -> tuple[TableSpace, ...]:
+    out: list[TableSpace] = []
+    for name, kind in sorted(kinds.items()):
+        if kind != "table":
+            continue
+        columns = db.columns(name)
+        quoted = name.replace('"', '""')
+        if columns:
+            sizes = " + ".join(f'COALESCE(length("{c.replace(chr(34), chr(34) * 2)}"), 0)' for c in columns)
+            row = db.one(f'SELECT SUM({sizes}) FROM "{quoted}"')
+            payload = int(row[0] or 0) if row else 0
+        else:
+            payload = 0
+        # Pages are not known without dbstat: the payload rounded up to whole pages stands in for them.
+        pages = -(-payload // page_size) * page_size if page_size else payload
+        out.append(TableSpace(name, "table", pages, payload))
+    return tuple(out)
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
