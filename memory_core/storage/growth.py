@@ -3,8 +3,11 @@ after N more turns.
 
 LangGraph stores the whole message list at every checkpoint, so the bytes a turn adds grow about linearly
 with the turn number, and a thread's total with its square. A turn starts at a checkpoint whose metadata
-`source` is "input" (one per invocation); checkpoints before the first input belong to turn 1, and a
-thread with no input checkpoint at all counts each checkpoint as a turn.
+`source` is "input" (LangGraph writes one per invocation with input), or at an "update" that follows a
+run's own checkpoints: Mycel adds each later owner message with an update and then runs the graph without
+input, so in the sample home Mycel wrote, only a thread's first turn has an "input" checkpoint.
+Checkpoints before the first such start belong to turn 1, and a thread with none at all counts each
+checkpoint as a turn.
 
 The quadratic rule (`quadratic`): the line rises (b > 0), explains the turns well (r2 >= 0.5), and its
 growth term is a real part of the latest turn (b x turns >= 10 % of the latest turn's bytes), so a flat
@@ -87,17 +90,29 @@ class CheckpointPoint:
     cumulative: int
 
 
+def starts_turn(source: str | None, previous: str | None) -> bool:
+    """Whether a checkpoint opens a turn: an "input", or an "update" that follows the work of a run."""
+    if source == "input":
+        return True
+    # Mycel puts every later owner message in with an update (its checkpoint is "update", the run then
+    # loops); a second update in a row (a cancellation marker, then the next message) is one turn.
+    return source == "update" and previous not in (None, "update", "input")
+
+
 def turn_numbers(checkpoints: Sequence[CheckpointBytes]) -> tuple[int, ...]:
     """The turn each checkpoint (oldest first) belongs to."""
-    if not any(c.source == "input" for c in checkpoints):
+    opens = [
+        starts_turn(c.source, checkpoints[i - 1].source if i else None) for i, c in enumerate(checkpoints)
+    ]
+    if not any(opens):
         return tuple(range(1, len(checkpoints) + 1))
     numbers: list[int] = []
-    turn, seen_input = 1, False
-    for checkpoint in checkpoints:
-        # Checkpoints before the first input open turn 1, and that first input continues it.
-        if checkpoint.source == "input":
-            turn += 1 if seen_input else 0
-            seen_input = True
+    turn, opened = 1, False
+    for opens_here in opens:
+        # Checkpoints before the first opening belong to turn 1, and that first opening continues it.
+        if opens_here:
+            turn += 1 if opened else 0
+            opened = True
         numbers.append(turn)
     return tuple(numbers)
 

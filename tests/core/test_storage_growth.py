@@ -147,3 +147,11 @@ def test_bytes_per_checkpoint_stacks_and_accumulates() -> None:
         (1, 1, 12, 3, 100, 115, 115),
         (2, 1, 22, 0, 5, 27, 142),
     ]
+
+
+def test_mycel_turns_open_at_an_update_after_a_run() -> None:
+    # As Mycel wrote the sample home: input, loops, then every later message an update and its loops; a
+    # cancellation marker (an update) right before the next message's update stays in one turn.
+    sources = ["input", "loop", "loop", "update", "loop", "update", "update", "loop"]
+    checkpoints = [_checkpoint(n, s, 1) for n, s in enumerate(sources)]
+    assert turn_numbers(checkpoints) == (1, 1, 1, 2, 2, 3, 3, 3)

@@ -1,0 +1,168 @@
+"""`mycel-memory storage [THREAD_ID] [--turns N] [--json]`: bytes on disk per store, thread and checkpoint,
+each thread's growth per turn and its size N turns on (memory_core/storage/report.py, as the Storage
+screen shows them)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memory_core.cli.common import CliError, print_json
+from memory_core.cli.table import print_table, printable, short_id
+from memory_core.cli.threads import _reader, _require_data, _warn
+from memory_core.storage.report import (
+    DEFAULT_TURNS_AHEAD,
+    MAX_TURNS_AHEAD,
+    storage_as_json,
+    storage_report,
+    thread_storage,
+    thread_storage_as_json,
+)
+
+# The terminal table shows the biggest threads; --json has every one.
+_TOP = 20
+
+
+def turns_option(value: str | None) -> int:
+    if value is None:
+        return DEFAULT_TURNS_AHEAD
+    try:
+        turns = int(value)
+    except ValueError:
+        turns = -1
+    if not 0 <= turns <= MAX_TURNS_AHEAD:
+        raise CliError(
+            f"--turns must be a whole number from 0 to {MAX_TURNS_AHEAD:,}, not {printable(repr(value))}"
+        )
+    return turns
+
+
+def _size(n: int | None) -> str:
+    return "-" if n is None else f"{n:,}"
+
+
+def run_storage(args: argparse.Namespace) -> int:
+    turns = turns_option(args.turns)
+    reader = _reader()
+    _require_data(reader.locations)
+    if args.thread_id is not None:
+        return _one_thread(reader, args.thread_id, turns, as_json=args.json)
+    result = storage_report(reader, turns_ahead=turns)
+    _warn(result.problems)
+    data = storage_as_json(result)
+    if args.json:
+        print_json(data)
+        return 0
+    _print_fleet(data)
+    return 0
+
+
+def _print_fleet(data: dict[str, Any]) -> None:
+    threads = data["threads"]
+    print_table(
+        (
+            "THREAD",
+            "NAME",
+            "STORE",
+            "BYTES",
+            "SHARE",
+            "CKPTS",
+            "TURNS",
+            "+/TURN",
+            f"IN {data['turns_ahead']} TURNS",
+            "QUADRATIC",
+        ),
+        [
+            (
+                short_id(t["thread_id"]),
+                t["name"] or "",
+                t["store"],
+                f"{t['bytes']:,}",
+                f"{t['share']:.1%}",
+                t["checkpoints"],
+                t["turns"],
+                f"{t['growth_bytes_per_turn']:,}" + ("" if t["growth_basis"] == "fitted" else " (mean)"),
+                f"{t['projected_bytes']:,}",
+                "yes" if t["quadratic"] else "",
+            )
+            for t in threads[:_TOP]
+        ],
+    )
+    if not threads:
+        print("(no threads)")
+    elif len(threads) > _TOP:
+        print(f"... {len(threads) - _TOP:,} more threads (--json lists every one)")
+    print(f"\n{len(threads):,} threads, {data['total_bytes']:,} bytes")
+    for store in data["stores"]:
+        line = f"{store['store']}: {store['threads']:,} threads, {store['thread_bytes']:,} bytes of threads"
+        if store["measured"]:
+            line += (
+                f"; file {_size(store['file_bytes'])}, WAL {_size(store['wal_bytes'])}, "
+                f"free {_size(store['free_bytes'])} ({store['measured_by']})"
+            )
+        else:
+            line += "; its space could not be measured"
+        print(printable(line))
+        for note in store.get("estimated", []):
+            print(f"  estimated: {printable(note)}")
+
+
+def _one_thread(reader: Any, thread_id: str, turns: int, *, as_json: bool) -> int:
+    found = thread_storage(reader, thread_id, turns_ahead=turns)
+    _warn(found.problems)
+    detail = found.value
+    if detail is None:
+        raise CliError(f"unknown thread {printable(repr(thread_id))}: no Mycel store has it")
+    data = thread_storage_as_json(detail, found.problems)
+    if as_json:
+        print_json(data)
+        return 0
+    print(printable(f"{data['thread_id']}  {data['name'] or ''}  ({data['store']}, {data['layout']} layout)"))
+    basis = "" if data["growth_basis"] == "fitted" else f" ({data['growth_basis']})"
+    print(
+        f"{data['bytes']:,} bytes in {data['checkpoints']:,} checkpoints over {data['turns']:,} turns; "
+        f"+{data['growth_bytes_per_turn']:,} bytes per turn{basis}; "
+        f"{data['projected_bytes']:,} bytes after {turns:,} more turns"
+        + ("; grows with the square of its length" if data["quadratic"] else "")
+    )
+    print()
+    print_table(
+        (
+            "CHECKPOINT",
+            "TURN",
+            "SOURCE",
+            "CHECKPOINT B",
+            "METADATA B",
+            "WRITES B",
+            "BLOBS B",
+            "TOTAL",
+            "CUMULATIVE",
+        ),
+        [
+            (
+                r["checkpoint_id"],
+                r["turn"],
+                r["source"] or "",
+                f"{r['checkpoint']:,}",
+                f"{r['metadata']:,}",
+                f"{r['writes']:,}",
+                f"{r['blobs']:,}",
+                f"{r['bytes']:,}",
+                f"{r['cumulative']:,}",
+            )
+            for r in data["checkpoint_rows"]
+        ],
+    )
+    if data["other_bytes"]:
+        print(f"+ {data['other_bytes']:,} bytes under no checkpoint of the root namespace")
+    print(f"\nchannels at the head ({data['head_checkpoint_id'] or '-'}):")
+    print_table(
+        ("CHANNEL", "INLINE", "BLOB", "WRITES", "TOTAL"),
+        [
+            (c["channel"], f"{c['inline']:,}", f"{c['blob']:,}", f"{c['writes']:,}", f"{c['bytes']:,}")
+            for c in data["channels"]
+        ],
+    )
+    if not data["channels"]:
+        print("(no channels measured)")
+    return 0

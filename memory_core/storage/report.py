@@ -1,0 +1,319 @@
+"""The Storage screen's and `mycel-memory storage`'s one report: every thread's bytes, share, growth and
+projection, ranked; every store's space beside the sum of its threads; one thread's checkpoints and its
+head's channels. The JSON shape is made here, once, for the CLI and the page's figures alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from memory_core.records import StoreProblem
+from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
+from memory_core.storage.growth import Growth, bytes_per_checkpoint, thread_growth, turn_numbers
+from memory_core.stores.reader import MycelReader, Result
+
+DEFAULT_TURNS_AHEAD = 50
+# A projection further out than this says nothing a shorter one does not (and keeps the sum cheap).
+MAX_TURNS_AHEAD = 10_000
+
+
+class StorageSort(StrEnum):
+    BYTES = "bytes"
+    GROWTH = "growth"
+    PROJECTED = "projected"
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadStorage:
+    """One thread's row of the report."""
+
+    thread_id: str
+    name: str | None
+    store: str
+    layout: str
+    bytes: int
+    checkpoints: int
+    share: float  # of all threads' bytes; 0.0 when the fleet holds none
+    growth: Growth
+    projected_bytes: int  # after the report's turns_ahead more turns
+
+    @property
+    def turns(self) -> int:
+        return len(self.growth.turns)
+
+    @property
+    def growth_bytes_per_turn(self) -> int:
+        return self.growth.growth_bytes_per_turn
+
+    @property
+    def quadratic(self) -> bool:
+        return self.growth.quadratic
+
+
+@dataclass(frozen=True, slots=True)
+class StoreTotals:
+    """One store: its space as measured (None when it could not be read) and the sum of its threads."""
+
+    store: str
+    space: StoreSpace | None
+    threads: int
+    thread_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class StorageReport:
+    threads: tuple[ThreadStorage, ...]  # biggest first
+    stores: tuple[StoreTotals, ...]
+    turns_ahead: int
+    total_bytes: int  # all threads' bytes
+
+    def ranked(self, sort: StorageSort) -> tuple[ThreadStorage, ...]:
+        """The threads biggest first by bytes, by growth per turn or by projected size (ties by bytes)."""
+        if sort is StorageSort.BYTES:
+            return self.threads
+        if sort is StorageSort.GROWTH:
+            return tuple(
+                sorted(self.threads, key=lambda t: (-t.growth_bytes_per_turn, -t.bytes, t.thread_id))
+            )
+        return tuple(sorted(self.threads, key=lambda t: (-t.projected_bytes, -t.bytes, t.thread_id)))
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointStorage:
+    """One checkpoint's row of a thread's breakdown (oldest first)."""
+
+    checkpoint_id: str
+    parent_id: str | None
+    source: str | None
+    turn: int
+    checkpoint: int
+    metadata: int
+    writes: int
+    blobs: int
+    total: int
+    cumulative: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadDetail:
+    """One thread's breakdown: its row (share of the fleet when known), its checkpoints, its head's channels."""
+
+    thread: ThreadStorage
+    rows: tuple[CheckpointStorage, ...]
+    head_checkpoint_id: str | None
+    channels: tuple[ChannelBytes, ...]
+    other_bytes: int  # rows under no root checkpoint: counted, never freed
+    turns_ahead: int  # how far the row's projected_bytes looks
+
+
+def _names(reader: MycelReader, problems: list[StoreProblem]) -> dict[str, str | None]:
+    listed = reader.list_threads()
+    problems.extend(listed.problems)
+    return {row.thread_id: row.name for row in listed.value}
+
+
+def thread_row(thread: ThreadBytes, *, name: str | None, fleet_bytes: int, turns_ahead: int) -> ThreadStorage:
+    """One thread's report row: its growth fitted, its projection `turns_ahead` turns on."""
+    growth = thread_growth(thread)
+    total = thread.total
+    return ThreadStorage(
+        thread_id=thread.thread_id,
+        name=name,
+        store=thread.store,
+        layout=thread.layout,
+        bytes=total,
+        checkpoints=len(thread.checkpoints),
+        share=total / fleet_bytes if fleet_bytes else 0.0,
+        growth=growth,
+        projected_bytes=growth.projected_bytes(turns_ahead),
+    )
+
+
+def storage_report(reader: MycelReader, *, turns_ahead: int = DEFAULT_TURNS_AHEAD) -> Result[StorageReport]:
+    """Every thread's bytes, share, growth and projection, and every store's space beside its threads,
+    with what could not be read."""
+    problems: list[StoreProblem] = []
+    fleet = reader.fleet_bytes()
+    problems.extend(fleet.problems)
+    threads = fleet.value
+    spaces = reader.store_space()
+    problems.extend(spaces.problems)
+    names = _names(reader, problems)
+    fleet_total = sum(t.total for t in threads)
+    rows = [
+        thread_row(t, name=names.get(t.thread_id), fleet_bytes=fleet_total, turns_ahead=turns_ahead)
+        for t in threads
+    ]
+    rows.sort(key=lambda r: (-r.bytes, r.thread_id))
+    report = StorageReport(
+        threads=tuple(rows),
+        stores=_store_totals(spaces.value, rows),
+        turns_ahead=turns_ahead,
+        total_bytes=fleet_total,
+    )
+    return Result(report, tuple(dict.fromkeys(problems)))
+
+
+def _store_totals(spaces: Sequence[StoreSpace], rows: Sequence[ThreadStorage]) -> tuple[StoreTotals, ...]:
+    counts: dict[str, list[int]] = {}
+    for row in rows:
+        found = counts.setdefault(row.store, [0, 0])
+        found[0] += 1
+        found[1] += row.bytes
+    totals = [StoreTotals(s.store, s, *counts.pop(s.store, [0, 0])) for s in spaces]
+    # A store whose threads were read but whose space was not (a refused dbstat, a role without grants).
+    totals += [StoreTotals(store, None, n, total) for store, (n, total) in counts.items()]
+    return tuple(totals)
+
+
+def thread_storage(
+    reader: MycelReader, thread_id: str, *, turns_ahead: int = DEFAULT_TURNS_AHEAD, fleet_bytes: int = 0
+) -> Result[ThreadDetail | None]:
+    """One thread's checkpoints (oldest first) and its head's channels; None when no store holds it.
+
+    `fleet_bytes` (the report's total, when the caller has it) gives the thread's share; 0 leaves it 0.
+    """
+    problems: list[StoreProblem] = []
+    found = reader.thread_bytes(thread_id)
+    problems.extend(found.problems)
+    thread = found.value
+    if thread is None:
+        return Result(None, tuple(problems))
+    listed = reader.get_thread(thread_id)
+    problems.extend(listed.problems)
+    name = listed.value.name if listed.value is not None else None
+    channels = reader.channel_bytes(thread_id, None)
+    problems.extend(channels.problems)
+    head, head_channels = channels.value
+    points = bytes_per_checkpoint(thread)
+    turns = turn_numbers(thread.checkpoints)
+    rows = tuple(
+        CheckpointStorage(
+            checkpoint_id=c.checkpoint_id,
+            parent_id=c.parent_id,
+            source=c.source,
+            turn=turn,
+            checkpoint=c.checkpoint,
+            metadata=c.metadata,
+            writes=c.writes,
+            blobs=c.blobs,
+            total=c.total,
+            cumulative=point.cumulative,
+        )
+        for c, turn, point in zip(thread.checkpoints, turns, points, strict=True)
+    )
+    detail = ThreadDetail(
+        thread=thread_row(thread, name=name, fleet_bytes=fleet_bytes, turns_ahead=turns_ahead),
+        rows=rows,
+        head_checkpoint_id=head,
+        channels=tuple(sorted(head_channels, key=lambda c: (-c.total, c.channel))),
+        other_bytes=thread.other_bytes,
+        turns_ahead=turns_ahead,
+    )
+    return Result(detail, tuple(dict.fromkeys(problems)))
+
+
+# -- the one JSON shape ------------------------------------------------------------------------------
+
+
+def _problem_json(problem: StoreProblem) -> dict[str, Any]:
+    return {
+        "kind": problem.kind.value,
+        "store": problem.store,
+        "message": problem.message,
+        "path": str(problem.path) if problem.path else None,
+    }
+
+
+def thread_json(row: ThreadStorage) -> dict[str, Any]:
+    """A thread's report row as `storage --json` prints it (issue 14's names)."""
+    fit = row.growth.fit
+    return {
+        "thread_id": row.thread_id,
+        "name": row.name,
+        "store": row.store,
+        "layout": row.layout,
+        "bytes": row.bytes,
+        "checkpoints": row.checkpoints,
+        "share": row.share,
+        "turns": row.turns,
+        "growth_bytes_per_turn": row.growth_bytes_per_turn,
+        "growth_basis": row.growth.basis,
+        "projected_bytes": row.projected_bytes,
+        "quadratic": row.quadratic,
+        "fit": {"a": fit.a, "b": fit.b, "r2": fit.r2} if fit else None,
+    }
+
+
+def _space_json(totals: StoreTotals) -> dict[str, Any]:
+    space = totals.space
+    measured: dict[str, Any] = {"measured": space is not None}
+    if space is not None:
+        measured.update(
+            engine=space.engine,
+            location=space.location,
+            file_bytes=space.file_bytes,
+            wal_bytes=space.wal_bytes,
+            free_bytes=space.free_bytes,
+            measured_by=space.measured_by,
+            estimated=list(space.estimated),
+            tables=[
+                {"name": t.name, "kind": t.kind, "bytes": t.bytes, "payload": t.payload} for t in space.tables
+            ],
+        )
+    return {"store": totals.store, "threads": totals.threads, "thread_bytes": totals.thread_bytes, **measured}
+
+
+def storage_as_json(result: Result[StorageReport], sort: StorageSort = StorageSort.BYTES) -> dict[str, Any]:
+    """The whole report as `mycel-memory storage --json` prints it."""
+    report = result.value
+    return {
+        "turns_ahead": report.turns_ahead,
+        "total_bytes": report.total_bytes,
+        "sort": sort.value,
+        "threads": [thread_json(row) for row in report.ranked(sort)],
+        "stores": [_space_json(s) for s in report.stores],
+        "problems": [_problem_json(p) for p in result.problems],
+    }
+
+
+def thread_storage_as_json(detail: ThreadDetail, problems: Sequence[StoreProblem] = ()) -> dict[str, Any]:
+    """One thread's breakdown as `mycel-memory storage THREAD_ID --json` prints it."""
+    return {
+        **thread_json(detail.thread),
+        "turns_ahead": detail.turns_ahead,
+        "other_bytes": detail.other_bytes,
+        "head_checkpoint_id": detail.head_checkpoint_id,
+        "checkpoint_rows": [
+            {
+                "checkpoint_id": r.checkpoint_id,
+                "parent_id": r.parent_id,
+                "source": r.source,
+                "turn": r.turn,
+                "checkpoint": r.checkpoint,
+                "metadata": r.metadata,
+                "writes": r.writes,
+                "blobs": r.blobs,
+                "bytes": r.total,
+                "cumulative": r.cumulative,
+            }
+            for r in detail.rows
+        ],
+        "channels": [
+            {"channel": c.channel, "inline": c.inline, "blob": c.blob, "writes": c.writes, "bytes": c.total}
+            for c in detail.channels
+        ],
+        "turn_bytes": [
+            {
+                "turn": t.turn,
+                "first_checkpoint_id": t.first_checkpoint_id,
+                "checkpoints": t.checkpoints,
+                "bytes": t.bytes,
+            }
+            for t in detail.thread.growth.turns
+        ],
+        "problems": [_problem_json(p) for p in problems],
+    }
