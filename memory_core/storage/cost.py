@@ -258,9 +258,12 @@ class Line:
     unpriced_calls: int = 0  # calls with usage but no price (their tokens are in `usage`, not in cost)
     cost_usd: Decimal | None = None
     reasoning_usd: Decimal | None = None
-    by_model: Mapping[str, Decimal] = field(default_factory=dict)  # the day chart's stacks
+    by_model: Mapping[str, Decimal] = field(default_factory=dict)  # the day chart's stacks (priced)
+    tokens_by_model: Mapping[str, int] = field(default_factory=dict)  # ... and without prices
 
     def add(self, usage: Usage, model: str, priced: PricedAs | None) -> Line:
+        tokens = dict(self.tokens_by_model)
+        tokens[model] = tokens.get(model, 0) + usage.total
         if priced is None:
             return Line(
                 self.name,
@@ -270,6 +273,7 @@ class Line:
                 self.cost_usd,
                 self.reasoning_usd,
                 self.by_model,
+                tokens,
             )
         cost = cost_of(usage, priced.price)
         by_model = dict(self.by_model)
@@ -282,6 +286,7 @@ class Line:
             (self.cost_usd or ZERO) + cost,
             (self.reasoning_usd or ZERO) + reasoning_cost_of(usage, priced.price),
             by_model,
+            tokens,
         )
 
 

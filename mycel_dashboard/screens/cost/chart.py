@@ -1,0 +1,52 @@
+"""The Cost screen's figure: cost per day stacked by model (tokens per day when there is no price book).
+
+Plain dicts in the shape of mycel_dashboard/screens/shared/charts.py, drawn by static/dashboard/charts.js.
+Model names come from Mycel's data, so they are HTML-escaped (Plotly renders some HTML in labels).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from memory_core.storage.cost import ZERO, CostReport
+
+
+def cost_figure(report: CostReport) -> dict[str, Any]:
+    """One bar trace per model over the report's days: its cost in USD, or its tokens without prices."""
+    days = [d.name for d in report.days]
+    priced = report.book is not None
+    models = [m.line.name for m in report.models]
+    data: list[dict[str, Any]] = []
+    for model in models:
+        if priced:
+            y: list[float] = [float(d.by_model.get(model, ZERO)) for d in report.days]
+        else:
+            y = [float(d.tokens_by_model.get(model, 0)) for d in report.days]
+        if not any(y):
+            continue
+        name = html.escape(model)
+        data.append(
+            {
+                "type": "bar",
+                "name": name,
+                "x": days,
+                "y": y,
+                "hovertemplate": f"{name}<br>%{{x}}: "
+                + ("$%{y:.6f}" if priced else "%{y:,} tokens")
+                + "<extra></extra>",
+            }
+        )
+    return {
+        "data": data,
+        "layout": {
+            "barmode": "stack",
+            "height": 320,
+            "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
+            "xaxis": {"title": {"text": "day (UTC)"}, "type": "category"},
+            "yaxis": {"title": {"text": "USD" if priced else "tokens"}, "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": -0.2},
+            "title": {"text": "Cost per day, by model" if priced else "Tokens per day, by model (no prices)"},
+        },
+        "config": {"responsive": True, "displaylogo": False},
+    }

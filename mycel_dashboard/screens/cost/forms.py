@@ -1,0 +1,22 @@
+"""The Cost screen's period (URL parameters): a bad date is reported and ignored, never a failure."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django import forms
+
+from mycel_dashboard.web.forms import LenientForm
+
+
+class PeriodForm(LenientForm):
+    since = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="since")
+    until = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="until")
+
+    def period(self) -> tuple[date | None, date | None, list[str]]:
+        values, problems = self.values()
+        since, until = values["since"], values["until"]
+        if since and until and since > until:
+            problems.append(f"Ignored the period: since {since} is after until {until}.")
+            return None, None, problems
+        return since, until, problems

@@ -1,0 +1,96 @@
+"""The Cost screen's rows: the report's lines with the links and words the page shows (Django-free)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from memory_core.storage.cost import CallUsage, CostReport, Line, PricedAs, usd
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    line: Line
+    url: str = ""  # the thread's page ("" when the id cannot be linked)
+    priced: PricedAs | None = None
+
+    @property
+    def cost(self) -> str:
+        return money(self.line.cost_usd)
+
+    @property
+    def exact(self) -> str:
+        return exact(self.line.cost_usd)
+
+    @property
+    def reasoning(self) -> str:
+        return money(self.line.reasoning_usd)
+
+    @property
+    def price(self) -> dict[str, str]:
+        """USD per million tokens by kind, as the cache gives them."""
+        if self.priced is None:
+            return {}
+        p = self.priced.price
+        return {
+            k: exact(v)
+            for k, v in (
+                ("input", p.input),
+                ("output", p.output),
+                ("cache read", p.cache_read),
+                ("cache write", p.cache_write),
+            )
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NoUsageRow:
+    call: CallUsage
+    url: str  # the call's page, or the checkpoint's page for an abandoned branch ("" if not linkable)
+    where: str  # "call 3", "abandoned branch, message msg_…"
+
+
+def money(value: Decimal | None) -> str:
+    """A cost as the page writes it: 6 decimals (the exact value goes in the title), "—" without a price."""
+    if value is None:
+        return "—"
+    return f"${value:,.6f}"
+
+
+def exact(value: Decimal | None) -> str:
+    return usd(value) or ""
+
+
+@dataclass(frozen=True, slots=True)
+class CostPage:
+    report: CostReport
+    total: Row
+    days: tuple[Row, ...]
+    threads: tuple[Row, ...]
+    models: tuple[Row, ...]
+    without_usage: tuple[NoUsageRow, ...]
+
+
+def cost_page(
+    report: CostReport,
+    *,
+    thread_url: Callable[[str], str],
+    call_url: Callable[[str, int], str],
+    checkpoint_url: Callable[[str, str], str],
+) -> CostPage:
+    without: list[NoUsageRow] = []
+    for call in report.without_usage:
+        if call.call is not None:
+            without.append(NoUsageRow(call, call_url(call.thread_id, call.call), f"call {call.call}"))
+        else:
+            url = checkpoint_url(call.thread_id, call.checkpoint_id) if call.checkpoint_id else ""
+            without.append(NoUsageRow(call, url, f"{call.branch}, message {call.message_id or '(no id)'}"))
+    return CostPage(
+        report=report,
+        total=Row(report.total),
+        days=tuple(Row(d) for d in report.days),
+        threads=tuple(Row(t, thread_url(t.name)) for t in report.threads),
+        models=tuple(Row(m.line, priced=m.priced) for m in report.models),
+        without_usage=tuple(without),
+    )
