@@ -83,6 +83,8 @@ def skip(data: bytes, at: int, depth: int = 0) -> int:
 
 def _text(data: bytes, at: int) -> tuple[str | None, int]:
     """A str key's text and where it ends; None for a key that is not a string."""
+    if at >= len(data):
+        raise SpanError("truncated msgpack map")
     first = data[at]
     if 0xA0 <= first <= 0xBF:
         start, size = at + 1, first & 0x1F
