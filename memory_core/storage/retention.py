@@ -384,3 +384,23 @@ def totals_as_dict(plan: RetentionPlan) -> dict[str, int]:
         "drops": plan.drops,
         "unreachable": sum(t.unreachable.count for t in plan.threads),
     }
+
+
+def export_summary(plan: RetentionPlan, *, engine: str, location: str) -> dict[str, Any]:
+    """What the audit log keeps of an export: the policy, the totals and each touched thread's counts."""
+    return {
+        "policy": plan.policy.as_dict(),
+        "planned_at": plan.planned_at.isoformat(),
+        "engine": engine,
+        "location": location,
+        "totals": totals_as_dict(plan),
+        "threads": [
+            {
+                "thread_id": t.thread_id,
+                "drops": len(t.drops),
+                "keeps": len(t.keeps),
+                "frees_bytes": t.frees_bytes,
+            }
+            for t in plan.touched
+        ],
+    }

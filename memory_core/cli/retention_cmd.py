@@ -1,0 +1,147 @@
+"""`mycel-memory retention --keep-last K | --heads-only | --idle-days D [--json] [--export FILE]`: a dry-run.
+
+Plans the policy (memory_core/storage/retention_run.py, as the retention page shows it) and prints what each
+thread frees, keeps (and why) and drops. Nothing is deleted: --export writes the plan as a SQL script to run
+with Mycel stopped, and records the export in the dashboard's audit log first; an export that cannot be
+recorded is not written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from memory_core.cli.common import CliError, print_json
+from memory_core.cli.table import one_line, print_table, printable, short_id
+from memory_core.cli.threads import _reader, _require_data, _warn
+from memory_core.storage.retention import (
+    ALWAYS_KEPT,
+    NO_WHOLE_THREADS,
+    RetentionPolicy,
+    RetentionPolicyError,
+    export_summary,
+    plan_as_dict,
+)
+from memory_core.storage.retention_run import RetentionDryRun, retention_dry_run
+from memory_core.storage.script import ScriptError, retention_script
+
+# The terminal shows the threads that free the most; --json has every one.
+_TOP = 20
+
+
+def policy_from_flags(args: argparse.Namespace) -> RetentionPolicy:
+    try:
+        return RetentionPolicy.parse(
+            keep_last=args.keep_last, heads_only=args.heads_only, idle_days=args.idle_days
+        )
+    except RetentionPolicyError as exc:
+        raise CliError(str(exc)) from None
+
+
+def run_retention(args: argparse.Namespace) -> int:
+    policy = policy_from_flags(args)
+    reader = _reader()
+    _require_data(reader.locations)
+    run = retention_dry_run(reader, policy)
+    _warn(run.problems)
+    if args.export is not None:
+        _export(args, run)
+    data = plan_as_dict(run.plan)
+    if args.export == "-":
+        return 0  # stdout holds the script
+    if args.json:
+        print_json(data)
+        return 0
+    _print_plan(data)
+    return 0
+
+
+def _print_plan(data: dict[str, Any]) -> None:
+    totals = data["totals"]
+    print(f"Policy: {data['policy_text']}.")
+    print(
+        f"Frees {totals['frees_bytes']:,} bytes: drops {totals['drops']:,} checkpoints in "
+        f"{totals['threads_touched']:,} of {totals['threads']:,} threads, keeps {totals['keeps']:,}."
+    )
+    print(ALWAYS_KEPT)
+    print(NO_WHOLE_THREADS)
+    print("Nothing is deleted: export the script (--export FILE) and run it with Mycel stopped.")
+    touched = [t for t in data["threads"] if t["drops"]]
+    if not touched:
+        return
+    print()
+    rows = []
+    for t in touched[:_TOP]:
+        reasons: dict[str, int] = {}
+        for kept in t["keeps"]:
+            reasons[kept["reason"]] = reasons.get(kept["reason"], 0) + 1
+        lost = t["unreachable"]
+        rows.append(
+            [
+                short_id(t["thread_id"]),
+                f"{t['frees_bytes']:,}",
+                len(t["drops"]),
+                len(t["keeps"]),
+                one_line("; ".join(f"{why} x{n}" if n > 1 else why for why, n in reasons.items()), 60),
+                len(lost["file_operations"]) + len(lost["run_events"]) + len(lost["summaries"]),
+            ]
+        )
+    print_table(["THREAD", "FREES", "DROPS", "KEEPS", "KEPT BECAUSE", "UNREACHABLE"], rows)
+    if len(touched) > _TOP:
+        print(f"… and {len(touched) - _TOP:,} more threads (--json lists every one)")
+
+
+def _export(args: argparse.Namespace, run: RetentionDryRun) -> None:
+    try:
+        script = retention_script(run.plan, run.target)
+    except ScriptError as exc:
+        raise CliError(str(exc)) from None
+    where = "stdout" if args.export == "-" else str(Path(args.export).resolve())
+    actor = str(args.actor or f"cli:{os.environ.get('USER') or getpass.getuser()}")
+    summary = export_summary(run.plan, engine=run.target.engine, location=run.target.location)
+    _record_export(actor, where, summary)
+    if args.export == "-":
+        sys.stdout.write(script)
+        return
+    try:
+        Path(args.export).write_text(script, encoding="utf-8")
+    except OSError as exc:
+        _record_export(actor, where, summary, failed=f"could not write the script: {exc.strerror or exc}")
+        raise CliError(f"cannot write {printable(args.export)}: {exc.strerror or exc}") from None
+    print(
+        f"mycel-memory: wrote the retention script to {printable(where)} (recorded in the audit log)",
+        file=sys.stderr,
+    )
+
+
+def _record_export(actor: str, where: str, summary: dict[str, Any], *, failed: str | None = None) -> None:
+    """One audit row in the dashboard's database; Django is set up only here, only on --export."""
+    try:
+        import django  # noqa: TID251 - the audit log is the dashboard's; the CLI loads it only to export
+
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mycel_dashboard.settings")
+        django.setup()
+        from memory_core.config import redact_secrets
+        from mycel_dashboard.models import AuditEntry
+
+        AuditEntry.objects.create(
+            user=None,
+            actor=actor[:150],
+            action=AuditEntry.Action.RETENTION_EXPORT,
+            result=AuditEntry.Result.FAILED if failed else AuditEntry.Result.APPLIED,
+            target=where,
+            message=failed or f"retention script exported: {summary['totals']['drops']} checkpoints to drop",
+            after=redact_secrets(summary),
+        )
+    except Exception as exc:  # noqa: BLE001 - whatever the database says, it is one line and no export
+        if failed:
+            return  # the write failed already; that is the error the user sees
+        first = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        raise CliError(
+            "the export was not written: the dashboard's audit log cannot record it "
+            f"({first}; run `python manage.py migrate`, or set DASHBOARD_DB_PATH / DATABASE_URL)"
+        ) from None
