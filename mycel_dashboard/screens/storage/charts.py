@@ -1,0 +1,93 @@
+"""The Storage screen's Plotly figures (and the Thread page's bytes chart), as plain dicts drawn by
+static/dashboard/charts.js, following screens/shared/charts.py: text from Mycel's data is HTML-escaped
+(Plotly renders a subset of HTML in labels), a click on a bar opens the URL in customdata[2]."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from memory_core.ids import short_id
+from memory_core.storage.growth import CheckpointPoint
+from memory_core.storage.report import ThreadStorage
+
+# The bar chart shows this many of the biggest threads (the table pages through the rest).
+BIGGEST = 15
+_CONFIG = {"displaylogo": False, "responsive": True}
+
+
+def _label(rank: int, row: ThreadStorage) -> str:
+    return html.escape(f"{rank}. {row.name or short_id(row.thread_id)}")
+
+
+def biggest_threads_figure(
+    rows: Sequence[ThreadStorage], breakdown_url: Callable[[str], str]
+) -> dict[str, Any] | None:
+    """The biggest threads by bytes as horizontal bars, quadratic growers apart; None with no bytes."""
+    top = [row for row in rows[:BIGGEST] if row.bytes > 0]
+    if not top:
+        return None
+    data: list[dict[str, Any]] = []
+    for quadratic, name in ((True, "grows with the square of its length"), (False, "other threads")):
+        chosen = [(rank, row) for rank, row in enumerate(top, start=1) if row.quadratic is quadratic]
+        if not chosen:
+            continue
+        data.append(
+            {
+                "type": "bar",
+                "orientation": "h",
+                "name": name,
+                "y": [_label(rank, row) for rank, row in chosen],
+                "x": [row.bytes for _, row in chosen],
+                "customdata": [
+                    ["", "", breakdown_url(row.thread_id), f"{row.share:.1%}", row.growth_bytes_per_turn]
+                    for _, row in chosen
+                ],
+                "hovertemplate": (
+                    "%{y}<br>%{x:,} bytes (%{customdata[3]} of all threads)<br>"
+                    "+%{customdata[4]:,} bytes per turn<extra></extra>"
+                ),
+            }
+        )
+    order = [_label(rank, row) for rank, row in enumerate(top, start=1)]
+    layout = {
+        "barmode": "overlay",
+        "xaxis": {"title": {"text": "bytes on disk"}, "rangemode": "tozero"},
+        # Biggest at the top: Plotly draws the first category at the bottom.
+        "yaxis": {"categoryorder": "array", "categoryarray": list(reversed(order)), "automargin": True},
+        "legend": {"orientation": "h", "y": -0.25},
+        "margin": {"l": 20, "r": 20, "t": 10, "b": 40},
+        "height": max(220, 28 * len(top) + 90),
+        "hovermode": "closest",
+    }
+    return {"data": data, "layout": layout, "config": _CONFIG}
+
+
+def checkpoint_bytes_figure(points: Sequence[CheckpointPoint], *, height: int = 220) -> dict[str, Any] | None:
+    """Bytes per checkpoint, stacked as checkpoint + metadata, writes and (PostgreSQL) blobs."""
+    if not points:
+        return None
+    x = [p.index for p in points]
+    custom = [[html.escape(p.checkpoint_id), p.turn] for p in points]
+    hover = "checkpoint %{x} (turn %{customdata[1]})<br>%{fullData.name}: %{y:,} bytes<extra></extra>"
+    parts: list[tuple[str, list[int]]] = [
+        ("checkpoint + metadata", [p.checkpoint for p in points]),
+        ("writes", [p.writes for p in points]),
+    ]
+    if any(p.blobs for p in points):
+        parts.append(("blobs (first referenced here)", [p.blobs for p in points]))
+    data = [
+        {"type": "bar", "name": name, "x": x, "y": y, "customdata": custom, "hovertemplate": hover}
+        for name, y in parts
+    ]
+    layout = {
+        "barmode": "stack",
+        "xaxis": {"title": {"text": "checkpoint (oldest first)"}, "rangemode": "tozero"},
+        "yaxis": {"title": {"text": "bytes"}, "rangemode": "tozero"},
+        "legend": {"orientation": "h", "y": -0.35},
+        "margin": {"l": 60, "r": 20, "t": 10, "b": 40},
+        "height": height,
+        "hovermode": "closest",
+    }
+    return {"data": data, "layout": layout, "config": _CONFIG}

@@ -1,0 +1,182 @@
+"""The Storage screen's page data (Django-free): the ranking's page, each store's card, a thread's bytes
+card (the Thread page shows the same card), and sizes in words. Every figure comes from
+memory_core/storage/report.py, the very function `mycel-memory storage --json` prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memory_core.records import StoreProblem
+from memory_core.storage.facts import TableSpace
+from memory_core.storage.growth import FITTED, bytes_per_checkpoint
+from memory_core.storage.report import (
+    DEFAULT_TURNS_AHEAD,
+    StorageReport,
+    StorageSort,
+    StoreTotals,
+    ThreadStorage,
+    thread_row,
+)
+from memory_core.stores.reader import MycelReader
+from mycel_dashboard.screens.storage.charts import checkpoint_bytes_figure
+from mycel_dashboard.web.ids import IdTooLong, id_to_url
+
+PER_PAGE = 50
+
+
+def bytes_words(n: int | None) -> str:
+    """A size as people read it (decimal units, as `ls -h --si`): 950 B, 12.3 KB, 1.42 MB."""
+    if n is None:
+        return "not known"
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(size) < 1000 or unit == "GB":
+            return (
+                f"{n:,} B" if unit == "B" else f"{size:,.1f} {unit}" if size >= 100 else f"{size:.2f} {unit}"
+            )
+        size /= 1000
+    return f"{size:,.1f} TB"  # pragma: no cover - the loop returns at GB
+
+
+def growth_words(row: ThreadStorage, turns_ahead: int) -> str:
+    """ "+12.3 KB per turn, projected 4.56 MB after 50 more turns" (and how the pace was found)."""
+    pace = f"+{bytes_words(row.growth_bytes_per_turn)} per turn"
+    if row.growth.basis != FITTED:
+        pace += f" ({row.growth.basis}: the mean per turn)" if row.turns else " (no checkpoints)"
+    return f"{pace}, projected {bytes_words(row.projected_bytes)} after {turns_ahead:,} more turns"
+
+
+def thread_param(thread_id: str) -> str | None:
+    """The `?thread=` value for a thread (the URL form of its id); None when too long to link."""
+    try:
+        return id_to_url(thread_id)
+    except IdTooLong:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class RankedRow:
+    rank: int
+    row: ThreadStorage
+    param: str | None  # ?thread= value; None: not linkable
+    growth_words: str
+
+
+@dataclass(frozen=True, slots=True)
+class RankingPage:
+    rows: tuple[RankedRow, ...]
+    sort: StorageSort
+    number: int
+    pages: int
+    threads: int
+
+    @property
+    def previous(self) -> int | None:
+        return self.number - 1 if self.number > 1 else None
+
+    @property
+    def next(self) -> int | None:
+        return self.number + 1 if self.number < self.pages else None
+
+
+def ranking_page(
+    report: StorageReport, sort: StorageSort, page: int, notes: list[str], *, per_page: int = PER_PAGE
+) -> RankingPage:
+    """One page of the threads ranked by `sort`; a page past the end shows the last (and says so)."""
+    ranked = report.ranked(sort)
+    pages = max(1, -(-len(ranked) // per_page))
+    if page > pages:
+        notes.append(
+            f"There are only {pages:,} page{'s' if pages != 1 else ''} of threads: showing the last."
+        )
+        page = pages
+    start = (page - 1) * per_page
+    rows = tuple(
+        RankedRow(rank, row, thread_param(row.thread_id), growth_words(row, report.turns_ahead))
+        for rank, row in enumerate(ranked[start : start + per_page], start=start + 1)
+    )
+    return RankingPage(rows, sort, page, pages, len(ranked))
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCard:
+    """One SQLite file or PostgreSQL schema as its card shows it."""
+
+    store: str
+    engine: str | None
+    location: str | None
+    figures: tuple[tuple[str, str], ...]  # (what, how much)
+    tables: tuple[TableSpace, ...]  # biggest first
+    estimated: tuple[str, ...]
+    measured_by: str | None
+
+
+def store_cards(report: StorageReport) -> tuple[StoreCard, ...]:
+    """Stores holding threads first, then the biggest files."""
+    totals = sorted(report.stores, key=lambda s: (-s.thread_bytes, -(s.space.file_bytes if s.space else 0)))
+    return tuple(_store_card(s) for s in totals)
+
+
+def _store_card(totals: StoreTotals) -> StoreCard:
+    space = totals.space
+    threads = (
+        "Threads' bytes",
+        f"{bytes_words(totals.thread_bytes)} in {totals.threads:,} thread{'s' if totals.threads != 1 else ''}",
+    )
+    if space is None:
+        return StoreCard(totals.store, None, None, (threads,), (), ("its space could not be measured",), None)
+    sqlite = space.engine == "sqlite"
+    figures = [
+        ("File" if sqlite else "Schema (all relations)", bytes_words(space.file_bytes)),
+        threads,
+    ]
+    if sqlite:
+        figures.append(("WAL", bytes_words(space.wal_bytes)))
+    figures.append(("Free pages", bytes_words(space.free_bytes)))
+    tables = tuple(sorted(space.tables, key=lambda t: (-t.bytes, t.name)))
+    return StoreCard(
+        totals.store,
+        space.engine,
+        space.location,
+        tuple(figures),
+        tables,
+        space.estimated,
+        space.measured_by,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadBytesCard:
+    """A thread's bytes per checkpoint and its growth, as the Thread page and the Storage screen show it."""
+
+    thread_id: str
+    param: str | None
+    row: ThreadStorage
+    growth_words: str
+    figure: dict[str, Any] | None
+
+
+def thread_bytes_card(
+    reader: MycelReader,
+    thread_id: str,
+    problems: list[StoreProblem],
+    *,
+    turns_ahead: int = DEFAULT_TURNS_AHEAD,
+    row: ThreadStorage | None = None,
+) -> ThreadBytesCard | None:
+    """The card from the reader's bytes of the thread (None when no store holds it); `row`, when the
+    caller has the report's, keeps the thread's share."""
+    found = reader.thread_bytes(thread_id)
+    problems.extend(found.problems)
+    if found.value is None:
+        return None
+    if row is None:
+        row = thread_row(found.value, name=None, fleet_bytes=0, turns_ahead=turns_ahead)
+    return ThreadBytesCard(
+        thread_id=thread_id,
+        param=thread_param(thread_id),
+        row=row,
+        growth_words=growth_words(row, turns_ahead),
+        figure=checkpoint_bytes_figure(bytes_per_checkpoint(found.value)),
+    )
