@@ -36,7 +36,7 @@ def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, qu
     body = response.content.decode()
     total = response.context["cost"].total
     assert total.cost in body
-    if not query.get("since") == "2026-12-01":
+    if query.get("since") != "2026-12-01":
         assert cli["totals"]["calls"] == 41
         assert cli["totals"]["cost_usd"] == "0.3091455"
         assert "$0.309146" in body
