@@ -145,3 +145,24 @@ def test_no_mycel_data_is_a_message(viewer_client, tmp_path: Path, monkeypatch: 
     response = viewer_client.get(reverse("storage"))
     assert response.status_code == 200
     assert 'id="retention-form"' in response.content.decode()
+
+
+def test_thread_page_shows_its_bytes_per_checkpoint(viewer_client, sample_home: Path, capsys) -> None:
+    thread_id = "m_0D8EzdJXJhk9-2"
+    response = viewer_client.get(reverse("thread", args=[thread_id]))
+    assert response.status_code == 200
+    body = unescape(response.content.decode())
+    cli = _cli_json(capsys, thread_id)
+    card = response.context["bytes_card"]
+    assert (card.row.bytes, card.row.growth_bytes_per_turn, card.row.projected_bytes) == (
+        cli["bytes"],
+        cli["growth_bytes_per_turn"],
+        cli["projected_bytes"],
+    )
+    assert card.growth_words in body and "projected" in card.growth_words
+    figure = json.loads(
+        re.search(r'id="thread-bytes-figure" type="application/json">(.*?)</script>', body, re.S)[1]
+    )
+    stacked = [sum(values) for values in zip(*(trace["y"] for trace in figure["data"]), strict=True)]
+    assert stacked == [r["bytes"] for r in cli["checkpoint_rows"]]
+    assert f'href="/storage/?thread={thread_id}"' in body

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.records import StoreProblem
 from memory_core.storage.facts import TableSpace
 from memory_core.storage.growth import FITTED, bytes_per_checkpoint
 from memory_core.storage.report import (
@@ -19,6 +18,7 @@ from memory_core.storage.report import (
     thread_row,
 )
 from memory_core.stores.reader import MycelReader
+from mycel_dashboard.screens.shared.memory import problem_text
 from mycel_dashboard.screens.storage.charts import checkpoint_bytes_figure
 from mycel_dashboard.web.ids import IdTooLong, id_to_url
 
@@ -160,7 +160,7 @@ class ThreadBytesCard:
 def thread_bytes_card(
     reader: MycelReader,
     thread_id: str,
-    problems: list[StoreProblem],
+    problems: list[str],
     *,
     turns_ahead: int = DEFAULT_TURNS_AHEAD,
     row: ThreadStorage | None = None,
@@ -168,7 +168,7 @@ def thread_bytes_card(
     """The card from the reader's bytes of the thread (None when no store holds it); `row`, when the
     caller has the report's, keeps the thread's share."""
     found = reader.thread_bytes(thread_id)
-    problems.extend(found.problems)
+    problems.extend(problem_text(p) for p in found.problems if not p.expected_absence)
     if found.value is None:
         return None
     if row is None:

@@ -93,7 +93,7 @@ def _breakdown(
     if detail.value is None:
         notes.append(f"No checkpoint store holds a thread {thread_id!r}: nothing to break down.")
         return {}
-    card = thread_bytes_card(reader, thread_id, read, turns_ahead=turns, row=detail.value.thread)
+    card = thread_bytes_card(reader, thread_id, problems, turns_ahead=turns, row=detail.value.thread)
     return {
         "detail": detail.value,
         "bytes_card": card,

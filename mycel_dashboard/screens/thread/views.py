@@ -16,7 +16,8 @@ from memory_core.messages import Message
 from memory_core.rollback import rollback_record
 from memory_core.tokens import estimate_tokens
 from mycel_dashboard.screens.shared.family import family_card
-from mycel_dashboard.screens.shared.memory import MemoryContext, problem_text, thread_memory
+from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text, thread_memory
+from mycel_dashboard.screens.storage.presenter import thread_bytes_card
 from mycel_dashboard.screens.thread.breaker import breaker_card
 from mycel_dashboard.screens.thread.forms import SHOW_CHOICES, TimelineForm, timeline_filter
 from mycel_dashboard.screens.thread.panels import PANELS
@@ -127,6 +128,9 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             ),
             overtaken=rail.overtaken,
             undoable=state is not None and rollback_record(state.checkpoint.metadata) is not None,
+            bytes_card=guarded(
+                "the thread's bytes on disk", lambda: thread_bytes_card(reader, thread_id, problems), problems
+            ),
         )
     if part is None:
         context["family_card"] = family_card(reader, thread_id, problems, absent)
