@@ -78,3 +78,24 @@ def test_no_pricing_cache_keeps_tokens(viewer_client, sample_home: Path, capsys)
 def test_empty_home_renders(viewer_client) -> None:
     response = viewer_client.get(reverse("cost"))
     assert response.status_code == 200
+
+
+def test_calls_without_usage_link_their_call_pages(
+    viewer_client, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    from memory_core.memo import reset
+    from tests.conftest import point_env_at
+    from tests.core.test_cost import PRICES, _write_home
+
+    reset()
+    folder = tmp_path / "cost-home"
+    _write_home(folder, pricing={"timestamp": 1e10, "models": PRICES})
+    point_env_at(monkeypatch, folder)
+    response = viewer_client.get(reverse("cost"))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert f'href="{reverse("call", args=["t-plain", 2])}"' in body
+    assert "usage_metadata input_tokens is negative (-5)" in body
+    assert "abandoned branch, message a3" in body
+    assert "mystery-model-1" in response.content.decode().split('id="cost-no-price"')[1]
+    assert response.context["cost_json"] == _cli_json(capsys)

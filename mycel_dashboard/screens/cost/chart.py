@@ -43,10 +43,15 @@ def cost_figure(report: CostReport) -> dict[str, Any]:
             "barmode": "stack",
             "height": 320,
             "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
-            "xaxis": {"title": {"text": "day (UTC)"}, "type": "category"},
+            "bargap": 0.5,
+            "xaxis": {"type": "category"},
             "yaxis": {"title": {"text": "USD" if priced else "tokens"}, "rangemode": "tozero"},
             "legend": {"orientation": "h", "y": -0.2},
-            "title": {"text": "Cost per day, by model" if priced else "Tokens per day, by model (no prices)"},
+            "title": {
+                "text": "Cost per day (UTC), by model"
+                if priced
+                else "Tokens per day (UTC), by model (no prices)"
+            },
         },
         "config": {"responsive": True, "displaylogo": False},
     }
