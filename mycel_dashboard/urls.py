@@ -5,6 +5,7 @@ from mycel_dashboard.screens.audit import views as audit
 from mycel_dashboard.screens.call import views as call
 from mycel_dashboard.screens.checkpoint import views as checkpoint
 from mycel_dashboard.screens.config import views as config
+from mycel_dashboard.screens.context import views as context
 from mycel_dashboard.screens.cost import views as cost
 from mycel_dashboard.screens.dry_run import views as dry_run
 from mycel_dashboard.screens.home import views as home
@@ -57,6 +58,9 @@ urlpatterns = [
     path("storage/retention/", retention.retention_preview, name="retention"),
     path("storage/retention/export/", retention.retention_export, name="retention_export"),
     path("cost/", cost.cost_page, name="cost"),
+    path("context/calibration/", context.calibration_page, name="context_calibration"),
+    path("context/tools/", context.tools_page, name="context_tools"),
+    path("context/cache/", context.cache_page, name="context_cache"),
     path("audit/", audit.audit_log, name="audit"),
     path("audit.csv", audit.audit_csv, name="audit_csv"),
 ]

@@ -26,6 +26,7 @@ def add_subcommands(subparsers: Any) -> None:
     _actions(subparsers)
     _config(subparsers)
     _footprint(subparsers)
+    _economics(subparsers)
 
 
 def _plan(subparsers: Any) -> None:
@@ -306,3 +307,47 @@ def _footprint(subparsers: Any) -> None:
     cost.add_argument("--until", metavar="DATE", help="only calls on or before DATE (YYYY-MM-DD)")
     cost.add_argument("--json", action="store_true", help="print JSON")
     cost.set_defaults(handler="memory_core.cli.cost_cmd:run_cost")
+
+
+def _economics(subparsers: Any) -> None:
+    calibration = subparsers.add_parser(
+        "calibration",
+        help="Mycel's token estimate against tiktoken and the provider's count, per model",
+        description=(
+            "Call by call, Mycel's estimate (characters / 2) of what it sent against tiktoken's count and "
+            "the provider's input_tokens: the ratio's distribution per model and content kind, the calls "
+            "whose real count crossed the limit or the real 70 % line while the estimate did not, and the "
+            "context_limit (or dev's trigger_tokens) under which the real fill at the trigger is 70 %."
+        ),
+    )
+    calibration.add_argument("--model", metavar="M", help="only this model's calls")
+    calibration.add_argument("--json", action="store_true", help="print JSON")
+    calibration.set_defaults(handler="memory_core.cli.economics_cmd:run_calibration")
+
+    tools = subparsers.add_parser(
+        "tools",
+        help="which tools fill the window: share sent, trims, clears, spills, re-requests",
+        description=(
+            "Per tool name across the fleet: its share of what was sent, results trimmed and cleared and "
+            "the characters removed, spills, and how often the agent asked again for what was just "
+            "cleared (the sign that pruning is too aggressive)."
+        ),
+    )
+    tools.add_argument("--json", action="store_true", help="print JSON")
+    tools.set_defaults(handler="memory_core.cli.economics_cmd:run_tools")
+
+    cache = subparsers.add_parser(
+        "cache",
+        help="the prompt-cache cost of pruning: where each request's prefix broke, and why",
+        description=(
+            "For each model call, the longest prefix shared with the previous call's request (after "
+            "pruning and the summary), what broke it (a trim, a clear, a compaction, a new summary), and "
+            "the tokens re-written to the provider's prompt cache, priced where the pricing cache allows."
+        ),
+    )
+    target = cache.add_mutually_exclusive_group(required=True)
+    target.add_argument("thread_id", nargs="?", metavar="THREAD_ID")
+    target.add_argument("--all", action="store_true", help="every thread: totals per thread and fleet")
+    add_settings_flags(cache, context_limit_default="default: the thread model's limit, as Mycel resolves it")
+    cache.add_argument("--json", action="store_true", help="print JSON")
+    cache.set_defaults(handler="memory_core.cli.economics_cmd:run_cache")

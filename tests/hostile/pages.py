@@ -101,6 +101,16 @@ def get_visits(home: HostileHome) -> Iterator[Visit]:
     yield Visit("retention", f"{retention}?{urlencode({'keep_last': MARKUP['script']})}", {})
     yield Visit("cost", reverse("cost"), {})
     yield Visit("cost", f"{reverse('cost')}?{urlencode({'since': MARKUP['script']})}", {})
+    yield Visit("context_calibration", reverse("context_calibration"), {})
+    yield Visit(
+        "context_calibration",
+        f"{reverse('context_calibration')}?{urlencode({'model': MARKUP['script']})}",
+        {},
+    )
+    yield Visit("context_tools", reverse("context_tools"), {})
+    yield Visit("context_cache", reverse("context_cache"), {})
+    yield Visit("context_cache", f"{reverse('context_cache')}?{urlencode({'thread': main})}", {})
+    yield Visit("context_cache", f"{reverse('context_cache')}?{urlencode({'thread': MARKUP['script']})}", {})
     yield Visit("audit", reverse("audit"), {})
     yield Visit(
         "audit", f"{reverse('audit')}?{urlencode({'thread': MARKUP['svg_onload']})}", hx_target("audit-rows")
