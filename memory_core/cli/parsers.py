@@ -322,7 +322,7 @@ def _economics(subparsers: Any) -> None:
     )
     calibration.add_argument("--model", metavar="M", help="only this model's calls")
     calibration.add_argument("--json", action="store_true", help="print JSON")
-    calibration.set_defaults(handler="memory_core.cli.economics_cmd:run_calibration")
+    calibration.set_defaults(handler="memory_core.cli.calibration_cmd:run_calibration")
 
     tools = subparsers.add_parser(
         "tools",
@@ -334,7 +334,7 @@ def _economics(subparsers: Any) -> None:
         ),
     )
     tools.add_argument("--json", action="store_true", help="print JSON")
-    tools.set_defaults(handler="memory_core.cli.economics_cmd:run_tools")
+    tools.set_defaults(handler="memory_core.cli.tools_cmd:run_tools")
 
     cache = subparsers.add_parser(
         "cache",
@@ -350,4 +350,4 @@ def _economics(subparsers: Any) -> None:
     target.add_argument("--all", action="store_true", help="every thread: totals per thread and fleet")
     add_settings_flags(cache, context_limit_default="default: the thread model's limit, as Mycel resolves it")
     cache.add_argument("--json", action="store_true", help="print JSON")
-    cache.set_defaults(handler="memory_core.cli.economics_cmd:run_cache")
+    cache.set_defaults(handler="memory_core.cli.cache_cmd:run_cache")

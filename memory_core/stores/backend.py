@@ -16,7 +16,7 @@ which the shared decoder then learns (decode.py).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +39,39 @@ from memory_core.stores.thread_list.derived import DerivedFacts
 
 Payload = tuple[str | None, bytes | None]  # a checkpoint's serde type and bytes; (None, None) when absent
 Metadata = dict[str, tuple[Mapping[str, Any], str | None]]  # by checkpoint id: redacted metadata, or why not
+
+
+class KnownBytes(Protocol):
+    """Threads' byte facts kept between reads (the reader's memo), under a key the backend derives cheaply
+    from what changes with them: only threads whose key moved are read again."""
+
+    def lookup(self, thread_id: str, key: Hashable) -> ThreadBytes | None: ...
+
+    def remember(self, thread_id: str, key: Hashable, value: ThreadBytes) -> None: ...
+
+
+def known_or_read(
+    keys: Mapping[str, Hashable],
+    known: KnownBytes,
+    read: Callable[[Sequence[str] | None], list[ThreadBytes]],
+) -> list[ThreadBytes]:
+    """Every keyed thread's bytes, in key order: kept ones reused, the moved ones read by `read` (given
+    the moved ids, or None for all when most moved: one pass then costs less than a lookup each)."""
+    found: dict[str, ThreadBytes] = {}
+    moved: list[str] = []
+    for thread_id, key in keys.items():
+        kept = known.lookup(thread_id, key)
+        if kept is None:
+            moved.append(thread_id)
+        else:
+            found[thread_id] = kept
+    if moved:
+        wanted = set(moved)
+        for fresh in read(moved if 2 * len(moved) < len(keys) else None):
+            if fresh.thread_id in wanted:
+                known.remember(fresh.thread_id, keys[fresh.thread_id], fresh)
+                found[fresh.thread_id] = fresh
+    return [found[t] for t in keys if t in found]
 
 
 class CheckpointSnapshot(Protocol):
@@ -131,9 +164,12 @@ class StoreBackend(Protocol):
         """Every registered sub-agent (agent_registry.db), oldest first."""
         ...
 
-    def thread_bytes(self, thread_id: str | None, problems: list[StoreProblem]) -> list[ThreadBytes]:
+    def thread_bytes(
+        self, thread_id: str | None, problems: list[StoreProblem], known: KnownBytes | None = None
+    ) -> list[ThreadBytes]:
         """Every thread's bytes per checkpoint (or just `thread_id`'s), in every checkpoint store; no blob
-        decoded. Their totals are the thread list's `bytes_on_disk` (one accounting)."""
+        decoded; facts `known` under an unmoved key reused. Their totals are the thread list's
+        `bytes_on_disk` (one accounting)."""
         ...
 
     def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:

@@ -81,6 +81,9 @@ FLEET_BYTES: Memo[tuple[Result[tuple[ThreadBytes, ...]], dict[str, ThreadBytes]]
     "stores.fleet_bytes", max_entries=4
 )
 THREAD_BYTES: Memo[Result[ThreadBytes | None]] = Memo("stores.thread_bytes", max_entries=256)
+# Each thread's bytes under the backend's key for it (KnownBytes): after a commit only the threads it moved
+# are read again. Sized for a fleet of tens of thousands of threads (a few hundred bytes each).
+KEPT_THREAD_BYTES: Memo[ThreadBytes] = Memo("stores.kept_thread_bytes", max_entries=50_000)
 STORE_SPACE: Memo[Result[tuple[StoreSpace, ...]]] = Memo("stores.store_space", max_entries=4)
 CHANNEL_BYTES: Memo[Result[tuple[str | None, tuple[ChannelBytes, ...]]]] = Memo(
     "stores.channel_bytes", max_entries=64
@@ -435,7 +438,7 @@ class MycelReader:
     def _fleet(self) -> tuple[Result[tuple[ThreadBytes, ...]], dict[str, ThreadBytes]]:
         def read() -> tuple[Result[tuple[ThreadBytes, ...]], dict[str, ThreadBytes]]:
             problems: list[StoreProblem] = []
-            threads = tuple(self.backend.thread_bytes(None, problems))
+            threads = tuple(self.backend.thread_bytes(None, problems, _KeptBytes(self.backend.identity())))
             index: dict[str, ThreadBytes] = {}
             for thread in threads:
                 index.setdefault(thread.thread_id, thread)
@@ -532,6 +535,19 @@ class MycelReader:
                 workspace = spill_store.workspace_from_text(message.text)
                 if workspace is not None:
                     yield workspace
+
+
+@dataclass(frozen=True, slots=True)
+class _KeptBytes:
+    """KnownBytes over KEPT_THREAD_BYTES, for one store identity."""
+
+    store: Hashable
+
+    def lookup(self, thread_id: str, key: Hashable) -> ThreadBytes | None:
+        return KEPT_THREAD_BYTES.get(Key(self.store, thread=thread_id, what=key))
+
+    def remember(self, thread_id: str, key: Hashable, value: ThreadBytes) -> None:
+        KEPT_THREAD_BYTES.put(Key(self.store, thread=thread_id, what=key), value)
 
 
 def _decoded_key(payload: Payload) -> Key:

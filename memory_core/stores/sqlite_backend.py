@@ -35,7 +35,7 @@ from memory_core.stores import queue as queue_store
 from memory_core.stores import sandbox as sandbox_store
 from memory_core.stores import storage_facts
 from memory_core.stores import summaries as summaries_store
-from memory_core.stores.backend import Metadata, Payload
+from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read
 from memory_core.stores.checkpoints import (
     CheckpointMeta,
     checkpoint_metadata,
@@ -268,12 +268,21 @@ class SqliteBackend:
 
     # -- storage ------------------------------------------------------------------------------------------
 
-    def thread_bytes(self, thread_id: str | None, problems: list[StoreProblem]) -> list[ThreadBytes]:
+    def thread_bytes(
+        self, thread_id: str | None, problems: list[StoreProblem], known: KnownBytes | None = None
+    ) -> list[ThreadBytes]:
+        label = self.locations.main.name
         with self._opener.open(StoreRole.MAIN, problems) as db:
             if db is not None and db.require_table("checkpoints"):
                 with db.snapshot():
                     check_checkpoint_layout(db)
-                    return storage_facts.list_thread_bytes(db, thread_id, store=self.locations.main.name)
+                    if thread_id is not None or known is None:
+                        only = [thread_id] if thread_id is not None else None
+                        return storage_facts.list_thread_bytes(db, only, store=label)
+                    keys = {t: (label, key) for t, key in storage_facts.thread_keys(db).items()}
+                    return known_or_read(
+                        keys, known, lambda moved: storage_facts.list_thread_bytes(db, moved, store=label)
+                    )
         return []
 
     def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:

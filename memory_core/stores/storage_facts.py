@@ -10,6 +10,7 @@ SQLite was built with it, else page counts and `length()` sums, saying what is e
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +25,43 @@ _SOURCE = (
 )
 
 
-def _where(column: str, thread_id: str | None) -> tuple[str, tuple[Any, ...]]:
-    return ("WHERE " + column + " = ?", (thread_id,)) if thread_id is not None else ("", ())
+def _among(threads: Sequence[str] | None) -> tuple[str, tuple[Any, ...]]:
+    if threads is None:
+        return "", ()
+    return "WHERE thread_id IN (SELECT value FROM json_each(?))", (json.dumps(list(threads)),)
 
 
-def list_thread_bytes(db: ReadOnlyDB, thread_id: str | None = None, *, store: str) -> list[ThreadBytes]:
-    """Every thread's checkpoints' bytes (or one thread's), oldest first within each thread; `store` is
-    the label the Storage screen names the file by."""
+def thread_keys(db: ReadOnlyDB) -> dict[str, Hashable]:
+    """Per thread, what changes whenever its bytes do: checkpoint count and greatest id (in any namespace;
+    checkpoints are only appended) and its writes' count and bytes (a task's writes grow under the head).
+    Answered from the primary-key indexes and the record headers; far cheaper than the facts themselves."""
+    keys: dict[str, tuple[int, str, int, int]] = {}
+    if db.has_table("checkpoints"):
+        for thread, count, head in db.rows_as_json(
+            "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS n, CAST(MAX(checkpoint_id) AS TEXT) AS head "
+            "FROM checkpoints GROUP BY thread_id",
+            columns=("thread", "n", "head"),
+        ):
+            keys[str(thread)] = (int(count), str(head), 0, 0)
+    if db.has_table("writes"):
+        for thread, count, size in db.rows_as_json(
+            "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS n, SUM(COALESCE(length(value), 0)) AS size "
+            "FROM writes GROUP BY thread_id",
+            columns=("thread", "n", "size"),
+        ):
+            before = keys.get(str(thread), (0, "", 0, 0))
+            keys[str(thread)] = (before[0], before[1], int(count), int(size or 0))
+    return dict(keys)
+
+
+def list_thread_bytes(
+    db: ReadOnlyDB, threads: Sequence[str] | None = None, *, store: str
+) -> list[ThreadBytes]:
+    """These threads' checkpoints' bytes (every thread's when None), oldest first within each thread;
+    `store` is the label the Storage screen names the file by."""
     if not db.require_table("checkpoints"):
         return []
-    where, params = _where("thread_id", thread_id)
+    where, params = _among(threads)
     checkpoints = db.rows_as_json(
         "SELECT thread, json_group_array(json_array(ns, id, parent, c, m, source)) AS items FROM ("
         "SELECT CAST(thread_id AS TEXT) AS thread, CAST(checkpoint_ns AS TEXT) AS ns, "
@@ -44,7 +72,7 @@ def list_thread_bytes(db: ReadOnlyDB, thread_id: str | None = None, *, store: st
         params,
         columns=("thread", "items"),
     )
-    written = _writes(db, thread_id)
+    written = _writes(db, threads)
     out: list[ThreadBytes] = []
     for thread, items in checkpoints:
         out.append(_thread(str(thread), items, written.pop(str(thread), {}), store))
@@ -53,11 +81,11 @@ def list_thread_bytes(db: ReadOnlyDB, thread_id: str | None = None, *, store: st
     return out
 
 
-def _writes(db: ReadOnlyDB, thread_id: str | None) -> dict[str, dict[tuple[str, str], int]]:
+def _writes(db: ReadOnlyDB, threads: Sequence[str] | None) -> dict[str, dict[tuple[str, str], int]]:
     """Per thread: (namespace, checkpoint id) -> bytes of the writes' values recorded there."""
     if not db.has_table("writes"):
         return {}
-    where, params = _where("thread_id", thread_id)
+    where, params = _among(threads)
     rows = db.rows_as_json(
         "SELECT thread, json_group_array(json_array(ns, id, total)) AS items FROM ("
         "SELECT CAST(thread_id AS TEXT) AS thread, CAST(checkpoint_ns AS TEXT) AS ns, "

@@ -406,5 +406,29 @@ def test_list_thread_bytes_filters_one_thread(tmp_path: Path) -> None:
     from memory_core.stores.sqlite import opened
 
     with opened(home / "leon.db", store="main", timeout_s=5, row_cap=10) as db:
-        assert [t.thread_id for t in storage_facts.list_thread_bytes(db, "b", store="leon.db")] == ["b"]
+        assert [t.thread_id for t in storage_facts.list_thread_bytes(db, ["b"], store="leon.db")] == ["b"]
         assert sorted(t.thread_id for t in storage_facts.list_thread_bytes(db, store="leon.db")) == ["a", "b"]
+
+
+def test_after_a_commit_only_the_moved_threads_are_read_again(tmp_path: Path) -> None:
+    home = tmp_path / "home-i"
+    home.mkdir()
+    for name in ("a", "b", "c"):
+        build_thread(home / "leon.db", name, turns=1)
+    before = {t.thread_id: t for t in reader_for(home).fleet_bytes().value}
+    build_thread(home / "leon.db", "b", turns=1)  # a new turn on b
+    with closing(sqlite3.connect(home / "leon.db")) as conn:
+        # A pending write on c's head: no checkpoint moves, its bytes do.
+        (head,) = conn.execute("SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = 'c'").fetchone()
+        conn.execute(
+            "INSERT INTO writes VALUES ('c', '', ?, 'pending', 0, 'messages', 'msgpack', ?)", (head, b"\x90" * 11)
+        )
+        conn.commit()
+    after = {t.thread_id: t for t in reader_for(home).fleet_bytes().value}
+    assert after["a"] is before["a"], "an unmoved thread is reused, not read again"
+    assert after["b"] is not before["b"] and len(after["b"].checkpoints) > len(before["b"].checkpoints)
+    assert after["c"].total == before["c"].total + 11 and after["c"].checkpoints[-1].writes >= 11
+    from memory_core import memo
+
+    memo.reset()
+    assert {t.thread_id: t for t in reader_for(home).fleet_bytes().value} == after, "as a fresh read"

@@ -226,3 +226,29 @@ def test_an_unreachable_server_gives_a_problem_not_an_exception(tmp_path: Path) 
         assert result.problems and result.problems[0].kind is ProblemKind.UNREACHABLE
         assert "secret" not in repr(result)
     assert reader.fleet_bytes().value == () and reader.thread_bytes("t").value is None
+
+
+def test_after_a_commit_only_the_moved_threads_are_read_again(pg_main_db: Any, tmp_path: Path) -> None:
+    from memory_core import memo
+    from tests.core.store_builders import build_thread
+
+    url, _built = pg_main_db
+    before = {t.thread_id: t for t in reader_for(url, tmp_path).fleet_bytes().value}
+    moved, still = sorted(before)
+    with psycopg.connect(url, autocommit=True) as conn:
+        # A pending write on one head (no checkpoint moves, its bytes do), and a new thread beside.
+        conn.execute(
+            "INSERT INTO public.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) "
+            "SELECT thread_id, '', max(checkpoint_id), 'pending', 0, 'messages', 'msgpack', '\\x90909090'::bytea "
+            "FROM public.checkpoints WHERE thread_id = %s GROUP BY thread_id",
+            (moved,),
+        )
+    build_thread(url, "pg-new", turns=1)
+    after = {t.thread_id: t for t in reader_for(url, tmp_path).fleet_bytes().value}
+    assert after[still] is before[still], "an unmoved thread is reused, not read again"
+    assert after[moved].total == before[moved].total + len(b"\x90" * 4) + 1  # bytea's 1-byte short header
+    assert "pg-new" in after
+    memo.reset()
+    assert {t.thread_id: t for t in reader_for(url, tmp_path).fleet_bytes().value} == after, "as a fresh read"
+    for row in reader_for(url, tmp_path).list_threads().value:
+        assert row.bytes_on_disk == after[row.thread_id].total

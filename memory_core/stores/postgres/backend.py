@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,7 +32,7 @@ from memory_core.records import (
     ThreadRow,
 )
 from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
-from memory_core.stores.backend import Metadata, Payload
+from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read
 from memory_core.stores.checkpoints import CheckpointMeta
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_typed
 from memory_core.stores.locations import SQLITE_PATH_VARIABLES, MycelLocations, StoreRole
@@ -387,14 +388,23 @@ class PostgresBackend:
 
     # -- storage ---------------------------------------------------------------------------------------
 
-    def thread_bytes(self, thread_id: str | None, problems: list[StoreProblem]) -> list[ThreadBytes]:
+    def thread_bytes(
+        self, thread_id: str | None, problems: list[StoreProblem], known: KnownBytes | None = None
+    ) -> list[ThreadBytes]:
         out: list[ThreadBytes] = []
         with self._read(problems) as found:
             if found is not None:
                 read, layouts = found
                 # Dev first, as detect_layouts orders them: the thread list reads a thread both hold from dev.
                 for layout in layouts:
-                    out.extend(pg_storage.list_thread_bytes(read, layout, thread_id))
+                    if thread_id is not None or known is None:
+                        only = [thread_id] if thread_id is not None else None
+                        out.extend(pg_storage.list_thread_bytes(read, layout, only))
+                        continue
+                    keys = pg_storage.thread_keys(read, layout)
+                    out.extend(
+                        known_or_read(keys, known, partial(pg_storage.list_thread_bytes, read, layout))
+                    )
         return out
 
     def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:

@@ -11,6 +11,7 @@ per thread into one JSON value, so the row cap counts threads, not checkpoints.
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from memory_core.storage.facts import (
@@ -31,8 +32,27 @@ def store_label(layout: PostgresLayout) -> str:
     return f"postgresql {layout.schema}"
 
 
-def _filter(thread_id: str | None) -> tuple[str, tuple[Any, ...]]:
-    return ("WHERE thread_id = %s", (thread_id,)) if thread_id is not None else ("", ())
+def _among(threads: Sequence[str] | None) -> tuple[str, tuple[Any, ...]]:
+    return ("WHERE thread_id = ANY(%s)", (list(threads),)) if threads is not None else ("", ())
+
+
+def thread_keys(read: PgRead, layout: PostgresLayout) -> dict[str, Hashable]:
+    """Per thread, what changes whenever its bytes do: checkpoint count and greatest id (in any namespace;
+    the saver only appends), blob count, and its writes' count and bytes (a task's grow under the head)."""
+    keys: dict[str, dict[str, tuple[int, str]]] = {}
+    for part, sql in (
+        ("checkpoints", f"SELECT thread_id, count(*), max(checkpoint_id) FROM {layout.table('checkpoints')}"),
+        ("blobs", f"SELECT thread_id, count(*), '' FROM {layout.table('checkpoint_blobs')}"),
+        (
+            "writes",
+            "SELECT thread_id, count(*), sum(COALESCE(pg_column_size(blob), 0))::text "
+            f"FROM {layout.table('checkpoint_writes')}",
+        ),
+    ):
+        for thread, count, extra in read.rows(f"{sql} GROUP BY thread_id"):
+            keys.setdefault(str(thread), {})[part] = (int(count), str(extra))
+    label = store_label(layout)
+    return {thread: (label, tuple(sorted(parts.items()))) for thread, parts in keys.items()}
 
 
 def _items(value: Any) -> list[list[Any]]:
@@ -40,9 +60,11 @@ def _items(value: Any) -> list[list[Any]]:
     return found
 
 
-def list_thread_bytes(read: PgRead, layout: PostgresLayout, thread_id: str | None) -> list[ThreadBytes]:
-    """Every thread's bytes per checkpoint in this layout (or one thread's), oldest first."""
-    where, params = _filter(thread_id)
+def list_thread_bytes(
+    read: PgRead, layout: PostgresLayout, threads: Sequence[str] | None
+) -> list[ThreadBytes]:
+    """These threads' bytes per checkpoint in this layout (every thread's when None), oldest first."""
+    where, params = _among(threads)
     checkpoints = read.rows(
         "SELECT thread_id, json_agg(json_build_array(checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
         "pg_column_size(checkpoint), pg_column_size(metadata), metadata ->> 'source', "
