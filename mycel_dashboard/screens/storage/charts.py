@@ -29,7 +29,8 @@ def biggest_threads_figure(
     if not top:
         return None
     data: list[dict[str, Any]] = []
-    for quadratic, name in ((True, "grows with the square of its length"), (False, "other threads")):
+    # "Other threads" first: it takes the theme's quiet colour, the quadratic growers the next one.
+    for quadratic, name in ((False, "other threads"), (True, "grows with the square of its length")):
         chosen = [(rank, row) for rank, row in enumerate(top, start=1) if row.quadratic is quadratic]
         if not chosen:
             continue
@@ -56,9 +57,9 @@ def biggest_threads_figure(
         "xaxis": {"title": {"text": "bytes on disk"}, "rangemode": "tozero"},
         # Biggest at the top: Plotly draws the first category at the bottom.
         "yaxis": {"categoryorder": "array", "categoryarray": list(reversed(order)), "automargin": True},
-        "legend": {"orientation": "h", "y": -0.25},
-        "margin": {"l": 20, "r": 20, "t": 10, "b": 40},
-        "height": max(220, 28 * len(top) + 90),
+        "legend": {"orientation": "h", "x": 0, "y": 1, "yanchor": "bottom"},
+        "margin": {"l": 20, "r": 20, "t": 30, "b": 40},
+        "height": max(220, 28 * len(top) + 100),
         "hovermode": "closest",
     }
     return {"data": data, "layout": layout, "config": _CONFIG}
@@ -85,8 +86,8 @@ def checkpoint_bytes_figure(points: Sequence[CheckpointPoint], *, height: int = 
         "barmode": "stack",
         "xaxis": {"title": {"text": "checkpoint (oldest first)"}, "rangemode": "tozero"},
         "yaxis": {"title": {"text": "bytes"}, "rangemode": "tozero"},
-        "legend": {"orientation": "h", "y": -0.35},
-        "margin": {"l": 60, "r": 20, "t": 10, "b": 40},
+        "legend": {"orientation": "h", "x": 0, "y": 1, "yanchor": "bottom"},
+        "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
         "height": height,
         "hovermode": "closest",
     }

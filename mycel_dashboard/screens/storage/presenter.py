@@ -127,10 +127,9 @@ def _store_card(totals: StoreTotals) -> StoreCard:
     if space is None:
         return StoreCard(totals.store, None, None, (threads,), (), ("its space could not be measured",), None)
     sqlite = space.engine == "sqlite"
-    figures = [
-        ("File" if sqlite else "Schema (all relations)", bytes_words(space.file_bytes)),
-        threads,
-    ]
+    figures = [("File" if sqlite else "Schema (all relations)", bytes_words(space.file_bytes))]
+    if totals.threads or space.engine == "postgresql":
+        figures.append(threads)
     if sqlite:
         figures.append(("WAL", bytes_words(space.wal_bytes)))
     figures.append(("Free pages", bytes_words(space.free_bytes)))
