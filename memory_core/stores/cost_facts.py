@@ -31,6 +31,7 @@ from memory_core.storage.cost import (
     cost_report,
     read_usage,
 )
+from memory_core.stores.checkpoints import time_of_checkpoint_id
 from memory_core.stores.reader import MycelReader, Result
 from memory_core.stores.runtime_config import get_pricing_file
 
@@ -44,18 +45,25 @@ def _clean(result: Result[tuple[CallUsage, ...]]) -> bool:
     return not any(p.kind in _TRANSIENT for p in result.problems)
 
 
-def list_fleet_calls(reader: MycelReader) -> Result[tuple[CallUsage, ...]]:
-    """Every thread's calls (list_thread_calls for each listed thread with checkpoints)."""
+def list_fleet_calls(reader: MycelReader, *, since: date | None = None) -> Result[tuple[CallUsage, ...]]:
+    """Every thread's calls (list_thread_calls for each listed thread with checkpoints); with `since`,
+    threads whose head was written before that day are skipped, as none of their calls can be later."""
     listed = reader.list_threads()
     problems: list[StoreProblem] = list(listed.problems)
     calls: list[CallUsage] = []
     for row in listed.value:
-        if row.head_checkpoint_id is None:
+        if row.head_checkpoint_id is None or _before(row.head_checkpoint_id, since):
             continue
         found = list_thread_calls(reader, row)
         calls.extend(found.value)
         problems.extend(p for p in found.problems if p not in problems)
     return Result(tuple(calls), tuple(problems))
+
+
+def _before(head_id: str, since: date | None) -> bool:
+    # A call's time is its holder checkpoint's, and no checkpoint id is newer than the head's (uuid6).
+    head_time = time_of_checkpoint_id(head_id) if since is not None else None
+    return head_time is not None and since is not None and head_time.astimezone(UTC).date() < since
 
 
 def list_thread_calls(reader: MycelReader, row: ThreadRow) -> Result[tuple[CallUsage, ...]]:
@@ -169,7 +177,7 @@ def fleet_cost(
 ) -> FleetCost:
     """Every thread's calls priced by the config home's pricing_cache.json: the one function behind the
     Cost screen and `mycel-memory cost`."""
-    calls = list_fleet_calls(reader)
+    calls = list_fleet_calls(reader, since=since)
     pricing = get_pricing_file(reader.locations)
     notes = [p.message for p in pricing.problems]
     book: PriceBook | None = None
