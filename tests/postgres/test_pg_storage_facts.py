@@ -252,3 +252,23 @@ def test_after_a_commit_only_the_moved_threads_are_read_again(pg_main_db: Any, t
     assert {t.thread_id: t for t in reader_for(url, tmp_path).fleet_bytes().value} == after, "as a fresh read"
     for row in reader_for(url, tmp_path).list_threads().value:
         assert row.bytes_on_disk == after[row.thread_id].total
+
+
+def test_on_dev_only_a_sqlite_file_is_measured_only_where_its_variable_names_it(
+    pg_dev_sample: str, tmp_path: Path
+) -> None:
+    from tests.core.store_builders import build_thread
+
+    default = tmp_path / "home" / ".leon"
+    default.mkdir(parents=True, exist_ok=True)
+    build_thread(default / "leon.db", "left-over", turns=1)  # a ~/.leon file dev never reads
+    spaces = reader_for(pg_dev_sample, tmp_path).store_space().value
+    assert [s.store for s in spaces] == ["postgresql agent"]
+    environ = {
+        "HOME": str(tmp_path / "home"),
+        "LEON_POSTGRES_URL": pg_dev_sample,
+        "LEON_DB_PATH": str(default / "leon.db"),
+    }
+    named = MycelReader(resolve_locations(environ)).store_space().value
+    assert [s.store for s in named] == ["postgresql agent", "leon.db"]
+    assert named[1].engine == "sqlite" and named[1].measured_by == "dbstat"

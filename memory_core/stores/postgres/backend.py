@@ -409,12 +409,19 @@ class PostgresBackend:
 
     def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:
         out: list[StoreSpace] = []
+        dev_only = False
         with self._read(problems) as found:
             if found is not None:
                 read, layouts = found
+                dev_only = [layout.layout for layout in layouts] == ["dev"]
                 out.extend(pg_storage.store_space(read, layout, self.masked_url) for layout in layouts)
-        # The side stores Mycel still keeps in SQLite files, where they exist.
-        return out + self._optional(self.sqlite.store_space, problems)
+        # The side stores Mycel still keeps in SQLite files, where they exist; dev has no ~/.leon defaults,
+        # so on a dev-only database a file counts only where its variable names it.
+        files = self._optional(self.sqlite.store_space, problems)
+        if dev_only:
+            named = {str(self.locations.path(role)) for role in SQLITE_PATH_VARIABLES if self._named(role)}
+            files = [space for space in files if space.location in named]
+        return out + files
 
     def channel_bytes(
         self, thread_id: str, checkpoint_id: str | None, problems: list[StoreProblem]
