@@ -1,0 +1,73 @@
+"""`mycel-memory tools [--json]`: per tool name across the fleet, its share of what Mycel sent, results
+trimmed and cleared with the characters removed, spills and re-requests after a clear
+(memory_core/stores/fleet_tools.py `fleet_tool_pressure`, the Tool-output pressure screen's very report).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from memory_core.cli.common import print_json
+from memory_core.cli.table import print_table, short_id
+from memory_core.cli.threads import _reader, _require_data, _warn
+from memory_core.economics.tool_pressure import UNIT, pressure_json
+from memory_core.stores.fleet_tools import fleet_tool_pressure
+
+
+def run_tools(args: argparse.Namespace) -> int:
+    reader = _reader()
+    _require_data(reader.locations)
+    found = fleet_tool_pressure(reader)
+    _warn(found.problems)
+    report = found.report
+    if args.json:
+        print_json(pressure_json(report))
+        return 0
+    if not report.tools:
+        print(f"(no tool results sent in {report.calls} model calls of {report.threads} threads)")
+        return 0
+    print_table(
+        (
+            "TOOL",
+            "SENT SHARE",
+            "SENT CHARS",
+            "RESULTS",
+            "TRIMMED",
+            "CLEARED",
+            "CHARS REMOVED",
+            "SPILLS",
+            "RE-REQUESTS",
+        ),
+        [
+            (
+                line.tool,
+                f"{line.sent_share:.1%}",
+                f"{line.total.sent_chars:,}",
+                line.total.results,
+                line.total.trimmed,
+                line.total.cleared,
+                f"{line.total.chars_removed:,}",
+                line.total.spills,
+                line.total.re_requests,
+            )
+            for line in report.tools
+        ],
+    )
+    print(f"{report.sent_chars:,} {UNIT}, over {report.calls} model calls of {report.threads} threads")
+    if report.re_requests:
+        print()
+        print_table(
+            ("THREAD", "TOOL", "ASKED AGAIN", "CLEARED RESULT", "CLEARED AT", "ASKED AT"),
+            [
+                (
+                    short_id(ask.thread_id),
+                    ask.tool,
+                    ask.kind,
+                    f"message {ask.cleared_index}",
+                    f"call {ask.cleared_call}",
+                    f"call {ask.asked_call}",
+                )
+                for ask in report.re_requests
+            ],
+        )
+    return 0
