@@ -67,6 +67,10 @@ class RetentionPolicy:
             idle_days=_whole_number("idle-days", idle_days),
         )
 
+    @property
+    def last_k_reason(self) -> str:
+        return LAST_K.format(k=self.keep_last)
+
     def describe(self) -> str:
         parts = []
         if self.keep_last is not None:
@@ -196,8 +200,17 @@ def plan_retention(
         _plan_thread(t, policy, protected.get(t.thread_id, {}), last_activity.get(t.thread_id), now)
         for t in threads
     ]
-    planned.sort(key=lambda t: (-t.frees_bytes, t.thread_id))
-    return RetentionPlan(policy=policy, planned_at=now, threads=tuple(planned))
+    return RetentionPlan(policy=policy, planned_at=now, threads=_largest_first(planned))
+
+
+def _largest_first(threads: Sequence[ThreadRetention]) -> tuple[ThreadRetention, ...]:
+    return tuple(sorted(threads, key=lambda t: (-t.frees_bytes, t.thread_id)))
+
+
+def replanned(plan: RetentionPlan, threads: Sequence[ThreadRetention]) -> RetentionPlan:
+    """The plan with some threads planned again (with more protection); the others as they were."""
+    again = {t.thread_id: t for t in threads}
+    return replace(plan, threads=_largest_first([again.get(t.thread_id, t) for t in plan.threads]))
 
 
 def _plan_thread(
@@ -254,7 +267,7 @@ def _kept_by_rules(policy: RetentionPolicy, rank: int, idle: bool | None) -> str
     if policy.idle_days is not None and idle:
         return None
     if policy.keep_last is not None:
-        return LAST_K.format(k=policy.keep_last) if rank < policy.keep_last else None
+        return policy.last_k_reason if rank < policy.keep_last else None
     # Only the idle rule is in force, and it spares this thread.
     return ACTIVITY_UNKNOWN if idle is None else ACTIVE.format(days=policy.idle_days)
 

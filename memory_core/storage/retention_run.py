@@ -7,16 +7,18 @@ summaries only for the threads that would drop something.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memory_core.records import StoreProblem
+from memory_core.records import CheckpointRow, FileOperation, RunEvent, StoreProblem, SummaryRow
 from memory_core.storage.facts import ThreadBytes
 from memory_core.storage.retention import (
     RetentionPlan,
     RetentionPolicy,
     Unreachable,
     plan_retention,
+    replanned,
     rollback_targets,
     unreachable_after,
     with_unreachable,
@@ -25,7 +27,7 @@ from memory_core.storage.script import ScriptTarget
 from memory_core.stores.checkpoints import time_of_checkpoint_id
 from memory_core.stores.postgres.backend import PostgresBackend
 from memory_core.stores.postgres.storage_facts import store_label
-from memory_core.stores.reader import MycelReader
+from memory_core.stores.reader import MycelReader, Result
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,42 +40,69 @@ class RetentionDryRun:
 
 
 def retention_dry_run(
-    reader: MycelReader, policy: RetentionPolicy, *, now: datetime | None = None
+    reader: MycelReader,
+    policy: RetentionPolicy,
+    *,
+    now: datetime | None = None,
+    only: Collection[str] | None = None,
 ) -> RetentionDryRun:
-    """Plan `policy` over every thread of the reader's checkpoint store; nothing is written."""
+    """Plan `policy` over every thread of the reader's checkpoint store (or the threads in `only`);
+    nothing is written."""
     moment = now or datetime.now(UTC)
     problems: list[StoreProblem] = []
     fleet = reader.fleet_bytes()
     problems.extend(fleet.problems)
-    threads = fleet.value
+    threads = tuple(t for t in fleet.value if only is None or t.thread_id in only)
     activity = _last_activity(threads) if policy.idle_days is not None else {}
     # Protection only ever keeps more: a thread that drops nothing unprotected drops nothing protected, so
-    # only threads that would drop something have their checkpoint rows (and rollback notes) read.
+    # only threads that would drop something are read further.
     first = plan_retention(threads, policy, protected={}, last_activity=activity, now=moment)
-    rows = {}
+    by_id = {t.thread_id: t for t in threads}
+    sides: dict[str, _Side] = {}
+    rows: dict[str, list[CheckpointRow]] = {}
     for t in first.touched:
-        listed = reader.list_checkpoints(t.thread_id)
-        problems.extend(p for p in listed.problems if p not in problems)
-        rows[t.thread_id] = listed.value
-    protected = {tid: rollback_targets(found) for tid, found in rows.items()}
-    plan = plan_retention(threads, policy, protected=protected, last_activity=activity, now=moment)
-    lost: dict[str, Unreachable] = {}
-    for t in plan.touched:
-        ops, events, summaries = (
+        side = _Side(
             reader.list_file_operations(t.thread_id),
             reader.list_run_events(t.thread_id),
             reader.list_summaries(t.thread_id),
         )
-        for read in (ops, events, summaries):
+        for read in (side.operations, side.events, side.summaries):
             problems.extend(p for p in read.problems if p not in problems)
+        sides[t.thread_id] = side
+        # Checkpoint rows (metadata: run ids, rollback notes) only where they can matter: a dashboard
+        # rollback writes an "update" checkpoint, and only side rows can become unreachable.
+        if side.any or any(c.source in (None, "update") for c in by_id[t.thread_id].checkpoints):
+            listed = reader.list_checkpoints(t.thread_id)
+            problems.extend(p for p in listed.problems if p not in problems)
+            rows[t.thread_id] = listed.value
+    protected = {tid: targets for tid, found in rows.items() if (targets := rollback_targets(found))}
+    # Only the threads with a rollback or undo target are planned again.
+    again = plan_retention(
+        [by_id[tid] for tid in protected], policy, protected=protected, last_activity=activity, now=moment
+    )
+    plan = replanned(first, again.threads)
+    lost: dict[str, Unreachable] = {}
+    for t in plan.touched:
+        side = sides[t.thread_id]
         lost[t.thread_id] = unreachable_after(
             t,
-            rows[t.thread_id],
-            file_operations=ops.value,
-            run_events=events.value,
-            summaries=summaries.value,
+            rows.get(t.thread_id, []),
+            file_operations=side.operations.value,
+            run_events=side.events.value,
+            summaries=side.summaries.value,
         )
     return RetentionDryRun(with_unreachable(plan, lost), tuple(problems), script_target(reader))
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    operations: Result[list[FileOperation]]
+    events: Result[list[RunEvent]]
+    summaries: Result[list[SummaryRow]]
+
+    @property
+    def any(self) -> bool:
+        return bool(self.operations.value or self.events.value or self.summaries.value)
 
 
 def _last_activity(threads: tuple[ThreadBytes, ...]) -> dict[str, datetime | None]:
