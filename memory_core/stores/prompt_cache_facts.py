@@ -1,0 +1,236 @@
+"""The prompt-cache cost of pruning over the stores: one thread call by call, or every thread's totals.
+
+The one function behind `mycel-memory cache` and the Context screen's cache tab. The current side is the
+record (memory_core/stores/fleet_calls.py), the proposed one a replay under the proposed settings
+(memory_core/whatif.py); both go through memory_core/economics/prompt_cache.py's `request_prefixes`.
+A call's model is the cost report's (response, else checkpoint, else thread: stores/cost_facts.py) and
+its price the pricing cache's, looked up by memory_core/storage/cost.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memory_core.economics.prompt_cache import (
+    ASSUMPTION,
+    Tally,
+    ThreadPrefixes,
+    Totals,
+    call_json,
+    priced_totals,
+    request_prefixes,
+    totals_json,
+    unit_of,
+)
+from memory_core.memo import Key, Memo, digest
+from memory_core.model_view import newest_active
+from memory_core.records import StoreProblem, ThreadRow
+from memory_core.replay import simulated_summary_chars
+from memory_core.settings import MemorySettings
+from memory_core.storage.cost import PriceBook
+from memory_core.stores.cost_facts import list_thread_calls
+from memory_core.stores.fleet_calls import fleet_records, recorded_thread
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.runtime_config import get_pricing_file
+from memory_core.stores.thread_calls import ThreadCalls
+from memory_core.tokens import default_counter
+from memory_core.whatif import thread_side
+
+# One small tally per thread and side, so a warm fleet report prices what it keeps and reads nothing.
+_TALLIES: Memo[Tally] = Memo("economics.prompt_cache_tallies", max_entries=24_000)
+
+
+@dataclass(frozen=True, slots=True)
+class Pricing:
+    book: PriceBook | None
+    path: Path
+    notes: tuple[str, ...]  # why nothing is priced, or why the prices may be Mycel's no more
+
+
+def pricing_of(reader: MycelReader, *, now: datetime | None = None) -> Pricing:
+    """The config home's pricing cache as Mycel reads it (the Cost screen's notes, in short)."""
+    pricing = get_pricing_file(reader.locations)
+    notes = [p.message for p in pricing.problems]
+    book: PriceBook | None = None
+    if not pricing.exists:
+        notes.append(f"No pricing cache at {pricing.path}: rewrites are in tokens only.")
+    elif pricing.document:
+        book = PriceBook.from_document(pricing.document, now=now or datetime.now(UTC))
+        notes.extend(book.problems)
+        if not book.prices:
+            notes.append(f"{pricing.path} holds no model prices: rewrites are in tokens only.")
+            book = None
+    return Pricing(book, pricing.path, tuple(notes))
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadCache:
+    """One thread under its current config (the record) and, when given, a proposed one (a replay)."""
+
+    row: ThreadRow
+    current: ThreadPrefixes
+    proposed: ThreadPrefixes | None
+    proposed_settings: MemorySettings | None
+    problems: tuple[StoreProblem, ...]
+
+
+def _models(reader: MycelReader, row: ThreadRow) -> dict[int, str | None]:
+    return {c.call: c.model for c in list_thread_calls(reader, row).value if c.call is not None}
+
+
+def side_prefixes(
+    record: ThreadCalls,
+    proposed: MemorySettings | None,
+    *,
+    models: dict[int, str | None],
+    book: PriceBook | None,
+) -> ThreadPrefixes:
+    """The record's prefixes (proposed None), or a replay's under `proposed` (the same calls, the same
+    models: one per AI message)."""
+    if proposed is None:
+        calls, settings = record.calls, record.configured.settings
+    else:
+        active = newest_active(record.summaries)
+        chars = simulated_summary_chars(active.summary_text if active else None)
+        calls = thread_side(record.messages, settings=proposed, summary_chars=chars, rules=record.rules).calls
+        settings = proposed
+    return request_prefixes(
+        record.messages, calls, settings, counter=default_counter(), models=models, book=book
+    )
+
+
+# A proposal as a function of the thread's current settings (flags override only what they name).
+Propose = Callable[[MemorySettings], MemorySettings]
+
+
+def _proposed(record: ThreadCalls, propose: Propose | None) -> MemorySettings | None:
+    if propose is None:
+        return None
+    settings = propose(record.configured.settings)
+    return None if settings == record.configured.settings else settings
+
+
+def thread_cache(
+    reader: MycelReader, row: ThreadRow, *, book: PriceBook | None, propose: Propose | None = None
+) -> ThreadCache:
+    """One thread call by call: shared prefix, cause, re-written tokens and their price; with `propose`,
+    the same under the proposed settings (the current side again when they change nothing)."""
+    record = recorded_thread(reader, row)
+    models = _models(reader, row)
+    proposed = _proposed(record, propose)
+    current = side_prefixes(record, None, models=models, book=book)
+    if propose is None:
+        return ThreadCache(row, current, None, None, record.problems)
+    then = current if proposed is None else side_prefixes(record, proposed, models=models, book=book)
+    return ThreadCache(row, current, then, proposed or record.configured.settings, record.problems)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadTotals:
+    row: ThreadRow
+    current: Totals
+    proposed: Totals | None
+
+
+@dataclass(frozen=True, slots=True)
+class FleetCache:
+    threads: tuple[ThreadTotals, ...]  # most rewritten first
+    current: Totals
+    proposed: Totals | None
+    unit: str
+
+
+def _tally(
+    reader: MycelReader,
+    row: ThreadRow,
+    record: ThreadCalls,
+    proposed: MemorySettings | None,
+) -> Tally:
+    def compute() -> Tally:
+        return side_prefixes(record, proposed, models=_models(reader, row), book=None).tally
+
+    if row.head_checkpoint_id is None or record.transient:
+        return compute()
+    key = Key(
+        store=reader.store_key,
+        thread=row.thread_id,
+        head=row.head_checkpoint_id,
+        settings=digest(record.configured, proposed, record.rules),
+        what=(row.checkpoints, row.summaries, default_counter().encoding_name),
+    )
+    return _TALLIES.get_or_compute(key, compute)
+
+
+def fleet_cache(reader: MycelReader, *, book: PriceBook | None, propose: Propose | None = None) -> FleetCache:
+    """Every thread's totals per cause and the fleet's, current (and proposed) side."""
+    rows: list[ThreadTotals] = []
+    now_all, then_all = Tally(), Tally()
+    for row, record in fleet_records(reader):
+        now = _tally(reader, row, record, None)
+        proposed = _proposed(record, propose)
+        then = None if propose is None else now if proposed is None else _tally(reader, row, record, proposed)
+        now_all = now_all.plus(now)
+        if then is not None:
+            then_all = then_all.plus(then)
+        rows.append(
+            ThreadTotals(
+                row, priced_totals(now, book), priced_totals(then, book) if then is not None else None
+            )
+        )
+    rows.sort(key=lambda t: (-t.current.rewritten_tokens, t.row.thread_id))
+    return FleetCache(
+        threads=tuple(rows),
+        current=priced_totals(now_all, book),
+        proposed=priced_totals(then_all, book) if propose is not None else None,
+        unit=unit_of(default_counter()),
+    )
+
+
+def _pricing_json(pricing: Pricing) -> dict[str, object]:
+    return {"path": str(pricing.path), "notes": list(pricing.notes), "priced": pricing.book is not None}
+
+
+def thread_json(cache: ThreadCache, pricing: Pricing) -> dict[str, object]:
+    """`cache THREAD_ID --json`, and every figure of the cache screen's thread view."""
+    book = pricing.book
+    return {
+        "thread_id": cache.row.thread_id,
+        "unit": cache.current.unit,
+        "assumption": ASSUMPTION,
+        "pricing": _pricing_json(pricing),
+        "calls": [call_json(c) for c in cache.current.calls],
+        "totals": {
+            "current": totals_json(cache.current.totals(book)),
+            "proposed": None if cache.proposed is None else totals_json(cache.proposed.totals(book)),
+        },
+        "proposed": None
+        if cache.proposed is None or cache.proposed_settings is None
+        else {
+            "settings": asdict(cache.proposed_settings),
+            "calls": [call_json(c) for c in cache.proposed.calls],
+        },
+    }
+
+
+def fleet_json(fleet: FleetCache, pricing: Pricing) -> dict[str, object]:
+    """`cache --all --json`, and every figure of the cache screen's fleet view."""
+    return {
+        "unit": fleet.unit,
+        "assumption": ASSUMPTION,
+        "pricing": _pricing_json(pricing),
+        "threads": [
+            {
+                "thread_id": t.row.thread_id,
+                "current": totals_json(t.current),
+                "proposed": None if t.proposed is None else totals_json(t.proposed),
+            }
+            for t in fleet.threads
+        ],
+        "totals": {
+            "current": totals_json(fleet.current),
+            "proposed": None if fleet.proposed is None else totals_json(fleet.proposed),
+        },
+    }
