@@ -155,3 +155,10 @@ def test_mycel_turns_open_at_an_update_after_a_run() -> None:
     sources = ["input", "loop", "loop", "update", "loop", "update", "update", "loop"]
     checkpoints = [_checkpoint(n, s, 1) for n, s in enumerate(sources)]
     assert turn_numbers(checkpoints) == (1, 1, 1, 2, 2, 3, 3, 3)
+
+
+def test_projection_in_closed_form_equals_the_sum_of_fitted_turns() -> None:
+    growth = thread_growth(_thread((120,), (250,), (310,), (470,)))
+    assert growth.fit is not None
+    by_turn = sum(growth.fit.a + growth.fit.b * t for t in range(5, 55))
+    assert growth.projected_bytes(50) == growth.total_bytes + round(by_turn)
