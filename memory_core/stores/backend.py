@@ -54,9 +54,12 @@ def known_or_read(
     keys: Mapping[str, Hashable],
     known: KnownBytes,
     read: Callable[[Sequence[str] | None], list[ThreadBytes]],
+    *,
+    every_thread: bool,
 ) -> list[ThreadBytes]:
     """Every keyed thread's bytes, in key order: kept ones reused, the moved ones read by `read` (given
-    the moved ids, or None for all when most moved: one pass then costs less than a lookup each)."""
+    the moved ids, or None for all when `keys` holds every thread and most moved: one pass then costs
+    less than a lookup each)."""
     found: dict[str, ThreadBytes] = {}
     moved: list[str] = []
     for thread_id, key in keys.items():
@@ -67,7 +70,7 @@ def known_or_read(
             found[thread_id] = kept
     if moved:
         wanted = set(moved)
-        for fresh in read(moved if 2 * len(moved) < len(keys) else None):
+        for fresh in read(None if every_thread and 2 * len(moved) >= len(keys) else moved):
             if fresh.thread_id in wanted:
                 known.remember(fresh.thread_id, keys[fresh.thread_id], fresh)
                 found[fresh.thread_id] = fresh

@@ -458,7 +458,8 @@ class MycelReader:
 
         def read() -> Result[ThreadBytes | None]:
             problems: list[StoreProblem] = []
-            found = self.backend.thread_bytes(thread_id, problems)
+            # The facts kept per thread serve here too: a commit elsewhere does not re-read this thread.
+            found = self.backend.thread_bytes(thread_id, problems, _KeptBytes(self.backend.identity()))
             return Result(found[0] if found else None, tuple(problems))
 
         return THREAD_BYTES.get_or_compute(Key(version, thread=thread_id), read, keep=_clean)

@@ -276,12 +276,15 @@ class SqliteBackend:
             if db is not None and db.require_table("checkpoints"):
                 with db.snapshot():
                     check_checkpoint_layout(db)
-                    if thread_id is not None or known is None:
+                    if known is None:
                         only = [thread_id] if thread_id is not None else None
                         return storage_facts.list_thread_bytes(db, only, store=label)
-                    keys = {t: (label, key) for t, key in storage_facts.thread_keys(db).items()}
+                    keys = {t: (label, key) for t, key in storage_facts.thread_keys(db, thread_id).items()}
                     return known_or_read(
-                        keys, known, lambda moved: storage_facts.list_thread_bytes(db, moved, store=label)
+                        keys,
+                        known,
+                        lambda moved: storage_facts.list_thread_bytes(db, moved, store=label),
+                        every_thread=thread_id is None,
                     )
         return []
 

@@ -31,22 +31,25 @@ def _among(threads: Sequence[str] | None) -> tuple[str, tuple[Any, ...]]:
     return "WHERE thread_id IN (SELECT value FROM json_each(?))", (json.dumps(list(threads)),)
 
 
-def thread_keys(db: ReadOnlyDB) -> dict[str, Hashable]:
+def thread_keys(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, Hashable]:
     """Per thread, what changes whenever its bytes do: checkpoint count and greatest id (in any namespace;
     checkpoints are only appended) and its writes' count and bytes (a task's writes grow under the head).
     Answered from the primary-key indexes and the record headers; far cheaper than the facts themselves."""
     keys: dict[str, tuple[int, str, int, int]] = {}
+    where, params = _among([thread_id] if thread_id is not None else None)
     if db.has_table("checkpoints"):
         for thread, count, head in db.rows_as_json(
             "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS n, CAST(MAX(checkpoint_id) AS TEXT) AS head "
-            "FROM checkpoints GROUP BY thread_id",
+            f"FROM checkpoints {where} GROUP BY thread_id",
+            params,
             columns=("thread", "n", "head"),
         ):
             keys[str(thread)] = (int(count), str(head), 0, 0)
     if db.has_table("writes"):
         for thread, count, size in db.rows_as_json(
             "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS n, SUM(COALESCE(length(value), 0)) AS size "
-            "FROM writes GROUP BY thread_id",
+            f"FROM writes {where} GROUP BY thread_id",
+            params,
             columns=("thread", "n", "size"),
         ):
             before = keys.get(str(thread), (0, "", 0, 0))

@@ -397,14 +397,13 @@ class PostgresBackend:
                 read, layouts = found
                 # Dev first, as detect_layouts orders them: the thread list reads a thread both hold from dev.
                 for layout in layouts:
-                    if thread_id is not None or known is None:
+                    if known is None:
                         only = [thread_id] if thread_id is not None else None
                         out.extend(pg_storage.list_thread_bytes(read, layout, only))
                         continue
-                    keys = pg_storage.thread_keys(read, layout)
-                    out.extend(
-                        known_or_read(keys, known, partial(pg_storage.list_thread_bytes, read, layout))
-                    )
+                    keys = pg_storage.thread_keys(read, layout, thread_id)
+                    reading = partial(pg_storage.list_thread_bytes, read, layout)
+                    out.extend(known_or_read(keys, known, reading, every_thread=thread_id is None))
         return out
 
     def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:

@@ -36,7 +36,7 @@ def _among(threads: Sequence[str] | None) -> tuple[str, tuple[Any, ...]]:
     return ("WHERE thread_id = ANY(%s)", (list(threads),)) if threads is not None else ("", ())
 
 
-def thread_keys(read: PgRead, layout: PostgresLayout) -> dict[str, Hashable]:
+def thread_keys(read: PgRead, layout: PostgresLayout, thread_id: str | None = None) -> dict[str, Hashable]:
     """Per thread, what changes whenever its bytes do: checkpoint count and greatest id (in any namespace;
     the saver only appends), blob count, and its writes' count and bytes (a task's grow under the head)."""
     keys: dict[str, dict[str, tuple[int, str]]] = {}
@@ -49,7 +49,8 @@ def thread_keys(read: PgRead, layout: PostgresLayout) -> dict[str, Hashable]:
             f"FROM {layout.table('checkpoint_writes')}",
         ),
     ):
-        for thread, count, extra in read.rows(f"{sql} GROUP BY thread_id"):
+        where, params = _among([thread_id] if thread_id is not None else None)
+        for thread, count, extra in read.rows(f"{sql} {where} GROUP BY thread_id", params):
             keys.setdefault(str(thread), {})[part] = (int(count), str(extra))
     label = store_label(layout)
     return {thread: (label, tuple(sorted(parts.items()))) for thread, parts in keys.items()}
