@@ -1,0 +1,91 @@
+"""`mycel-memory calibration [--model M] [--json]`: Mycel's estimate against tiktoken and the provider's
+count, per model (memory_core/stores/calibration_facts.py `fleet_calibration`, the calibration screen's
+very report). Ratios are real / estimate."""
+
+from __future__ import annotations
+
+import argparse
+
+from memory_core.cli.common import CliError, print_json
+from memory_core.cli.table import print_table, short_id
+from memory_core.cli.threads import _reader, _require_data, _warn
+from memory_core.economics.calibration import OVERHEAD_NAME, Spread, calibration_json
+from memory_core.stores.calibration_facts import fleet_calibration
+
+
+def run_calibration(args: argparse.Namespace) -> int:
+    model = args.model.strip() if isinstance(args.model, str) else None
+    if model == "":
+        raise CliError("--model needs a model name")
+    reader = _reader()
+    _require_data(reader.locations)
+    found = fleet_calibration(reader, model=model)
+    if model is not None and model not in found.models:
+        known = ", ".join(sorted(found.models)) or "none"
+        raise CliError(f"no model call used model {model!r} (models with calls: {known})")
+    _warn(found.problems)
+    report = found.report
+    if args.json:
+        print_json(calibration_json(report))
+        return 0
+    encodings = report.encodings
+    print(f"ratios are real / Mycel's estimate; tiktoken in {', '.join(encodings)}")
+    print(f"the provider's input_tokens include Mycel's {OVERHEAD_NAME}")
+    print()
+    print_table(
+        (
+            "MODEL",
+            "CALLS",
+            "PROVIDER P10/P50/P90",
+            *(f"{e.upper()} P50" for e in encodings),
+            "OVERHEAD",
+            "RATE",
+        ),
+        [
+            (
+                m.model,
+                m.calls,
+                _spread(m.provider_ratio),
+                *(s.p50 if s else "-" for _, s in m.tiktoken_ratio),
+                m.fit.overhead if m.fit else "-",
+                m.fit.rate if m.fit else "-",
+            )
+            for m in report.models
+        ],
+    )
+    print()
+    print_table(
+        ("MODEL", "KIND", "MESSAGES", "ESTIMATE", "TIKTOKEN / ESTIMATE", "PROVIDER P50 (DOMINANT)"),
+        [
+            (
+                m.model,
+                k.kind.value,
+                k.messages,
+                k.estimate_tokens,
+                k.tiktoken[0][2] if k.tiktoken and k.tiktoken[0][2] is not None else "-",
+                k.provider_ratio.p50 if k.provider_ratio else "-",
+            )
+            for m in report.models
+            for k in m.by_kind
+        ],
+    )
+    print()
+    for m in report.models:
+        r = m.recommendation
+        if r.context_limit is None:
+            print(f"{m.model}: no recommendation ({r.reason})")
+        else:
+            print(
+                f"{m.model}: context_limit {r.context_limit} (in force {r.limit_in_force}), "
+                f"or dev's trigger_tokens {r.trigger_tokens}: {r.reason}"
+            )
+        for u in m.unseen:
+            print(
+                f"  unseen: {short_id(u.thread_id)} call {u.call} crossed the {u.line} "
+                f"({u.real} by {u.real_from}; Mycel's estimate {u.pruned_tokens}, trigger {u.trigger_tokens})"
+            )
+    return 0
+
+
+def _spread(value: Spread | None) -> str:
+    return f"{value.p10} / {value.p50} / {value.p90}" if value else "-"

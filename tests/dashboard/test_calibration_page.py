@@ -1,0 +1,90 @@
+"""The calibration screen over Mycel's sample home: the very figures `mycel-memory calibration --json`
+prints, each recommendation linked to the Config what-if with its value proposed."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.urls import reverse
+
+from memory_core.cli import main
+
+
+def _cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    capsys.readouterr()
+    assert main(["calibration", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("model", [None, "claude-sonnet-4-5-20250929"])
+def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, model: str | None) -> None:
+    response = viewer_client.get(reverse("context_calibration"), {"model": model} if model else {})
+    assert response.status_code == 200
+    cli = _cli_json(capsys, *(["--model", model] if model else []))
+    page = response.context["calibration"]
+    assert page == cli
+    body = response.content.decode()
+    assert [m["model"] for m in cli["models"]] == (
+        [model]
+        if model
+        else [
+            "claude-haiku-4-5-20250929",
+            "claude-opus-4-6",
+            "claude-sonnet-4-5-20250929",
+            "gpt-4o-2024-08-06",
+        ]
+    )
+    for m in cli["models"]:
+        assert f'data-model="{m["model"]}"' in body
+        provider = m["estimate_ratio"]["provider"]
+        assert f'<td class="num">{provider["p50"]}</td>' in body
+        if m["fit"]:
+            assert f'data-fit="overhead">{m["fit"]["overhead_tokens"]}<' in body
+            assert f'data-fit="rate">{m["fit"]["rate"]}<' in body
+            assert f'data-fit="recommended-limit">{m["recommended_context_limit"]:,}<' in body
+    assert "calibration-figure" in body
+
+
+def test_whatif_links_propose_the_recommended_values(viewer_client, sample_home: Path, capsys) -> None:
+    response = viewer_client.get(reverse("context_calibration"))
+    cli = _cli_json(capsys)
+    sonnet = next(m for m in cli["models"] if m["model"] == "claude-sonnet-4-5-20250929")
+    section = next(s for s in response.context["sections"] if s.data["model"] == sonnet["model"])
+    query = parse_qs(urlsplit(section.limit_whatif_url).query)
+    assert query["runtime.context_limit"] == [str(sonnet["recommended_context_limit"])]
+    assert query["thread"] == [section.whatif_thread]
+    dev = parse_qs(urlsplit(section.trigger_whatif_url).query)
+    assert dev["rules"] == ["dev"] and dev["trigger_tokens"] == [str(sonnet["recommended_trigger_tokens"])]
+    body = response.content.decode()
+    assert html.escape(section.limit_whatif_url) in body
+    # The Config page takes the link as it is: the proposed limit is in its what-if.
+    config = viewer_client.get(section.limit_whatif_url.split("#")[0])
+    assert config.status_code == 200
+    assert config.context["proposal"].values == {"runtime.context_limit": sonnet["recommended_context_limit"]}
+
+
+def test_a_model_too_few_calls_says_why_there_is_no_recommendation(viewer_client, sample_home: Path) -> None:
+    response = viewer_client.get(reverse("context_calibration"), {"model": "claude-haiku-4-5-20250929"})
+    body = response.content.decode()
+    assert "No recommendation: 4 call(s) with a provider count; a fit needs at least 5" in body
+    assert "see it in the what-if" not in body
+
+
+@pytest.mark.parametrize("model", ["<script>alert(1)</script>", "x" * 600])
+def test_an_unknown_or_bad_model_is_a_message(viewer_client, sample_home: Path, model: str) -> None:
+    response = viewer_client.get(reverse("context_calibration"), {"model": model})
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "<script>alert(1)</script>" not in body
+    assert "No model call used the model" in body or "Ignored model" in body
+    assert len(response.context["calibration"]["models"]) == 4  # every model instead
+
+
+def test_an_empty_home_says_there_is_nothing_to_calibrate(viewer_client, tmp_path: Path) -> None:
+    response = viewer_client.get(reverse("context_calibration"))
+    assert response.status_code == 200
+    assert response.context["calibration"] is None or response.context["calibration"]["models"] == []
