@@ -372,6 +372,12 @@ def fleet_pressure(threads: Iterable[ThreadPressure]) -> FleetPressure:
     )
 
 
+def top_threads(report: FleetPressure, limit: int | None = None) -> list[tuple[str, int]]:
+    """Threads by characters sent, most first (the heatmap's columns)."""
+    ranked = sorted(report.sent_by_thread.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ranked if limit is None else ranked[:limit]
+
+
 def pressure_json(report: FleetPressure) -> dict[str, Any]:
     """`mycel-memory tools --json`, and the figures the Tool-output pressure screen shows."""
     return {
@@ -379,6 +385,13 @@ def pressure_json(report: FleetPressure) -> dict[str, Any]:
         "threads": report.threads,
         "calls": report.calls,
         "sent_chars": report.sent_chars,
+        "thread_totals": [
+            {"thread_id": thread_id, "sent_chars": chars} for thread_id, chars in top_threads(report)
+        ],
+        "day_totals": [
+            {"day": day, "sent_chars": chars}
+            for day, chars in sorted(report.sent_by_day.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))
+        ],
         "tools": [
             {
                 "tool": line.tool,
