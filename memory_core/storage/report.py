@@ -10,12 +10,19 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from memory_core.records import StoreProblem
+from memory_core.memo import Key, Memo
+from memory_core.records import ProblemKind, StoreProblem
 from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.storage.growth import Growth, bytes_per_checkpoint, thread_growth, turn_numbers
 from memory_core.stores.reader import MycelReader, Result
 
 DEFAULT_TURNS_AHEAD = 50
+# The fleet's report, per version of the stores and projection: fitting 10,000 threads' growth costs
+# ~1 s (tests/benchmarks/bench_storage.py measured 0.7-1.3 s warm without it, against the 500 ms target);
+# it is derived only from what the reader keeps under the same version (fleet bytes, list, space).
+REPORTS: Memo[Result[StorageReport]] = Memo("storage.reports", max_entries=4)
+_TRANSIENT = frozenset({ProblemKind.LOCKED, ProblemKind.TIMEOUT})
+
 # A projection further out than this says nothing a shorter one does not (and keeps the sum cheap).
 MAX_TURNS_AHEAD = 10_000
 
@@ -134,7 +141,15 @@ def thread_row(thread: ThreadBytes, *, name: str | None, fleet_bytes: int, turns
 
 def storage_report(reader: MycelReader, *, turns_ahead: int = DEFAULT_TURNS_AHEAD) -> Result[StorageReport]:
     """Every thread's bytes, share, growth and projection, and every store's space beside its threads,
-    with what could not be read."""
+    with what could not be read; kept per version of the stores (a read that met a lock is not kept)."""
+    return REPORTS.get_or_compute(
+        Key(reader.backend.version(), what=("storage_report", turns_ahead)),
+        lambda: _read_report(reader, turns_ahead),
+        keep=lambda found: not any(p.kind in _TRANSIENT for p in found.problems),
+    )
+
+
+def _read_report(reader: MycelReader, turns_ahead: int) -> Result[StorageReport]:
     problems: list[StoreProblem] = []
     fleet = reader.fleet_bytes()
     problems.extend(fleet.problems)
