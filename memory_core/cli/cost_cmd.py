@@ -47,6 +47,9 @@ def run_cost(args: argparse.Namespace) -> int:
         print_json(cost_json(report))
         return 0
     print_table(_HEADERS, [_row("TOTAL", report.total)])
+    if not report.total.calls and not report.without_usage:
+        print("(no model calls in the period)")
+        return 0
     print()
     print_table(
         ("MODEL", *_HEADERS[1:], "PRICE KEY", "MATCHED"),
