@@ -47,8 +47,8 @@ def run_calibration(args: argparse.Namespace) -> int:
                 m.calls,
                 _spread(m.provider_ratio),
                 *(s.p50 if s else "-" for _, s in m.tiktoken_ratio),
-                m.fit.overhead if m.fit else "-",
-                m.fit.rate if m.fit else "-",
+                round(m.fit.overhead, 2) if m.fit else "-",
+                round(m.fit.rate, 6) if m.fit else "-",
             )
             for m in report.models
         ],

@@ -292,7 +292,7 @@ def least_squares(points: Sequence[tuple[int, int]]) -> Fit | None:
     if sxx == 0:
         return None
     rate = sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx
-    return Fit(round(mean_y - rate * mean_x, 2), round(rate, 6), n)
+    return Fit(mean_y - rate * mean_x, rate, n)
 
 
 @dataclass(frozen=True, slots=True)
@@ -534,9 +534,9 @@ def model_json(m: ModelCalibration, *, points: bool = True) -> dict[str, Any]:
         "fit": None
         if m.fit is None
         else {
-            "overhead_tokens": m.fit.overhead,
+            "overhead_tokens": round(m.fit.overhead, 2),
             "overhead_is": OVERHEAD_NAME,
-            "rate": m.fit.rate,
+            "rate": round(m.fit.rate, 6),
             "calls": m.fit.calls,
         },
         "crossed_limit_unseen": [
