@@ -412,3 +412,23 @@ def test_sample_home_totals_match_langgraphs_messages(sample_home: Path, capsys)
     assert Decimal(data["totals"]["cost_usd"]) == expected
     assert data["totals"]["input_tokens"] + data["totals"]["output_tokens"] == tokens
     assert data["totals"]["calls"] == 41 and data["calls_without_usage"] == []
+
+
+def test_a_dashboard_rollback_leaves_its_calls_counted_once_as_abandoned(home: Path, capsys) -> None:
+    from memory_core.stores.write.rollback_actions import apply_rollback, preview_rollback
+
+    reader = MycelReader(point_locations(home))
+    target = next(c for c in reader.list_checkpoints("t-plain").value if c.messages == 2)
+    apply_rollback(
+        reader.locations,
+        preview_rollback(reader, "t-plain", target.checkpoint_id),
+        actor="test",
+        force=True,
+        reader=reader,
+    )
+    data = _cli(capsys)
+    plain = next(t for t in data["threads"] if t["thread_id"] == "t-plain")
+    assert plain["calls"] == 1 and plain["input_tokens"] == 10  # p1, still call 1 on the new head
+    missing = [c for c in data["calls_without_usage"] if c["thread_id"] == "t-plain"]
+    # p2 left the active history with the rollback: named once, off the head, with no call number
+    assert [(c["message_id"], c["call"], c["branch"]) for c in missing] == [("p2", None, ABANDONED)]
