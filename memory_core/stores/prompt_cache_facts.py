@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from memory_core.economics.prompt_cache import (
     ASSUMPTION,
@@ -193,7 +194,7 @@ def _pricing_json(pricing: Pricing) -> dict[str, object]:
     return {"path": str(pricing.path), "notes": list(pricing.notes), "priced": pricing.book is not None}
 
 
-def thread_json(cache: ThreadCache, pricing: Pricing) -> dict[str, object]:
+def thread_json(cache: ThreadCache, pricing: Pricing) -> dict[str, Any]:
     """`cache THREAD_ID --json`, and every figure of the cache screen's thread view."""
     book = pricing.book
     return {
@@ -215,7 +216,7 @@ def thread_json(cache: ThreadCache, pricing: Pricing) -> dict[str, object]:
     }
 
 
-def fleet_json(fleet: FleetCache, pricing: Pricing) -> dict[str, object]:
+def fleet_json(fleet: FleetCache, pricing: Pricing) -> dict[str, Any]:
     """`cache --all --json`, and every figure of the cache screen's fleet view."""
     return {
         "unit": fleet.unit,

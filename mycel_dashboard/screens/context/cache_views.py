@@ -1,0 +1,88 @@
+"""The cache screen (/context/cache/, ?thread=ID): the prompt-cache cost of pruning."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django import forms
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+
+from memory_core.stores.prompt_cache_facts import (
+    fleet_cache,
+    fleet_json,
+    pricing_of,
+    thread_cache,
+    thread_json,
+)
+from mycel_dashboard.screens.context.cache import caching_models, call_lines, cause_rows, fleet_lines
+from mycel_dashboard.screens.context.cache_chart import cause_figure
+from mycel_dashboard.screens.shared.memory import guarded, problem_text
+from mycel_dashboard.web.forms import LenientForm
+from mycel_dashboard.web.links import call_urls
+from mycel_dashboard.web.render import render_screen
+from mycel_dashboard.web.source import open_source
+
+
+class ThreadForm(LenientForm):
+    thread = forms.CharField(required=False, max_length=500, strip=True, label="thread")
+
+
+def cache_page(request: HttpRequest) -> HttpResponse:
+    values, notes = ThreadForm(request.GET).values()
+    thread_id: str | None = values["thread"] or None
+    source, reader = open_source()
+    problems: list[str] = []
+    page_url = reverse("context_cache")
+    context: dict[str, object] = {
+        "source": source,
+        "notes": notes,
+        "problems": problems,
+        "thread_id": thread_id,
+    }
+    pricing = guarded("the pricing cache", lambda: pricing_of(reader), problems)
+    if pricing is None:
+        return render_screen(request, "context_cache.html", None, context)
+    context["pricing_notes"] = pricing.notes
+    if thread_id is not None:
+        found = reader.get_thread(thread_id)
+        problems.extend(problem_text(p) for p in found.problems)
+        row = found.value
+        if row is None or row.head_checkpoint_id is None:
+            notes.append(f"No thread {thread_id!r} with checkpoints in these stores; showing every thread.")
+            context["thread_id"] = thread_id = None
+        else:
+            cache = guarded(
+                "the thread's prompt-cache report",
+                lambda: thread_cache(reader, row, book=pricing.book),
+                problems,
+            )
+            if cache is not None:
+                problems.extend(problem_text(p) for p in cache.problems)
+                # The very JSON `mycel-memory cache THREAD_ID --json` prints (tests compare them).
+                document = thread_json(cache, pricing)
+                calls = call_lines(document, call_urls(row.thread_id))
+                on, off = caching_models(calls)
+                context.update(
+                    thread=document,
+                    calls=calls,
+                    causes=cause_rows(document["totals"]["current"]),
+                    caching_on=on,
+                    caching_off=off,
+                    config_url=f"{reverse('config')}?{urlencode({'thread': row.thread_id})}",
+                    figure=cause_figure(document["totals"]["current"], str(document["unit"])),
+                )
+            return render_screen(request, "context_cache.html", None, context)
+    fleet = guarded(
+        "the fleet's prompt-cache report", lambda: fleet_cache(reader, book=pricing.book), problems
+    )
+    if fleet is not None:
+        # The very JSON `mycel-memory cache --all --json` prints.
+        document = fleet_json(fleet, pricing)
+        context.update(
+            fleet=document,
+            threads=fleet_lines(document, lambda t: f"{page_url}?{urlencode({'thread': t})}"),
+            causes=cause_rows(document["totals"]["current"]),
+            figure=cause_figure(document["totals"]["current"], str(document["unit"])),
+        )
+    return render_screen(request, "context_cache.html", None, context)
