@@ -49,6 +49,10 @@ class KnownBytes(Protocol):
 
     def remember(self, thread_id: str, key: Hashable, value: ThreadBytes) -> None: ...
 
+    def latest(self, thread_id: str) -> ThreadBytes | None:
+        """The thread's facts remembered last, under whatever key: rows never rewritten need no re-read."""
+        ...
+
 
 def known_or_read(
     keys: Mapping[str, Hashable],

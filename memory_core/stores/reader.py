@@ -82,8 +82,9 @@ FLEET_BYTES: Memo[tuple[Result[tuple[ThreadBytes, ...]], dict[str, ThreadBytes]]
 )
 THREAD_BYTES: Memo[Result[ThreadBytes | None]] = Memo("stores.thread_bytes", max_entries=256)
 # Each thread's bytes under the backend's key for it (KnownBytes): after a commit only the threads it moved
-# are read again. Sized for a fleet of tens of thousands of threads (a few hundred bytes each).
-KEPT_THREAD_BYTES: Memo[ThreadBytes] = Memo("stores.kept_thread_bytes", max_entries=50_000)
+# are read again, and of those only the checkpoints past the newest one remembered (`latest`). Two entries
+# per thread, sized for a fleet of tens of thousands of threads.
+KEPT_THREAD_BYTES: Memo[ThreadBytes] = Memo("stores.kept_thread_bytes", max_entries=100_000)
 STORE_SPACE: Memo[Result[tuple[StoreSpace, ...]]] = Memo("stores.store_space", max_entries=4)
 CHANNEL_BYTES: Memo[Result[tuple[str | None, tuple[ChannelBytes, ...]]]] = Memo(
     "stores.channel_bytes", max_entries=64
@@ -549,6 +550,10 @@ class _KeptBytes:
 
     def remember(self, thread_id: str, key: Hashable, value: ThreadBytes) -> None:
         KEPT_THREAD_BYTES.put(Key(self.store, thread=thread_id, what=key), value)
+        KEPT_THREAD_BYTES.put(Key(self.store, thread=thread_id, what="latest"), value)
+
+    def latest(self, thread_id: str) -> ThreadBytes | None:
+        return KEPT_THREAD_BYTES.get(Key(self.store, thread=thread_id, what="latest"))
 
 
 def _decoded_key(payload: Payload) -> Key:

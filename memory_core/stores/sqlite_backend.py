@@ -280,12 +280,12 @@ class SqliteBackend:
                         only = [thread_id] if thread_id is not None else None
                         return storage_facts.list_thread_bytes(db, only, store=label)
                     keys = {t: (label, key) for t, key in storage_facts.thread_keys(db, thread_id).items()}
-                    return known_or_read(
-                        keys,
-                        known,
-                        lambda moved: storage_facts.list_thread_bytes(db, moved, store=label),
-                        every_thread=thread_id is None,
-                    )
+
+                    def read_moved(moved: Sequence[str] | None) -> list[ThreadBytes]:
+                        before = {t: kept for t in moved or () if (kept := known.latest(t)) is not None}
+                        return storage_facts.list_thread_bytes(db, moved, store=label, before=before)
+
+                    return known_or_read(keys, known, read_moved, every_thread=thread_id is None)
         return []
 
     def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:

@@ -3,14 +3,16 @@
 Per checkpoint: `length()` of the checkpoint and metadata columns (SQLite answers it from each record's
 header) and of its writes' values, the metadata's `source` through SQLite's JSON functions. Two grouped
 queries cover the whole fleet, each packed into one JSON text per thread (ReadOnlyDB.rows_as_json), so the
-row cap counts threads, not checkpoints. Per file: `dbstat`'s pages and payload per table and index where
+row cap counts threads, not checkpoints; after a commit only the threads whose key moved (`thread_keys`,
+read from the indexes) are read again. Per file: `dbstat`'s pages and payload per table and index where
 SQLite was built with it, else page counts and `length()` sums, saying what is estimated.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,30 +60,73 @@ def thread_keys(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, Hasha
 
 
 def list_thread_bytes(
-    db: ReadOnlyDB, threads: Sequence[str] | None = None, *, store: str
+    db: ReadOnlyDB,
+    threads: Sequence[str] | None = None,
+    *,
+    store: str,
+    before: Mapping[str, ThreadBytes] | None = None,
 ) -> list[ThreadBytes]:
     """These threads' checkpoints' bytes (every thread's when None), oldest first within each thread;
-    `store` is the label the Storage screen names the file by."""
+    `store` is the label the Storage screen names the file by.
+
+    A thread's facts `before` (read earlier from this very file) spare reading its checkpoints again:
+    checkpoint rows are never rewritten and a new one has a greater id (uuid6), so only rows past its
+    newest root id are read (with every sub-graph row and every write, which are cheap). A thread whose
+    root count then disagrees (a retention script deleted rows) is read whole."""
     if not db.require_table("checkpoints"):
         return []
-    where, params = _among(threads)
+    reused = {t: before[t].checkpoints for t in threads or () if before and t in before}
+    if reused and threads is not None:
+        after = [[t, reused[t][-1].checkpoint_id if reused.get(t) else ""] for t in threads]
+        rows_from = (
+            "FROM checkpoints JOIN (SELECT json_extract(value, '$[0]') AS wanted, json_extract(value, '$[1]') "
+            "AS after FROM json_each(?)) ON thread_id = wanted WHERE checkpoint_ns != '' OR checkpoint_id > after"
+        )
+        params: tuple[Any, ...] = (json.dumps(after),)
+    else:
+        where, params = _among(threads)
+        rows_from = f"FROM checkpoints {where}"
     checkpoints = db.rows_as_json(
         "SELECT thread, json_group_array(json_array(ns, id, parent, c, m, source)) AS items FROM ("
         "SELECT CAST(thread_id AS TEXT) AS thread, CAST(checkpoint_ns AS TEXT) AS ns, "
         "CAST(checkpoint_id AS TEXT) AS id, CAST(parent_checkpoint_id AS TEXT) AS parent, "
         "COALESCE(length(checkpoint), 0) AS c, COALESCE(length(metadata), 0) AS m, "
-        f"{_SOURCE} AS source FROM checkpoints {where} ORDER BY thread_id, checkpoint_ns, checkpoint_id) "
+        f"{_SOURCE} AS source {rows_from} ORDER BY thread_id, checkpoint_ns, checkpoint_id) "
         "GROUP BY thread",
         params,
         columns=("thread", "items"),
     )
+    found = {str(thread): _items(items) for thread, items in checkpoints}
     written = _writes(db, threads)
     out: list[ThreadBytes] = []
-    for thread, items in checkpoints:
-        out.append(_thread(str(thread), items, written.pop(str(thread), {}), store))
+    for thread in list(found) + [t for t in reused if t not in found]:
+        out.append(
+            _thread(thread, found.get(thread, []), written.pop(thread, {}), store, reused.get(thread, ()))
+        )
     # Writes of a thread with no checkpoint left: its bytes all the same.
     out.extend(ThreadBytes(t, store, "main", (), other_bytes=sum(w.values())) for t, w in written.items())
+    if reused:
+        counts = _root_counts(db, list(reused))
+        stale = {
+            t.thread_id
+            for t in out
+            if t.thread_id in reused and len(t.checkpoints) != counts.get(t.thread_id, 0)
+        }
+        if stale:
+            again = {t.thread_id: t for t in list_thread_bytes(db, sorted(stale), store=store)}
+            out = [again.get(t.thread_id, t) for t in out if t.thread_id not in stale or t.thread_id in again]
     return out
+
+
+def _root_counts(db: ReadOnlyDB, threads: Sequence[str]) -> dict[str, int]:
+    where, params = _among(threads)
+    rows = db.rows_as_json(
+        "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS n FROM checkpoints "
+        f"{where} AND checkpoint_ns = '' GROUP BY thread_id",
+        params,
+        columns=("thread", "n"),
+    )
+    return {str(t): int(n) for t, n in rows}
 
 
 def _writes(db: ReadOnlyDB, threads: Sequence[str] | None) -> dict[str, dict[tuple[str, str], int]]:
@@ -106,10 +151,17 @@ def _items(items: Any) -> list[list[Any]]:
     return found
 
 
-def _thread(thread: str, items: Any, written: dict[tuple[str, str], int], store: str) -> ThreadBytes:
-    checkpoints: list[CheckpointBytes] = []
+def _thread(
+    thread: str,
+    items: list[list[Any]],
+    written: dict[tuple[str, str], int],
+    store: str,
+    reused: tuple[CheckpointBytes, ...] = (),
+) -> ThreadBytes:
+    # Kept checkpoints keep their bytes; their writes are taken afresh like every other.
+    checkpoints = [replace(c, writes=written.pop((_ROOT, c.checkpoint_id), 0)) for c in reused]
     other = 0
-    for ns, cid, parent, size, meta, source in _items(items):
+    for ns, cid, parent, size, meta, source in items:
         if ns != _ROOT:
             other += int(size) + int(meta) + written.pop((ns, cid), 0)
             continue

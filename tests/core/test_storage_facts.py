@@ -421,7 +421,8 @@ def test_after_a_commit_only_the_moved_threads_are_read_again(tmp_path: Path) ->
         # A pending write on c's head: no checkpoint moves, its bytes do.
         (head,) = conn.execute("SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = 'c'").fetchone()
         conn.execute(
-            "INSERT INTO writes VALUES ('c', '', ?, 'pending', 0, 'messages', 'msgpack', ?)", (head, b"\x90" * 11)
+            "INSERT INTO writes VALUES ('c', '', ?, 'pending', 0, 'messages', 'msgpack', ?)",
+            (head, b"\x90" * 11),
         )
         conn.commit()
     after = {t.thread_id: t for t in reader_for(home).fleet_bytes().value}
@@ -432,3 +433,52 @@ def test_after_a_commit_only_the_moved_threads_are_read_again(tmp_path: Path) ->
 
     memo.reset()
     assert {t.thread_id: t for t in reader_for(home).fleet_bytes().value} == after, "as a fresh read"
+
+
+def test_a_moved_thread_reads_only_its_new_checkpoints_and_a_deletion_reads_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_core import memo
+
+    read_rows: list[int] = []  # how many checkpoint rows each thread's facts were built from
+    real_thread = storage_facts._thread
+
+    def counting(thread: str, items: list[list[Any]], *args: Any) -> Any:
+        read_rows.append(len(items))
+        return real_thread(thread, items, *args)
+
+    monkeypatch.setattr(storage_facts, "_thread", counting)
+
+    home = tmp_path / "home-n"
+    home.mkdir()
+    build_thread(home / "leon.db", "a", turns=2)
+    build_thread(home / "leon.db", "b", turns=1)
+    before = reader_for(home).thread_bytes("a").value
+    assert before is not None
+    build_thread(home / "leon.db", "a", turns=1)  # a new turn: new checkpoints, new writes
+    read_rows.clear()
+    grown = reader_for(home).thread_bytes("a").value
+    assert grown is not None and len(grown.checkpoints) > len(before.checkpoints)
+    old = len(before.checkpoints)
+    assert read_rows == [len(grown.checkpoints) - old], "only the new checkpoints were read"
+    # The checkpoints read before are the very same facts (only their writes are summed afresh)...
+    assert all(
+        g.checkpoint_id == b.checkpoint_id and g.checkpoint == b.checkpoint
+        for g, b in zip(grown.checkpoints[:old], before.checkpoints, strict=True)
+    )
+    memo.reset()
+    fresh = reader_for(home).thread_bytes("a").value
+    assert grown == fresh, "...and the whole equals a fresh read"
+    assert fresh is not None and old < len(fresh.checkpoints)
+    # A retention script deletes old rows: the count disagrees, so the thread is read whole again.
+    with closing(sqlite3.connect(home / "leon.db")) as conn:
+        conn.execute(
+            "DELETE FROM checkpoints WHERE thread_id = 'a' AND checkpoint_id = ?",
+            (fresh.checkpoints[1].checkpoint_id,),
+        )
+        conn.commit()
+    build_thread(home / "leon.db", "a", turns=1)
+    after = reader_for(home).fleet_bytes().value
+    memo.reset()
+    assert after == reader_for(home).fleet_bytes().value
+    assert fresh.checkpoints[1].checkpoint_id not in {c.checkpoint_id for t in after for c in t.checkpoints}
