@@ -50,9 +50,7 @@ def retention_dry_run(
     nothing is written."""
     moment = now or datetime.now(UTC)
     problems: list[StoreProblem] = []
-    fleet = reader.fleet_bytes()
-    problems.extend(fleet.problems)
-    threads = tuple(t for t in fleet.value if only is None or t.thread_id in only)
+    threads = _threads(reader, only, problems)
     activity = _last_activity(threads) if policy.idle_days is not None else {}
     # Protection only ever keeps more: a thread that drops nothing unprotected drops nothing protected, so
     # only threads that would drop something are read further.
@@ -103,6 +101,23 @@ class _Side:
     @property
     def any(self) -> bool:
         return bool(self.operations.value or self.events.value or self.summaries.value)
+
+
+def _threads(
+    reader: MycelReader, only: Collection[str] | None, problems: list[StoreProblem]
+) -> tuple[ThreadBytes, ...]:
+    if only is None:
+        fleet = reader.fleet_bytes()
+        problems.extend(fleet.problems)
+        return fleet.value
+    # A few named threads: read just those (the fleet's memo answers when it is kept).
+    found: list[ThreadBytes] = []
+    for thread_id in only:
+        one = reader.thread_bytes(thread_id)
+        problems.extend(p for p in one.problems if p not in problems)
+        if one.value is not None:
+            found.append(one.value)
+    return tuple(found)
 
 
 def _last_activity(threads: tuple[ThreadBytes, ...]) -> dict[str, datetime | None]:
