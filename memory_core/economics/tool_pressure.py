@@ -311,6 +311,7 @@ class ToolLine:
     sent_share: float
     threads: tuple[tuple[str, Tally], ...]
     days: tuple[tuple[str | None, Tally], ...]
+    day_threads: Mapping[str | None, tuple[str, ...]]  # the threads behind each day
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +334,7 @@ def fleet_pressure(threads: Iterable[ThreadPressure]) -> FleetPressure:
     totals: dict[str, Tally] = {}
     per_thread: dict[str, dict[str, Tally]] = {}
     per_day: dict[str, dict[str | None, Tally]] = {}
+    day_threads: dict[str, dict[str | None, list[str]]] = {}
     sent_by_thread: dict[str, int] = {}
     sent_by_day: dict[str | None, int] = {}
     asks: list[ReRequest] = []
@@ -348,6 +350,7 @@ def fleet_pressure(threads: Iterable[ThreadPressure]) -> FleetPressure:
             per_thread.setdefault(tool, {})[thread.thread_id] = tally
         for (tool, day), tally in thread.by_tool_day.items():
             per_day.setdefault(tool, {}).setdefault(day, Tally()).add(tally)
+            day_threads.setdefault(tool, {}).setdefault(day, []).append(thread.thread_id)
         asks.extend(thread.re_requests)
     sent = sum(sent_by_thread.values())
     lines = [
@@ -357,6 +360,7 @@ def fleet_pressure(threads: Iterable[ThreadPressure]) -> FleetPressure:
             sent_share=share(total.sent_chars, sent),
             threads=tuple(sorted(per_thread[tool].items(), key=lambda kv: (-kv[1].sent_chars, kv[0]))),
             days=tuple(sorted(per_day.get(tool, {}).items(), key=lambda kv: (kv[0] is None, kv[0] or ""))),
+            day_threads={day: tuple(ids) for day, ids in day_threads.get(tool, {}).items()},
         )
         for tool, total in totals.items()
     ]
@@ -410,6 +414,7 @@ def pressure_json(report: FleetPressure) -> dict[str, Any]:
                         "day": day,
                         "day_sent_share": share(tally.sent_chars, report.sent_by_day.get(day, 0)),
                         **tally.as_json(),
+                        "thread_ids": list(line.day_threads.get(day, ())),
                     }
                     for day, tally in line.days
                 ],

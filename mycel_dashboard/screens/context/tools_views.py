@@ -1,0 +1,61 @@
+"""The Tool-output pressure screen (/context/tools/, ?by=day): which tools fill the window."""
+
+from __future__ import annotations
+
+from django import forms
+from django.http import HttpRequest, HttpResponse
+from django.urls import NoReverseMatch, reverse
+
+from memory_core.economics.tool_pressure import UNIT, pressure_json
+from memory_core.stores.fleet_tools import fleet_tool_pressure
+from mycel_dashboard.screens.context.tools import TOP_THREADS, HeatBy, ask_rows, heatmap, tool_sections
+from mycel_dashboard.screens.context.tools_chart import COLOUR_TITLE, heatmap_figure
+from mycel_dashboard.screens.shared.memory import guarded, problem_text
+from mycel_dashboard.web.forms import LenientForm
+from mycel_dashboard.web.links import call_urls
+from mycel_dashboard.web.render import render_screen
+from mycel_dashboard.web.source import open_source
+
+
+class HeatForm(LenientForm):
+    by = forms.ChoiceField(
+        required=False, initial=HeatBy.THREAD.value, choices=[(b.value, b.value) for b in HeatBy], label="by"
+    )
+
+
+def _thread_url(thread_id: str) -> str:
+    try:
+        return reverse("thread", args=[thread_id])
+    except NoReverseMatch:
+        return ""
+
+
+def tools_page(request: HttpRequest) -> HttpResponse:
+    values, notes = HeatForm(request.GET).values()
+    by = HeatBy(values["by"])
+    source, reader = open_source()
+    problems: list[str] = []
+    found = guarded("the tool-pressure report", lambda: fleet_tool_pressure(reader), problems)
+    context: dict[str, object] = {
+        "source": source,
+        "by": by.value,
+        "notes": notes,
+        "problems": problems,
+        "pressure": None,
+        "unit": UNIT,
+        "colour_title": COLOUR_TITLE,
+        "top_threads": TOP_THREADS,
+    }
+    if found is not None:
+        problems.extend(problem_text(p) for p in found.problems)
+        # The very JSON `mycel-memory tools --json` prints (tests compare them).
+        report = pressure_json(found.report)
+        heat = heatmap(report, by, thread_url=_thread_url)
+        context.update(
+            pressure=report,
+            heat=heat,
+            figure=heatmap_figure(heat),
+            sections=tool_sections(report, thread_url=_thread_url),
+            asks=ask_rows(report, thread_url=_thread_url, call_url=lambda t, n: call_urls(t)(n)),
+        )
+    return render_screen(request, "context_tools.html", None, context)
