@@ -125,7 +125,7 @@ def _names(reader: MycelReader, problems: list[StoreProblem]) -> dict[str, str |
 def thread_row(thread: ThreadBytes, *, name: str | None, fleet_bytes: int, turns_ahead: int) -> ThreadStorage:
     """One thread's report row: its growth fitted, its projection `turns_ahead` turns on."""
     growth = thread_growth(thread)
-    total = thread.total
+    total = growth.total_bytes
     return ThreadStorage(
         thread_id=thread.thread_id,
         name=name,
