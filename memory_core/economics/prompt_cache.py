@@ -204,7 +204,9 @@ def request_prefixes(
         rewritten = 0
         if previous is not None:
             before, before_input = previous
-            if call.compacted or not _same_front(before.summary, call.summary):
+            # A simulated summary (a replay, or a compaction Mycel did not store) has no known text: new.
+            new_text = call.compacted and not call.summary_stored
+            if new_text or not _same_front(before.summary, call.summary):
                 cause = Cause.COMPACTION if call.compacted else Cause.NEW_SUMMARY
                 shared, rewritten = SYSTEM_PROMPT_MESSAGES, whole(before, before_input)
             else:
