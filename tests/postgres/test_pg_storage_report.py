@@ -1,0 +1,88 @@
+"""`mycel-memory storage` and the Storage screen over a real PostgreSQL server: Mycel dev's sample (schema
+`agent`, every channel in checkpoint_blobs) and main's layout written by AsyncPostgresSaver; the same
+figures on the page and in --json, each thread's bytes the thread list's, no secret anywhere."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.urls import reverse
+
+from memory_core.cli import main
+from memory_core.demo.graph import FAKE_API_KEY
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    capsys.readouterr()
+    assert main(list(argv)) == 0
+    out = capsys.readouterr().out
+    assert FAKE_API_KEY not in out
+    return json.loads(out)
+
+
+@pytest.fixture
+def viewer_client(client: Any, db: Any, settings: Any, tmp_path: Path) -> Any:
+    settings.DASHBOARD_DEMO_HOME = tmp_path / "demo-home"
+    settings.DASHBOARD_FACTS_DIR = tmp_path / "facts-cache"
+    client.force_login(User.objects.create_user("viewer", password="viewer-pass-123"))
+    return client
+
+
+def _on_postgres(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
+    for name in ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH", "MYCEL_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LEON_POSTGRES_URL", url)
+
+
+def test_dev_sample_report_and_breakdown(
+    pg_dev_sample: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _on_postgres(monkeypatch, tmp_path, pg_dev_sample)
+    report = _json(capsys, "storage", "--json")
+    listed = {row["thread_id"]: row for row in _json(capsys, "threads", "--json")}
+    assert len(report["threads"]) == 5
+    for thread in report["threads"]:
+        assert thread["layout"] == "dev"
+        assert thread["bytes"] == listed[thread["thread_id"]]["bytes_on_disk"]
+        assert thread["checkpoints"] == listed[thread["thread_id"]]["checkpoints"]
+        assert thread["projected_bytes"] >= thread["bytes"]
+    stores = {s["store"]: s for s in report["stores"]}
+    holding = [s for s in stores.values() if s["threads"]]
+    assert sum(s["thread_bytes"] for s in holding) == report["total_bytes"]
+    assert all(s["engine"] == "postgresql" and s["wal_bytes"] is None for s in holding if s["measured"])
+    detail = _json(capsys, "storage", "m_sK5yDq1FvT7a-3", "--json")
+    assert detail["checkpoints"] == 39 == len(detail["checkpoint_rows"])
+    assert sum(r["bytes"] for r in detail["checkpoint_rows"]) + detail["other_bytes"] == detail["bytes"]
+    # Dev keeps every channel in checkpoint_blobs: the blobs are counted once, where first referenced.
+    assert sum(r["blobs"] for r in detail["checkpoint_rows"]) > 0
+    assert any(c["blob"] > 0 for c in detail["channels"])
+
+
+def test_main_layout_page_shows_the_cli_figures(
+    pg_main_db: tuple[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    viewer_client: Any,
+) -> None:
+    url, _ = pg_main_db
+    _on_postgres(monkeypatch, tmp_path, url)
+    report = _json(capsys, "storage", "--json")
+    assert {t["thread_id"] for t in report["threads"]} == {"m_pgMain0001-1", "m_pgMain0001-2"}
+    response = viewer_client.get(reverse("storage"))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert FAKE_API_KEY not in body
+    shown = dict(re.findall(r'<tr data-thread="([^"]*)" data-bytes="(\d+)"', body))
+    assert shown == {t["thread_id"]: str(t["bytes"]) for t in report["threads"]}
+    breakdown = viewer_client.get(reverse("storage"), {"thread": "m_pgMain0001-2"})
+    assert breakdown.status_code == 200
+    assert 'id="checkpoint-rows"' in breakdown.content.decode()
+    assert FAKE_API_KEY not in breakdown.content.decode()
