@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_core.records import ProblemKind
 from memory_core.storage.retention import (
     ALWAYS_KEPT,
     NO_WHOLE_THREADS,
@@ -29,6 +30,8 @@ from mycel_dashboard.web.permissions import can_act
 from mycel_dashboard.web.render import render_screen
 from mycel_dashboard.web.source import open_source
 
+_ABSENT = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
+
 
 def _form_errors(form: RetentionForm) -> list[str]:
     return [error_text(errors) for errors in form.errors.values()]
@@ -41,7 +44,8 @@ def _dry_run(policy: RetentionPolicy, problems: list[str]) -> RetentionDryRun | 
     except Exception as exc:  # noqa: BLE001 - a store that cannot be read is a message on the page
         problems.append(f"The stores could not be read for this plan: {exc}")
         return None
-    problems.extend(problem_text(p) for p in run.problems)
+    # A side store Mycel never created is normal (the CLI is quiet about it too).
+    problems.extend(problem_text(p) for p in run.problems if p.kind not in _ABSENT)
     return run
 
 
@@ -64,6 +68,7 @@ def _screen(
         "sort": form.sort_key(),
         "shown_ids": SHOWN_IDS,
         "target": run.target if run is not None else None,
+        "planned_at": run.plan.planned_at if run is not None else None,
         "always_kept": ALWAYS_KEPT,
         "whole_threads": NO_WHOLE_THREADS,
         "problems": problems,
@@ -108,7 +113,7 @@ def retention_export(request: HttpRequest) -> HttpResponse:
     name = f"mycel-retention-{timezone.now():%Y%m%d-%H%M%S}.sql"
     trail.applied(
         target=name,
-        message=f"retention script exported: {run.plan.drops} checkpoints to drop, {run.plan.frees_bytes} bytes",
+        message=f"retention script exported: {run.plan.drops:,} checkpoints to drop, {run.plan.frees_bytes:,} bytes",
         after=summary,
     )
     response = HttpResponse(script, content_type="application/sql; charset=utf-8")
