@@ -5,11 +5,13 @@ screen shows them)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.table import print_table, printable, short_id
 from memory_core.cli.threads import _reader, _require_data, _warn
+from memory_core.records import StoreProblem
 from memory_core.storage.report import (
     DEFAULT_TURNS_AHEAD,
     MAX_TURNS_AHEAD,
@@ -18,6 +20,7 @@ from memory_core.storage.report import (
     thread_storage,
     thread_storage_as_json,
 )
+from memory_core.stores.locations import StoreRole
 
 # The terminal table shows the biggest threads; --json has every one.
 _TOP = 20
@@ -37,6 +40,14 @@ def turns_option(value: str | None) -> int:
     return turns
 
 
+def _refuse_unreadable_checkpoints(problems: Sequence[StoreProblem]) -> None:
+    """No thread read because the checkpoint store itself failed (damaged, locked, out of reach): that is
+    the answer, in one line, not an empty table."""
+    for problem in problems:
+        if problem.store == StoreRole.MAIN.value and not problem.expected_absence:
+            raise CliError(problem.message)
+
+
 def _size(n: int | None) -> str:
     return "-" if n is None else f"{n:,}"
 
@@ -48,6 +59,8 @@ def run_storage(args: argparse.Namespace) -> int:
     if args.thread_id is not None:
         return _one_thread(reader, args.thread_id, turns, as_json=args.json)
     result = storage_report(reader, turns_ahead=turns)
+    if not result.value.threads:
+        _refuse_unreadable_checkpoints(result.problems)
     _warn(result.problems)
     data = storage_as_json(result)
     if args.json:

@@ -146,3 +146,18 @@ def test_one_thread_breaks_down_by_checkpoint_and_channel(
     code, table, _ = _run(capsys, "storage", "grower")
     assert code == 0
     assert "over 6 turns" in table and "channels at the head" in table
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_damaged_leon_db_is_one_line_exit_2(
+    sample_home: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    db = sample_home / "leon.db"
+    data = db.read_bytes()
+    db.write_bytes(data[:20_000] if damage == "truncated" else b"not a database at all\n" * 100)
+    for suffix in ("-wal", "-shm"):
+        (sample_home / f"leon.db{suffix}").unlink(missing_ok=True)
+    code, out, err = _run(capsys, "storage", "--json")
+    assert code == 2
+    assert out == ""
+    assert err.strip().splitlines()[-1].startswith("mycel-memory: error: leon.db ")

@@ -166,3 +166,29 @@ def test_thread_page_shows_its_bytes_per_checkpoint(viewer_client, sample_home: 
     stacked = [sum(values) for values in zip(*(trace["y"] for trace in figure["data"]), strict=True)]
     assert stacked == [r["bytes"] for r in cli["checkpoint_rows"]]
     assert f'href="/storage/?thread={thread_id}"' in body
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "locked"])
+def test_a_broken_leon_db_is_named_and_the_page_works(
+    viewer_client, sample_home: Path, settings, damage
+) -> None:
+    from tests.dashboard.broken_homes import exclusively_locked, random_bytes, truncated
+
+    db = sample_home / "leon.db"
+    settings.DASHBOARD_STORE_TIMEOUT_MS = 100
+    if damage == "locked":
+        with exclusively_locked(db):
+            response = viewer_client.get(reverse("storage"), {"thread": "m_npRsndIka9dx-2"})
+        said = "leon.db is locked"
+    else:
+        (truncated if damage == "truncated" else random_bytes)(db)
+        response = viewer_client.get(reverse("storage"), {"thread": "m_npRsndIka9dx-2"})
+        said = "leon.db"
+    assert response.status_code == 200
+    body = unescape(response.content.decode())
+    assert re.search(r'<p class="problem" role="alert">[^<]*' + re.escape(said), body)
+    assert 'id="retention-form"' in body
+    assert "Traceback" not in body
+    if damage == "locked":
+        # Once the lock is gone the same page reads every thread again (nothing kept the failure).
+        assert len(_page_rows(viewer_client.get(reverse("storage")).content.decode())) == 6
