@@ -83,3 +83,29 @@ def test_no_pricing_cache_shows_tokens_only(viewer_client, sample_home: Path) ->
     assert "rewrites are in tokens only" in body
     totals = response.context["fleet"]["totals"]["current"]
     assert totals["cost_usd"] is None and totals["rewritten_tokens"] > 0
+
+
+@pytest.mark.parametrize("protect", ["3", "6"])
+def test_config_whatif_shows_the_cache_rewrites_of_cache_json(
+    viewer_client, sample_home: Path, capsys, protect
+) -> None:
+    response = viewer_client.get(
+        reverse("config"), {"thread": TRIMMED_THREAD, "memory.pruning.protect_recent": protect}
+    )
+    assert response.status_code == 200
+    whatif = response.context["whatif"]
+    cli = _cli_json(capsys, TRIMMED_THREAD, "--protect-recent", protect)
+    totals = cli["totals"]
+    assert whatif.chosen.cache_rewrites == (
+        totals["current"]["rewritten_tokens"],
+        totals["proposed"]["rewritten_tokens"],
+    )
+    # Today's config (protect_recent 3) re-writes 12,665 tokens at call 11; 6 shields that result to the end.
+    assert whatif.chosen.cache_rewrites == ((12665, 12665) if protect == "3" else (12665, 0))
+    body = response.content.decode()
+    assert 'data-thread="cache-rewrites">' + f"{whatif.chosen.cache_rewrites[1]:,}" in body
+    fleet = _cli_json(capsys, "--all", "--protect-recent", protect)
+    assert whatif.cache_rewrites == (
+        fleet["totals"]["current"]["rewritten_tokens"],
+        fleet["totals"]["proposed"]["rewritten_tokens"],
+    )

@@ -13,16 +13,20 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from memory_core.economics.prompt_cache import request_prefixes, unit_of
+from memory_core.messages import Message
 from memory_core.pruning import PruneAction
 from memory_core.records import ThreadRow
 from memory_core.rules.dev import trigger_under
 from memory_core.rules.profile import RulesProfile, rules_for
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import limit_source
+from memory_core.tokens import default_counter
 from memory_core.whatif import (
     BadgeChange,
     FleetThread,
     FleetWhatIf,
+    ThreadSide,
     ThreadWhatIf,
     compare_sides,
     fleet_whatif,
@@ -53,6 +57,7 @@ class ChosenThread:
     rules: RulesProfile = RulesProfile.MAIN  # whose rules both sides follow
     rules_words: str = ""
     trigger_tokens: int | None = None  # the proposed dev trigger_tokens (None: int(0.7 × the limit))
+    cache_rewrites: tuple[int, int] = (0, 0)  # prompt-cache tokens re-written, current → proposed
 
     @property
     def trigger_now(self) -> int:
@@ -95,6 +100,8 @@ class WhatIf:
     elapsed_ms: float
     thread_ms: float  # the chosen thread alone
     problems: tuple[str, ...] = ()
+    cache_rewrites: tuple[int, int] = (0, 0)  # the fleet's prompt-cache tokens re-written, current → proposed
+    cache_unit: str = ""  # their unit (the Context screen's cache tab computes them the same way)
 
 
 def fleet_rows(threads: Sequence[ThreadRow]) -> list[ThreadRow]:
@@ -135,6 +142,7 @@ def compute_whatif(
     if chosen_id in by_id and by_id[chosen_id] not in covered:
         targets.append(by_id[chosen_id])
     items: list[FleetThread] = []
+    fleet_rewrites = (0, 0)
     for row in targets:
         thread_started = time.perf_counter()
         try:
@@ -163,11 +171,13 @@ def compute_whatif(
                 )
             )
             whatif = compare_sides(head.messages, now, then)
+            rewrites = _cache_rewrites(head.messages, now, then)
         except Exception as exc:  # noqa: BLE001 - one unreadable thread must not take the page down
             problems.append(f"{row.thread_id}: could not compute the what-if ({type(exc).__name__}: {exc})")
             continue
         if row in covered:
             items.append(FleetThread(thread_id=row.thread_id, whatif=whatif))
+            fleet_rewrites = (fleet_rewrites[0] + rewrites[0], fleet_rewrites[1] + rewrites[1])
         if row.thread_id == chosen_id:
             chosen = ChosenThread(
                 row=row,
@@ -179,6 +189,7 @@ def compute_whatif(
                 rules=profile,
                 rules_words=rules_words(profile, record.rules_reason if rules is None else "chosen here"),
                 trigger_tokens=proposed.fixed_trigger_tokens,
+                cache_rewrites=rewrites,
             )
             thread_ms = (time.perf_counter() - thread_started) * 1000
     fleet = fleet_whatif(items)
@@ -190,4 +201,18 @@ def compute_whatif(
         elapsed_ms=(time.perf_counter() - started) * 1000,
         thread_ms=thread_ms,
         problems=tuple(problems),
+        cache_rewrites=fleet_rewrites,
+        cache_unit=unit_of(default_counter()),
     )
+
+
+def _cache_rewrites(messages: Sequence[Message], now: ThreadSide, then: ThreadSide) -> tuple[int, int]:
+    """Prompt-cache tokens re-written over every call, current → proposed (memory_core.economics)."""
+    counter = default_counter()
+    current = request_prefixes(messages, now.calls, now.settings, counter=counter).tally
+    proposed = (
+        current
+        if then is now
+        else request_prefixes(messages, then.calls, then.settings, counter=counter).tally
+    )
+    return sum(r[3] for r in current.rows), sum(r[3] for r in proposed.rows)
