@@ -50,6 +50,7 @@ def heatmap_figure(heat: Heatmap) -> dict[str, Any]:
                 "customdata": [[_custom(c) for c in row] for row in heat.rows],
                 "hovertemplate": hover,
                 "colorscale": "YlOrRd",
+                "reversescale": True,  # Plotly's YlOrRd runs red to yellow: the larger share is the redder
                 "zmin": 0,
                 "zmax": 1,
                 "xgap": 2,
