@@ -11,7 +11,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memory_core.records import CheckpointRow, FileOperation, RunEvent, StoreProblem, SummaryRow
+from memory_core.memo import Key, Memo
+from memory_core.records import CheckpointRow, FileOperation, ProblemKind, RunEvent, StoreProblem, SummaryRow
 from memory_core.storage.facts import ThreadBytes
 from memory_core.storage.retention import (
     RetentionPlan,
@@ -39,6 +40,13 @@ class RetentionDryRun:
     target: ScriptTarget
 
 
+# A plan is kept per version of the stores (memory_core/memo.py's rule): the same policy over the same data
+# plans the same, so a second request, or the export after the preview, is not planned again. Not kept: a
+# plan under the idle rule (it depends on the time) or one read while a store was locked or slow.
+PLANS: Memo[RetentionDryRun] = Memo("storage.retention_plans", max_entries=8)
+_TRANSIENT = (ProblemKind.LOCKED, ProblemKind.TIMEOUT)
+
+
 def retention_dry_run(
     reader: MycelReader,
     policy: RetentionPolicy,
@@ -48,7 +56,19 @@ def retention_dry_run(
 ) -> RetentionDryRun:
     """Plan `policy` over every thread of the reader's checkpoint store (or the threads in `only`);
     nothing is written."""
-    moment = now or datetime.now(UTC)
+    if now is not None or policy.idle_days is not None:
+        return _dry_run(reader, policy, now or datetime.now(UTC), only)
+    key = Key(reader.backend.version(), what=(policy, None if only is None else frozenset(only)))
+    return PLANS.get_or_compute(
+        key,
+        lambda: _dry_run(reader, policy, datetime.now(UTC), only),
+        keep=lambda run: not any(p.kind in _TRANSIENT for p in run.problems),
+    )
+
+
+def _dry_run(
+    reader: MycelReader, policy: RetentionPolicy, moment: datetime, only: Collection[str] | None
+) -> RetentionDryRun:
     problems: list[StoreProblem] = []
     threads = _threads(reader, only, problems)
     activity = _last_activity(threads) if policy.idle_days is not None else {}

@@ -245,3 +245,13 @@ def test_a_script_run_on_an_older_copy_spares_that_copys_head(built_home: Path, 
     _run_script(older / "leon.db", retention_script(run.plan, run.target), tmp_path)
     assert old_head in _ids(older / "leon.db", "plain")
     assert _head_messages(older / "leon.db", "plain") == head_before
+
+
+def test_a_plan_is_kept_until_the_store_changes(built_home: Path) -> None:
+    policy = RetentionPolicy(keep_last=2)
+    first = _plan(built_home, policy)
+    assert _plan(built_home, policy) is first  # the same policy over the same data: not planned again
+    build_thread(built_home / "leon.db", "plain", turns=1, parallel=3, tool_chars=1500)
+    again = _plan(built_home, policy)
+    assert again is not first
+    assert again.plan.frees_bytes > first.plan.frees_bytes
