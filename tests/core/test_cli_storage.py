@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -161,3 +163,22 @@ def test_damaged_leon_db_is_one_line_exit_2(
     assert code == 2
     assert out == ""
     assert err.strip().splitlines()[-1].startswith("mycel-memory: error: leon.db ")
+
+
+@pytest.mark.parametrize("argv", [["storage", "--json"], ["storage", "grower"]])
+def test_storage_never_imports_langgraph(tmp_path: Path, argv: list[str]) -> None:
+    from tests.core.test_cli_threads import _IMPORTED, ROOT, _subprocess_env
+
+    home = tmp_path / "data-home"
+    home.mkdir()
+    build_thread(home / "leon.db", "grower", turns=3)
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTED, *argv],
+        env=_subprocess_env(home, tmp_path / "facts"),
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == {"code": 0, "heavy": []}
+    assert "grower" in done.stdout
