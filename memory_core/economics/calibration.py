@@ -130,6 +130,10 @@ class ThreadCalibration:
     thread_id: str
     calls: tuple[CallFigures, ...]
     kinds: tuple[KindFigures, ...]
+    # The thread's own figures per model and their JSON, computed once with the reduction: a warm fleet
+    # report over 10,000 threads only sums.
+    own: tuple[ModelCalibration, ...] = ()
+    own_json: tuple[dict[str, Any], ...] = ()
 
 
 def thread_calibration(
@@ -180,8 +184,10 @@ def thread_calibration(
                 kind=max(KINDS, key=lambda k: by_kind[k][rc.index]),
             )
         )
+    kind_figures = _kind_figures(messages, kinds, chars, figures, counters)
+    own = own_figures(figures, kind_figures, [c.encoding_name for c in counters])
     return ThreadCalibration(
-        thread_id, tuple(figures), _kind_figures(messages, kinds, chars, figures, counters)
+        thread_id, tuple(figures), kind_figures, own, tuple(model_json(m, points=False) for m in own)
     )
 
 
@@ -365,9 +371,12 @@ def recommend(fit: Fit | None, limit: int, provider_calls: int) -> Recommendatio
         return Recommendation(
             limit, None, None, fit.calls, "the fit leaves no room: its overhead fills 70 % of the limit"
         )
-    trigger = int(room / fit.rate)
     return Recommendation(
-        limit, int(trigger / TARGET_FILL), trigger, fit.calls, f"least squares over {fit.calls} calls"
+        limit,
+        int(room / (TARGET_FILL * fit.rate)),
+        int(room / fit.rate),
+        fit.calls,
+        f"least squares over {fit.calls} calls",
     )
 
 
@@ -399,7 +408,8 @@ class ModelCalibration:
 class CalibrationReport:
     encodings: tuple[str, ...]
     models: tuple[ModelCalibration, ...]
-    threads: tuple[tuple[str, tuple[ModelCalibration, ...]], ...]  # each thread's own figures
+    # each thread's own figures per model, and their JSON
+    threads: tuple[tuple[str, tuple[ModelCalibration, ...], tuple[dict[str, Any], ...]], ...]
     notes: tuple[str, ...] = field(default=())
 
 
@@ -466,36 +476,38 @@ def _by_kind(
     return tuple(out)
 
 
+def own_figures(
+    calls: Sequence[CallFigures], kinds: Sequence[KindFigures], encodings: Sequence[str]
+) -> tuple[ModelCalibration, ...]:
+    """One thread's figures, per model of its calls (sorted by name)."""
+    by_model: dict[str, list[CallFigures]] = {}
+    for c in calls:
+        by_model.setdefault(c.model, []).append(c)
+    return tuple(
+        model_calibration(name, found, [k for k in kinds if k.model == name], encodings)
+        for name, found in sorted(by_model.items())
+    )
+
+
 def calibration_report(
     threads: Iterable[ThreadCalibration], *, encodings: Sequence[str], model: str | None = None
 ) -> CalibrationReport:
     """Per model over the fleet, and per thread, optionally one model only."""
     calls: dict[str, list[CallFigures]] = {}
     kinds: dict[str, list[KindFigures]] = {}
-    per_thread: list[tuple[str, tuple[ModelCalibration, ...]]] = []
+    per_thread: list[tuple[str, tuple[ModelCalibration, ...], tuple[dict[str, Any], ...]]] = []
     for thread in threads:
-        own_calls: dict[str, list[CallFigures]] = {}
+        mine = [i for i, m in enumerate(thread.own) if model is None or m.model == model]
+        if not mine:
+            continue
         for c in thread.calls:
             if model is None or c.model == model:
-                own_calls.setdefault(c.model, []).append(c)
-        own_kinds: dict[str, list[KindFigures]] = {}
+                calls.setdefault(c.model, []).append(c)
         for k in thread.kinds:
             if model is None or k.model == model:
-                own_kinds.setdefault(k.model, []).append(k)
-        if not own_calls:
-            continue
-        for name, found in own_calls.items():
-            calls.setdefault(name, []).extend(found)
-        for name, found_kinds in own_kinds.items():
-            kinds.setdefault(name, []).extend(found_kinds)
+                kinds.setdefault(k.model, []).append(k)
         per_thread.append(
-            (
-                thread.thread_id,
-                tuple(
-                    model_calibration(name, found, own_kinds.get(name, ()), encodings)
-                    for name, found in sorted(own_calls.items())
-                ),
-            )
+            (thread.thread_id, tuple(thread.own[i] for i in mine), tuple(thread.own_json[i] for i in mine))
         )
     models = tuple(
         model_calibration(name, calls[name], kinds.get(name, ()), encodings) for name in sorted(calls)
@@ -575,8 +587,7 @@ def calibration_json(report: CalibrationReport) -> dict[str, Any]:
         "ratio": "real / Mycel's estimate (characters / 2)",
         "models": [model_json(m) for m in report.models],
         "threads": [
-            {"thread_id": thread_id, "models": [model_json(m, points=False) for m in models]}
-            for thread_id, models in report.threads
+            {"thread_id": thread_id, "models": list(own_json)} for thread_id, _own, own_json in report.threads
         ],
         "notes": list(report.notes),
     }

@@ -36,9 +36,19 @@ class FleetCalibration:
     problems: tuple[StoreProblem, ...]
 
 
-def thread_figures(reader: MycelReader, row: ThreadRow, record: ThreadCalls) -> ThreadCalibration:
-    """One thread's calibration figures in every encoding available offline (kept per head)."""
-    encodings = available_encodings()
+def thread_figures(
+    reader: MycelReader,
+    row: ThreadRow,
+    record: ThreadCalls,
+    *,
+    encodings: tuple[str, ...] | None = None,
+    settings_digest: str | None = None,
+    store_key: object = None,
+) -> ThreadCalibration:
+    """One thread's calibration figures in every encoding available offline (kept per head).
+
+    A fleet report passes the encodings and the digest of the thread's config, found once per report."""
+    encodings = encodings if encodings is not None else available_encodings()
 
     def compute() -> ThreadCalibration:
         segments = record.inference.segments
@@ -61,18 +71,32 @@ def thread_figures(reader: MycelReader, row: ThreadRow, record: ThreadCalls) -> 
     if row.head_checkpoint_id is None:
         return compute()
     key = Key(
-        store=reader.store_key,
+        store=store_key if store_key is not None else reader.store_key,
         thread=row.thread_id,
         head=row.head_checkpoint_id,
-        settings=digest(record.configured.settings, record.configured.source),
+        settings=settings_digest or digest(record.configured.settings, record.configured.source),
         what=("calibration", row.checkpoints, row.summaries, record.rules, encodings),
     )
     return _THREADS.get_or_compute(key, compute, keep=lambda _: not record.transient)
 
 
 def fleet_figures(reader: MycelReader) -> Iterator[tuple[ThreadRow, ThreadCalibration, ThreadCalls]]:
+    encodings = available_encodings()
+    store_key = reader.store_key  # one report reads one version of the store
+    # fleet_records hands threads of one model and workspace the same Configured: digest it once.
+    digests: dict[int, tuple[object, str]] = {}
     for row, record in fleet_records(reader):
-        yield row, thread_figures(reader, row, record), record
+        configured = record.configured
+        found = digests.get(id(configured))
+        if found is None or found[0] is not configured:
+            found = digests[id(configured)] = (configured, digest(configured.settings, configured.source))
+        yield (
+            row,
+            thread_figures(
+                reader, row, record, encodings=encodings, settings_digest=found[1], store_key=store_key
+            ),
+            record,
+        )
 
 
 def fleet_calibration(reader: MycelReader, *, model: str | None = None) -> FleetCalibration:

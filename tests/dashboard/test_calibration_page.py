@@ -87,4 +87,17 @@ def test_an_unknown_or_bad_model_is_a_message(viewer_client, sample_home: Path, 
 def test_an_empty_home_says_there_is_nothing_to_calibrate(viewer_client, tmp_path: Path) -> None:
     response = viewer_client.get(reverse("context_calibration"))
     assert response.status_code == 200
-    assert response.context["calibration"] is None or response.context["calibration"]["models"] == []
+    assert response.context["calibration"]["models"] == []
+    assert "No model call to calibrate." in response.content.decode()
+
+
+def test_per_thread_rows_link_their_threads(viewer_client, sample_home: Path, capsys) -> None:
+    response = viewer_client.get(reverse("context_calibration"))
+    cli = _cli_json(capsys)
+    rows = response.context["thread_rows"]
+    assert len(rows) == sum(len(t["models"]) for t in cli["threads"]) == 6
+    by_id = {t["thread_id"]: t["models"] for t in cli["threads"]}
+    body = response.content.decode()
+    for row in rows:
+        assert row.data in by_id[row.thread_id]
+        assert f'href="{reverse("thread", args=[row.thread_id])}"' in body

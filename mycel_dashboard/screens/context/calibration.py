@@ -50,6 +50,27 @@ def model_sections(
     return sections
 
 
+THREAD_ROWS = 100  # the page lists the threads with most unseen crossings, then most calls; --json has all
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRow:
+    thread_id: str
+    url: str  # the thread's page ("" when the id cannot be linked)
+    data: dict[str, Any]  # one model of the thread's own figures
+
+
+def thread_rows(report: dict[str, Any], *, thread_url: Callable[[str], str]) -> tuple[list[ThreadRow], int]:
+    """Each thread's own figures per model, the first THREAD_ROWS of them, and how many there are."""
+    rows = [
+        ThreadRow(t["thread_id"], thread_url(t["thread_id"]), m)
+        for t in report["threads"]
+        for m in t["models"]
+    ]
+    rows.sort(key=lambda r: (-len(r.data["crossed_limit_unseen"]), -r.data["calls"], r.thread_id))
+    return rows[:THREAD_ROWS], len(rows)
+
+
 def _whatif(config_url: str, thread: str | None, values: dict[str, object]) -> str:
     query = {"thread": thread, **values} if thread is not None else values
     return f"{config_url}?{urlencode(query)}#whatif"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django import forms
 from django.http import HttpRequest, HttpResponse
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
 from memory_core.economics.calibration import calibration_json
 from memory_core.stores.calibration_facts import fleet_calibration
-from mycel_dashboard.screens.context.calibration import model_sections
+from mycel_dashboard.screens.context.calibration import model_sections, thread_rows
 from mycel_dashboard.screens.context.calibration_chart import calibration_figure
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.forms import LenientForm
@@ -19,6 +19,13 @@ from mycel_dashboard.web.source import open_source
 
 class ModelForm(LenientForm):
     model = forms.CharField(required=False, max_length=500, strip=True, label="model")
+
+
+def _reversed(name: str, *args: str) -> str:
+    try:
+        return reverse(name, args=list(args))
+    except NoReverseMatch:
+        return ""
 
 
 def calibration_page(request: HttpRequest) -> HttpResponse:
@@ -43,6 +50,9 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
     if found is not None:
         # The very JSON `mycel-memory calibration --json` prints (tests compare them).
         report = calibration_json(found.report)
+        threads, all_threads = thread_rows(
+            report, thread_url=lambda thread_id: _reversed("thread", thread_id)
+        )
         context.update(
             model=model,
             models=sorted(found.models),
@@ -53,5 +63,7 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
                 config_url=reverse("config"),
             ),
             figure=calibration_figure(report),
+            thread_rows=threads,
+            all_thread_rows=all_threads,
         )
     return render_screen(request, "context_calibration.html", None, context)
