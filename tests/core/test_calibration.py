@@ -233,8 +233,10 @@ def test_per_thread_figures_are_the_same_figures_on_its_calls(home: Path, capsys
 
 
 def test_recommendation_arithmetic() -> None:
-    assert recommend(Fit(overhead=2000, rate=1.25, calls=9), 200_000, 9).context_limit == 157_714 == int(
-        int((140_000 - 2000) / 1.25) / 0.7
+    assert (
+        recommend(Fit(overhead=2000, rate=1.25, calls=9), 200_000, 9).context_limit
+        == 157_714
+        == int(int((140_000 - 2000) / 1.25) / 0.7)
     )
     assert recommend(Fit(overhead=2000, rate=1.25, calls=9), 200_000, 9).trigger_tokens == 110_400
     none = recommend(Fit(overhead=8000, rate=1.0, calls=9), 10_000, 9)
