@@ -167,3 +167,47 @@ def test_a_script_run_on_an_older_copy_spares_that_copys_head_on_dev(
     _psql(pg_server, older, retention_script(run.plan, run.target), tmp_path)
     assert old_head[0] in _ids(older, "agent", thread_id)
     assert _head(older, "agent", thread_id) == old_head
+
+
+@pytest.fixture
+def pg_client(client, db, settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from django.contrib.auth.models import Group, User
+
+    settings.DASHBOARD_DEMO_HOME = tmp_path / "demo-home"
+    settings.DASHBOARD_FACTS_DIR = tmp_path / "facts-cache"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH", "MYCEL_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    user = User.objects.create_user("operator", password="operator-pass-123")
+    user.groups.add(Group.objects.get_or_create(name=settings.DASHBOARD_OPERATOR_GROUP)[0])
+    client.force_login(user)
+    return client
+
+
+def test_the_page_and_export_over_postgres(pg_client, pg_dev_demo, capsys, monkeypatch) -> None:
+    import json
+    import re
+
+    from memory_core.cli import main
+
+    url, _ = pg_dev_demo
+    monkeypatch.setenv("LEON_POSTGRES_URL", url)
+    assert main(["retention", "--heads-only", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    page = pg_client.get("/storage/retention/", {"heads_only": "on"})
+    assert page.status_code == 200
+    total = re.search(r'id="retention-frees" data-bytes="(\d+)"', page.content.decode())
+    assert total and int(total.group(1)) == data["totals"]["frees_bytes"] > 0
+    script = pg_client.post("/storage/retention/export/", {"heads_only": "on"})
+    assert script.status_code == 200
+    text = script.content.decode()
+    assert 'DELETE FROM "agent".checkpoint_blobs' in text and 'VACUUM FULL "agent".checkpoints;' in text
+    assert "psql " in text and "pg_dump " in text
+
+
+def test_an_unreachable_server_is_a_message_on_the_page(pg_client, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("LEON_POSTGRES_URL", f"postgresql://reader:pw-hidden@/mycel?host={tmp_path / 'none'}")
+    page = pg_client.get("/storage/retention/", {"keep_last": "2"})
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "cannot reach the server" in body and "pw-hidden" not in body
