@@ -360,7 +360,9 @@ def fleet_pressure(threads: Iterable[ThreadPressure]) -> FleetPressure:
             sent_share=share(total.sent_chars, sent),
             threads=tuple(sorted(per_thread[tool].items(), key=lambda kv: (-kv[1].sent_chars, kv[0]))),
             days=tuple(sorted(per_day.get(tool, {}).items(), key=lambda kv: (kv[0] is None, kv[0] or ""))),
-            day_threads={day: tuple(ids) for day, ids in day_threads.get(tool, {}).items()},
+            day_threads={
+                day: _by_sent(ids, per_thread[tool]) for day, ids in day_threads.get(tool, {}).items()
+            },
         )
         for tool, total in totals.items()
     ]
@@ -380,6 +382,10 @@ def top_threads(report: FleetPressure, limit: int | None = None) -> list[tuple[s
     """Threads by characters sent, most first (the heatmap's columns)."""
     ranked = sorted(report.sent_by_thread.items(), key=lambda kv: (-kv[1], kv[0]))
     return ranked if limit is None else ranked[:limit]
+
+
+def _by_sent(thread_ids: list[str], tallies: Mapping[str, Tally]) -> tuple[str, ...]:
+    return tuple(sorted(thread_ids, key=lambda t: (-tallies[t].sent_chars, t)))
 
 
 def pressure_json(report: FleetPressure) -> dict[str, Any]:
