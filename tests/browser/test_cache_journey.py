@@ -1,0 +1,77 @@
+"""Issue 15's cache journey over Mycel's sample home: the fleet's re-written tokens per cause, a thread's
+calls with the break that re-wrote the cache, then the Config what-if for that thread with a larger
+protect_recent, reading the cache-rewrite tokens before and after the change."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.conftest import SAMPLE_HOME
+from tests.support.server import running_server
+
+THREAD = "m_npRsndIka9dx-2"  # call 11 trims a result that left protect_recent: 12,665 tokens re-written
+BARS = "(() => { const el = document.getElementById('cache-chart'); return el && el.data ? [Array.from(el.data[0].x), Array.from(el.data[0].y)] : null; })()"
+
+
+@pytest.fixture(scope="module")
+def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
+    base = tmp_path_factory.mktemp("live-cache")
+    home = base / "mycel-home"
+    shutil.copytree(SAMPLE_HOME, home)
+    for path in [home, *home.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    with running_server(base, home) as server:
+        yield server
+
+
+def test_cache_screen_thread_calls_and_the_whatif_before_and_after(
+    viewer_page: BrowserPage, dashboard_server: Any
+) -> None:
+    page = viewer_page.page
+    page.goto(f"{dashboard_server.url}/context/cache/")
+    page.wait_for_selector("#cache-chart .main-svg", timeout=20_000)
+    causes, tokens = page.evaluate(BARS)
+    assert causes == ["trim", "clear", "compaction", "new summary"]
+    table = page.inner_text("#cache-causes")
+    assert f"{tokens[0]:,}" in table and f"{tokens[2]:,}" in table
+    assert tokens[0] == 12665 and tokens[2] > 0
+    viewer_page.shot("cache-fleet")
+
+    # pick the thread: its calls, the trim at call 11, each call linked to its call page
+    page.click(f"#cache-threads a[href$='thread={THREAD}']")
+    page.wait_for_selector("#cache-calls")
+    assert f"thread={THREAD}" in page.url
+    row = page.inner_text("#cache-calls tr[data-call='11']")
+    assert "trim" in row and "12,665" in row and "at message 11" in row
+    assert page.get_attribute("#cache-calls tr[data-call='11'] a", "href") == f"/threads/{THREAD}/calls/11/"
+    assert "Mycel adds Anthropic's prompt caching for" in page.inner_text("#cache-caching")
+    assert page.inner_text("#cache-thread-totals [data-total='rewritten']") == "12,665"
+    viewer_page.shot("cache-thread")
+
+    # the Config what-if for it: 12,665 now; protect_recent 6 shields that result to the end
+    page.click("#cache-whatif-link")
+    page.wait_for_selector("#whatif-cache", timeout=20_000)
+    assert page.inner_text("#whatif-cache [data-thread='cache-now']") == "12,665"
+    assert page.inner_text("#whatif-cache [data-thread='cache-rewrites']") == "12,665"
+    page.fill("#cfg-memory-pruning-protect_recent", "6")
+    page.wait_for_function("() => location.search.includes('protect_recent=6')", timeout=15_000)
+    page.wait_for_function(
+        "() => { const el = document.querySelector(\"#whatif-cache [data-thread='cache-rewrites']\");"
+        " return !!el && el.innerText === '0'; }",
+        timeout=15_000,
+    )
+    assert page.inner_text("#whatif-cache [data-thread='cache-now']") == "12,665"
+    viewer_page.shot("cache-whatif")
+    # the what-if card alone, readable at its size (the full page is long)
+    card = viewer_page.shots / "cache-whatif-card.png"
+    page.locator("#whatif").screenshot(path=str(card))
+    if os.environ.get("SCREENSHOT_DIR"):
+        shutil.copy(card, Path(os.environ["SCREENSHOT_DIR"]) / card.name)
+    assert not viewer_page.console_errors
