@@ -25,6 +25,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from memory_core import memo
 from memory_core.cli import main
 from memory_core.compaction import SUMMARY_HEADER
 from memory_core.economics.tool_pressure import READ_TOOLS, fleet_pressure, pressure_json, thread_pressure
@@ -266,10 +267,16 @@ def test_tools_cli_without_mycel_data_is_one_line(tmp_path, monkeypatch, capsys)
 
 def test_a_warm_report_reuses_every_thread_and_a_moved_thread_alone_is_redone(built, tmp_path: Path) -> None:
     first = fleet_tool_pressure(built).report
+    before = memo.stats()["stores.tool_pressure"]
     again = fleet_tool_pressure(built).report
+    after = memo.stats()["stores.tool_pressure"]
     assert pressure_json(again) == pressure_json(first)
+    assert (after.hits - before.hits, after.misses - before.misses) == (2, 0)  # both threads kept
     build_scripted(tmp_path / "store" / "leon.db", "third", [[_grep("q")]])
+    before = memo.stats()["stores.tool_pressure"]
     moved = pressure_json(fleet_tool_pressure(MycelReader(point_locations(tmp_path / "store"))).report)
+    after = memo.stats()["stores.tool_pressure"]
+    assert (after.hits - before.hits, after.misses - before.misses) == (2, 1)  # only the new thread computed
     assert (
         moved["threads"] == 3
         and _tools(moved)["Grep"]["sent_chars"] == _tools(pressure_json(first))["Grep"]["sent_chars"] + 100
