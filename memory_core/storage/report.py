@@ -77,6 +77,11 @@ class StorageReport:
     turns_ahead: int
     total_bytes: int  # all threads' bytes
 
+    @property
+    def projected_total_bytes(self) -> int:
+        """Every thread's projected size summed: the fleet after turns_ahead more turns of each."""
+        return sum(t.projected_bytes for t in self.threads)
+
     def ranked(self, sort: StorageSort) -> tuple[ThreadStorage, ...]:
         """The threads biggest first by bytes, by growth per turn or by projected size (ties by bytes)."""
         if sort is StorageSort.BYTES:
@@ -288,6 +293,7 @@ def storage_as_json(result: Result[StorageReport], sort: StorageSort = StorageSo
     return {
         "turns_ahead": report.turns_ahead,
         "total_bytes": report.total_bytes,
+        "projected_total_bytes": report.projected_total_bytes,
         "sort": sort.value,
         "threads": [thread_json(row) for row in report.ranked(sort)],
         "stores": [_space_json(s) for s in report.stores],

@@ -56,6 +56,9 @@ def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, qu
     column = {"bytes": 1, "growth": 2, "projected": 3}[query.get("sort", "bytes")]
     assert [r[column] for r in rows] == sorted((r[column] for r in rows), reverse=True)
     assert f"{cli['total_bytes']:,}" in body
+    projected = re.search(r'id="storage-projected"[^>]*>([\d,]+)<', body)
+    assert projected is not None and int(projected.group(1).replace(",", "")) == cli["projected_total_bytes"]
+    assert cli["projected_total_bytes"] == sum(t["projected_bytes"] for t in cli["threads"])
     for store in cli["stores"]:
         assert f'data-store="{store["store"]}"' in body
     assert 'id="storage-chart"' in body and 'id="storage-figure"' in body
