@@ -9,7 +9,7 @@ its price the pricing cache's, looked up by memory_core/storage/cost.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ from memory_core.economics.prompt_cache import (
     unit_of,
 )
 from memory_core.memo import Key, Memo, digest
+from memory_core.messages import Message
 from memory_core.model_view import newest_active
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.replay import simulated_summary_chars
@@ -38,7 +39,7 @@ from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import get_pricing_file
 from memory_core.stores.thread_calls import ThreadCalls
 from memory_core.tokens import default_counter
-from memory_core.whatif import thread_side
+from memory_core.whatif import ThreadSide, thread_side
 
 # One small tally per thread and side, so a warm fleet report prices what it keeps and reads nothing.
 _TALLIES: Memo[Tally] = Memo("economics.prompt_cache_tallies", max_entries=24_000)
@@ -235,3 +236,26 @@ def fleet_json(fleet: FleetCache, pricing: Pricing) -> dict[str, Any]:
             "proposed": None if fleet.proposed is None else totals_json(fleet.proposed),
         },
     }
+
+
+def side_rewrites(
+    store: object, thread_id: str, head: str | None, messages: Sequence[Message], side: ThreadSide
+) -> int:
+    """Tokens one what-if side re-writes over every call, kept per head and side (a slider move
+    recomputes only the proposal, and only once per value)."""
+
+    def compute() -> Tally:
+        return request_prefixes(messages, side.calls, side.settings, counter=default_counter()).tally
+
+    if head is None:
+        tally = compute()
+    else:
+        key = Key(
+            store=store,
+            thread=thread_id,
+            head=head,
+            settings=digest(side.settings),
+            what=("whatif", side.calls, default_counter().encoding_name),
+        )
+        tally = _TALLIES.get_or_compute(key, compute)
+    return sum(tokens for _, _, _, tokens in tally.rows)

@@ -13,12 +13,13 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from memory_core.economics.prompt_cache import request_prefixes, unit_of
+from memory_core.economics.prompt_cache import unit_of
 from memory_core.messages import Message
 from memory_core.pruning import PruneAction
 from memory_core.records import ThreadRow
 from memory_core.rules.dev import trigger_under
 from memory_core.rules.profile import RulesProfile, rules_for
+from memory_core.stores.prompt_cache_facts import side_rewrites
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import limit_source
 from memory_core.tokens import default_counter
@@ -171,7 +172,7 @@ def compute_whatif(
                 )
             )
             whatif = compare_sides(head.messages, now, then)
-            rewrites = _cache_rewrites(head.messages, now, then)
+            rewrites = _cache_rewrites(store, row, head.messages, now, then)
         except Exception as exc:  # noqa: BLE001 - one unreadable thread must not take the page down
             problems.append(f"{row.thread_id}: could not compute the what-if ({type(exc).__name__}: {exc})")
             continue
@@ -206,13 +207,11 @@ def compute_whatif(
     )
 
 
-def _cache_rewrites(messages: Sequence[Message], now: ThreadSide, then: ThreadSide) -> tuple[int, int]:
+def _cache_rewrites(
+    store: object, row: ThreadRow, messages: Sequence[Message], now: ThreadSide, then: ThreadSide
+) -> tuple[int, int]:
     """Prompt-cache tokens re-written over every call, current → proposed (memory_core.economics)."""
-    counter = default_counter()
-    current = request_prefixes(messages, now.calls, now.settings, counter=counter).tally
-    proposed = (
-        current
-        if then is now
-        else request_prefixes(messages, then.calls, then.settings, counter=counter).tally
+    current = side_rewrites(store, row.thread_id, row.head_checkpoint_id, messages, now)
+    return current, current if then is now else side_rewrites(
+        store, row.thread_id, row.head_checkpoint_id, messages, then
     )
-    return sum(r[3] for r in current.rows), sum(r[3] for r in proposed.rows)
