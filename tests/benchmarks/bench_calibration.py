@@ -7,8 +7,8 @@ Run: .venv/bin/python tests/benchmarks/bench_calibration.py [--quick] [--skip-na
 "First": a new process's first report with the file's pages cached (every thread's record built and
 tokenized). "Warm": the next reports in the process (the records and the per-thread reductions kept per
 head in memory_core/memo.py). Target: warm at most 2 s. The bench home's small threads are copies of one
-thread written by a graph whose replies carry no provider usage for most calls, so the provider-side
-figures rest on few calls there: the timing is what this measures. The naive way reads every thread's
+thread whose replies carry a synthetic provider count (40 x the messages, bench_stores.py's graph), so
+the provider-side figures mean nothing there: the timing is what this measures. The naive way reads every thread's
 head through LangGraph's `SqliteSaver.get_tuple()`, tokenizes every message with tiktoken and recomputes
 each call's estimate and counts, with nothing kept.
 """
