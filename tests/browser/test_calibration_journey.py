@@ -71,5 +71,7 @@ def test_calibration_chart_figures_filter_and_whatif_link(
     assert page.input_value("input[name='runtime.context_limit']") == "1998131"
     whatif = page.inner_text("#whatif")
     assert "What if" in whatif
+    # the link's #whatif scrolled the what-if into view; a full-page shot from the top keeps the sticky bar there
+    page.evaluate("window.scrollTo(0, 0)")
     viewer_page.shot("calibration-whatif")
     assert viewer_page.console_errors == []
