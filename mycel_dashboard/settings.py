@@ -34,6 +34,19 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from exc
 
 
+def env_seconds(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        seconds = float(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number of seconds, got {value!r}") from exc
+    if not seconds >= 0 or seconds == float("inf"):
+        raise ImproperlyConfigured(f"{name} must be 0 or more seconds, got {value!r}")
+    return seconds
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
     if value is None or value == "":
@@ -172,6 +185,10 @@ LOGGING = {
 # How long one read of Mycel's files may wait for a lock or run (SQLite busy timeout and per-query
 # limit); past it the page says the file is locked or slow instead of hanging.
 DASHBOARD_STORE_TIMEOUT_MS = env_int("DASHBOARD_STORE_TIMEOUT_MS", 5000)
+# How long, from a request's start, a fleet report page (calibration, tool pressure, prompt cache, cost)
+# may spend analysing threads it has not analysed before: well under gunicorn's 120 s timeout. Past it
+# the page shows the threads analysed so far (newest first), keeps them, and says a reload goes on.
+DASHBOARD_FLEET_BUDGET_S = env_seconds("DASHBOARD_FLEET_BUDGET_S", 20.0)
 
 # Where demo data is written when no Mycel data home exists (`make run` on a fresh machine).
 DASHBOARD_DEMO_HOME = Path(os.environ.get("DASHBOARD_DEMO_HOME", DASHBOARD_DATA_DIR / "demo-home"))

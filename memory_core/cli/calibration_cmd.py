@@ -9,8 +9,8 @@ import argparse
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.table import print_table, short_id
 from memory_core.cli.threads import _reader, _require_data, _warn
-from memory_core.economics.calibration import OVERHEAD_NAME, Spread, calibration_json
-from memory_core.stores.calibration_facts import fleet_calibration
+from memory_core.economics.calibration import OVERHEAD_NAME, Spread
+from memory_core.stores.calibration_facts import calibration_document, fleet_calibration
 
 
 def run_calibration(args: argparse.Namespace) -> int:
@@ -26,7 +26,7 @@ def run_calibration(args: argparse.Namespace) -> int:
     _warn(found.problems)
     report = found.report
     if args.json:
-        print_json(calibration_json(report))
+        print_json(calibration_document(found))
         return 0
     encodings = report.encodings
     print(f"ratios are real / Mycel's estimate; tiktoken in {', '.join(encodings)}")

@@ -14,8 +14,8 @@ from datetime import date
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.table import print_table, short_id
 from memory_core.cli.threads import _reader, _require_data, _warn, _warn_lines
-from memory_core.storage.cost import Line, cost_json, usd
-from memory_core.stores.cost_facts import fleet_cost
+from memory_core.storage.cost import Line, usd
+from memory_core.stores.cost_facts import cost_document, fleet_cost
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -44,7 +44,7 @@ def run_cost(args: argparse.Namespace) -> int:
     _warn_lines(found.notes)
     report = found.report
     if args.json:
-        print_json(cost_json(report))
+        print_json(cost_document(found))
         return 0
     print_table(_HEADERS, [_row("TOTAL", report.total)])
     if not report.total.calls and not report.without_usage:

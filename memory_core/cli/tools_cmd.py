@@ -10,8 +10,8 @@ import argparse
 from memory_core.cli.common import print_json
 from memory_core.cli.table import print_table, short_id
 from memory_core.cli.threads import _reader, _require_data, _warn
-from memory_core.economics.tool_pressure import UNIT, pressure_json
-from memory_core.stores.fleet_tools import fleet_tool_pressure
+from memory_core.economics.tool_pressure import UNIT
+from memory_core.stores.fleet_tools import fleet_tool_pressure, tools_document
 
 
 def run_tools(args: argparse.Namespace) -> int:
@@ -21,7 +21,7 @@ def run_tools(args: argparse.Namespace) -> int:
     _warn(found.problems)
     report = found.report
     if args.json:
-        print_json(pressure_json(report))
+        print_json(tools_document(found))
         return 0
     if not report.tools:
         print(f"(no tool results sent in {report.calls} model calls of {report.threads} threads)")

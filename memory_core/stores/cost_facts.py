@@ -13,10 +13,12 @@ mean the same calls, and a new checkpoint recomputes that thread alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message
@@ -28,10 +30,12 @@ from memory_core.storage.cost import (
     PriceBook,
     Usage,
     ai_calls,
+    cost_json,
     cost_report,
     read_usage,
 )
 from memory_core.stores.checkpoints import time_of_checkpoint_id
+from memory_core.stores.fleet_calls import Budget, FleetProgress, progress_json
 from memory_core.stores.reader import MycelReader, Result
 from memory_core.stores.runtime_config import get_pricing_file
 
@@ -48,16 +52,34 @@ def _clean(result: Result[tuple[CallUsage, ...]]) -> bool:
 def list_fleet_calls(reader: MycelReader, *, since: date | None = None) -> Result[tuple[CallUsage, ...]]:
     """Every thread's calls (list_thread_calls for each listed thread with checkpoints); with `since`,
     threads whose head was written before that day are skipped, as none of their calls can be later."""
+    return fleet_calls_until(reader, since=since, deadline=None)[0]
+
+
+def fleet_calls_until(
+    reader: MycelReader, *, since: date | None, deadline: float | None
+) -> tuple[Result[tuple[CallUsage, ...]], FleetProgress]:
+    """`list_fleet_calls`, newest activity first, with fleet_calls' deadline rule: past `deadline` only
+    the threads whose calls are kept are taken (one is always read), the rest counted as pending."""
     listed = reader.list_threads()
     problems: list[StoreProblem] = list(listed.problems)
     calls: list[CallUsage] = []
+    analysed = pending = 0
+    budget = Budget(deadline)
     for row in listed.value:
         if row.head_checkpoint_id is None or _before(row.head_checkpoint_id, since):
             continue
-        found = list_thread_calls(reader, row)
+        if budget.spent():
+            kept = THREAD_CALLS.get(_calls_key(reader, row))
+            if kept is None:
+                pending += 1
+                continue
+            found = kept
+        else:
+            found = _thread_calls(reader, row, budget.counted(partial(_read_thread_calls, reader, row)))
+        analysed += 1
         calls.extend(found.value)
         problems.extend(p for p in found.problems if p not in problems)
-    return Result(tuple(calls), tuple(problems))
+    return Result(tuple(calls), tuple(problems)), FleetProgress(analysed, pending)
 
 
 def _before(head_id: str, since: date | None) -> bool:
@@ -68,10 +90,21 @@ def _before(head_id: str, since: date | None) -> bool:
 
 def list_thread_calls(reader: MycelReader, row: ThreadRow) -> Result[tuple[CallUsage, ...]]:
     """One thread's calls, kept per (store, thread, head, checkpoint count)."""
-    key = Key(
+    return _thread_calls(reader, row, partial(_read_thread_calls, reader, row))
+
+
+def _thread_calls(
+    reader: MycelReader, row: ThreadRow, compute: Callable[[], Result[tuple[CallUsage, ...]]]
+) -> Result[tuple[CallUsage, ...]]:
+    return THREAD_CALLS.get_or_compute(_calls_key(reader, row), compute, keep=_clean)
+
+
+def _calls_key(reader: MycelReader, row: ThreadRow) -> Key:
+    # No settings digest: usage is what the provider reported, under whatever config. Not fleet_calls'
+    # reductions memo either: these are read from every branch end, not from the head's record.
+    return Key(
         reader.store_key, thread=row.thread_id, head=row.head_checkpoint_id, what=("cost", row.checkpoints)
     )
-    return THREAD_CALLS.get_or_compute(key, lambda: _read_thread_calls(reader, row), keep=_clean)
 
 
 def _read_thread_calls(reader: MycelReader, row: ThreadRow) -> Result[tuple[CallUsage, ...]]:
@@ -170,14 +203,20 @@ class FleetCost:
     pricing_path: Path
     notes: tuple[str, ...]  # about the pricing cache: absent, unreadable, stale
     problems: tuple[StoreProblem, ...]  # from the stores
+    progress: FleetProgress
 
 
 def fleet_cost(
-    reader: MycelReader, *, since: date | None, until: date | None, now: datetime | None = None
+    reader: MycelReader,
+    *,
+    since: date | None,
+    until: date | None,
+    now: datetime | None = None,
+    deadline: float | None = None,
 ) -> FleetCost:
     """Every thread's calls priced by the config home's pricing_cache.json: the one function behind the
-    Cost screen and `mycel-memory cost`."""
-    calls = list_fleet_calls(reader, since=since)
+    Cost screen and `mycel-memory cost`; with `deadline`, over the threads read by then."""
+    calls, progress = fleet_calls_until(reader, since=since, deadline=deadline)
     pricing = get_pricing_file(reader.locations)
     notes = [p.message for p in pricing.problems]
     book: PriceBook | None = None
@@ -196,4 +235,9 @@ def fleet_cost(
                 "and fetches prices again, so the prices it uses today may differ."
             )
     report = cost_report(calls.value, book, since=since, until=until)
-    return FleetCost(report, pricing.path, tuple(notes), calls.problems)
+    return FleetCost(report, pricing.path, tuple(notes), calls.problems, progress)
+
+
+def cost_document(found: FleetCost) -> dict[str, Any]:
+    """`mycel-memory cost --json`, and every figure of the Cost screen."""
+    return {**cost_json(found.report), **progress_json(found.progress)}

@@ -29,19 +29,20 @@ from memory_core.economics.prompt_cache import (
 from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message
 from memory_core.model_view import newest_active
+from memory_core.record.evidence import Configured
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.replay import simulated_summary_chars
 from memory_core.settings import MemorySettings
 from memory_core.storage.cost import PriceBook
 from memory_core.stores.cost_facts import list_thread_calls
-from memory_core.stores.fleet_calls import fleet_records, recorded_thread
+from memory_core.stores.fleet_calls import FleetProgress, progress_json, recorded_thread, reduce_fleet
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import get_pricing_file
 from memory_core.stores.thread_calls import ThreadCalls
 from memory_core.tokens import default_counter
 from memory_core.whatif import ThreadSide, thread_side
 
-# One small tally per thread and side, so a warm fleet report prices what it keeps and reads nothing.
+# The Config what-if's tallies, per head and side (the fleet report's are kept by reduce_fleet).
 _TALLIES: Memo[Tally] = Memo("economics.prompt_cache_tallies", max_entries=24_000)
 
 
@@ -109,10 +110,12 @@ Propose = Callable[[MemorySettings], MemorySettings]
 
 
 def _proposed(record: ThreadCalls, propose: Propose | None) -> MemorySettings | None:
-    if propose is None:
-        return None
-    settings = propose(record.configured.settings)
-    return None if settings == record.configured.settings else settings
+    return None if propose is None else _proposed_over(record.configured.settings, propose)
+
+
+def _proposed_over(current: MemorySettings, propose: Propose) -> MemorySettings | None:
+    settings = propose(current)
+    return None if settings == current else settings
 
 
 def thread_cache(
@@ -143,37 +146,43 @@ class FleetCache:
     current: Totals
     proposed: Totals | None
     unit: str
+    progress: FleetProgress
 
 
-def _tally(
+def fleet_cache(
     reader: MycelReader,
-    row: ThreadRow,
-    record: ThreadCalls,
-    proposed: MemorySettings | None,
-) -> Tally:
-    def compute() -> Tally:
-        return side_prefixes(record, proposed, models=_models(reader, row), book=None).tally
+    *,
+    book: PriceBook | None,
+    propose: Propose | None = None,
+    deadline: float | None = None,
+) -> FleetCache:
+    """Every thread's totals per cause and the fleet's, current (and proposed) side; with `deadline`,
+    over the threads analysed by then (memory_core/stores/fleet_calls.py `reduce_fleet`)."""
 
-    if row.head_checkpoint_id is None or record.transient:
-        return compute()
-    key = Key(
-        store=reader.store_key,
-        thread=row.thread_id,
-        head=row.head_checkpoint_id,
-        settings=digest(record.configured, proposed, record.rules),
-        what=(row.checkpoints, row.summaries, default_counter().encoding_name),
+    def proposal_of(configured: Configured) -> str | None:
+        proposed = None if propose is None else _proposed_over(configured.settings, propose)
+        return None if proposed is None else digest(proposed)
+
+    def tallies(row: ThreadRow, record: ThreadCalls) -> tuple[Tally, Tally | None]:
+        models = _models(reader, row)
+        now = side_prefixes(record, None, models=models, book=None).tally
+        proposed = _proposed(record, propose)
+        if propose is None:
+            return now, None
+        return now, now if proposed is None else side_prefixes(
+            record, proposed, models=models, book=None
+        ).tally
+
+    found = reduce_fleet(
+        reader,
+        ("prompt cache", default_counter().encoding_name, propose is not None),
+        tallies,
+        vary=proposal_of,
+        deadline=deadline,
     )
-    return _TALLIES.get_or_compute(key, compute)
-
-
-def fleet_cache(reader: MycelReader, *, book: PriceBook | None, propose: Propose | None = None) -> FleetCache:
-    """Every thread's totals per cause and the fleet's, current (and proposed) side."""
     rows: list[ThreadTotals] = []
     now_all, then_all = Tally(), Tally()
-    for row, record in fleet_records(reader):
-        now = _tally(reader, row, record, None)
-        proposed = _proposed(record, propose)
-        then = None if propose is None else now if proposed is None else _tally(reader, row, record, proposed)
+    for row, (now, then) in found.threads:
         now_all = now_all.plus(now)
         if then is not None:
             then_all = then_all.plus(then)
@@ -188,6 +197,7 @@ def fleet_cache(reader: MycelReader, *, book: PriceBook | None, propose: Propose
         current=priced_totals(now_all, book),
         proposed=priced_totals(then_all, book) if propose is not None else None,
         unit=unit_of(default_counter()),
+        progress=found.progress,
     )
 
 
@@ -235,6 +245,7 @@ def fleet_json(fleet: FleetCache, pricing: Pricing) -> dict[str, Any]:
             "current": totals_json(fleet.current),
             "proposed": None if fleet.proposed is None else totals_json(fleet.proposed),
         },
+        **progress_json(fleet.progress),
     }
 
 

@@ -274,12 +274,12 @@ def test_table_names_the_encoding_and_the_overhead(home: Path, capsys) -> None:
 
 
 def test_fleet_is_warm_on_the_second_read(home: Path, capsys) -> None:
-    from memory_core.stores.calibration_facts import _THREADS
+    from memory_core.stores.fleet_calls import _REDUCTIONS
 
     first = _cli(capsys)
-    before = _THREADS.stats()
+    before = _REDUCTIONS.stats()
     assert _cli(capsys) == first
-    after = _THREADS.stats()
+    after = _REDUCTIONS.stats()
     assert after.misses == before.misses and after.hits == before.hits + 4
 
 

@@ -267,13 +267,13 @@ def test_unknown_thread_and_bad_flags_are_one_line(home: Path, capsys) -> None:
 
 
 def test_the_fleet_is_warm_on_the_second_read(home: Path) -> None:
-    from memory_core.stores.prompt_cache_facts import _TALLIES
+    from memory_core.stores.fleet_calls import _REDUCTIONS
 
     reader = MycelReader(point_locations(home))
     fleet_cache(reader, book=None)
-    hits = _TALLIES.stats().hits
+    hits = _REDUCTIONS.stats().hits
     again = fleet_cache(reader, book=None)
-    assert _TALLIES.stats().hits == hits + 1
+    assert _REDUCTIONS.stats().hits == hits + 1
     assert again.current.rewritten_tokens > 0
 
 

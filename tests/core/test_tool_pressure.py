@@ -30,7 +30,7 @@ from memory_core.cli import main
 from memory_core.compaction import SUMMARY_HEADER
 from memory_core.economics.tool_pressure import READ_TOOLS, fleet_pressure, pressure_json, thread_pressure
 from memory_core.pruning import SOFT_TRIM_MARKER
-from memory_core.stores.fleet_tools import call_day, fleet_tool_pressure
+from memory_core.stores.fleet_tools import call_day, fleet_tool_pressure, tools_document
 from memory_core.stores.reader import MycelReader
 from tests.conftest import point_env_at
 from tests.core.store_builders import point_locations
@@ -248,7 +248,8 @@ def test_tools_cli_prints_the_reports_json_and_a_table(tmp_path, monkeypatch, ca
     monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "cache"))
     assert main(["tools", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed == pressure_json(fleet_tool_pressure(MycelReader(point_locations(folder))).report)
+    assert printed == tools_document(fleet_tool_pressure(MycelReader(point_locations(folder))))
+    assert (printed["analysed_threads"], printed["pending_threads"]) == (1, 0)
     assert {"sent_share", "trimmed", "cleared", "chars_removed", "re_requests", "spills"} <= set(
         printed["tools"][0]
     )
@@ -267,15 +268,15 @@ def test_tools_cli_without_mycel_data_is_one_line(tmp_path, monkeypatch, capsys)
 
 def test_a_warm_report_reuses_every_thread_and_a_moved_thread_alone_is_redone(built, tmp_path: Path) -> None:
     first = fleet_tool_pressure(built).report
-    before = memo.stats()["stores.tool_pressure"]
+    before = memo.stats()["stores.fleet_reductions"]
     again = fleet_tool_pressure(built).report
-    after = memo.stats()["stores.tool_pressure"]
+    after = memo.stats()["stores.fleet_reductions"]
     assert pressure_json(again) == pressure_json(first)
     assert (after.hits - before.hits, after.misses - before.misses) == (2, 0)  # both threads kept
     build_scripted(tmp_path / "store" / "leon.db", "third", [[_grep("q")]])
-    before = memo.stats()["stores.tool_pressure"]
+    before = memo.stats()["stores.fleet_reductions"]
     moved = pressure_json(fleet_tool_pressure(MycelReader(point_locations(tmp_path / "store"))).report)
-    after = memo.stats()["stores.tool_pressure"]
+    after = memo.stats()["stores.fleet_reductions"]
     assert (after.hits - before.hits, after.misses - before.misses) == (2, 1)  # only the new thread computed
     assert (
         moved["threads"] == 3

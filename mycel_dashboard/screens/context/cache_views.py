@@ -5,6 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django import forms
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
@@ -17,6 +18,7 @@ from memory_core.stores.prompt_cache_facts import (
 )
 from mycel_dashboard.screens.context.cache import caching_models, call_lines, cause_rows, fleet_lines
 from mycel_dashboard.screens.context.cache_chart import cause_figure
+from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.forms import LenientForm
 from mycel_dashboard.web.links import call_urls
@@ -29,6 +31,7 @@ class ThreadForm(LenientForm):
 
 
 def cache_page(request: HttpRequest) -> HttpResponse:
+    deadline = fleet_deadline(settings.DASHBOARD_FLEET_BUDGET_S)
     values, notes = ThreadForm(request.GET).values()
     thread_id: str | None = values["thread"] or None
     source, reader = open_source()
@@ -74,7 +77,9 @@ def cache_page(request: HttpRequest) -> HttpResponse:
                 )
             return render_screen(request, "context_cache.html", None, context)
     fleet = guarded(
-        "the fleet's prompt-cache report", lambda: fleet_cache(reader, book=pricing.book), problems
+        "the fleet's prompt-cache report",
+        lambda: fleet_cache(reader, book=pricing.book, deadline=deadline),
+        problems,
     )
     if fleet is not None:
         # The very JSON `mycel-memory cache --all --json` prints.
@@ -84,5 +89,6 @@ def cache_page(request: HttpRequest) -> HttpResponse:
             threads=fleet_lines(document, lambda t: f"{page_url}?{urlencode({'thread': t})}"),
             causes=cause_rows(document["totals"]["current"]),
             figure=cause_figure(document["totals"]["current"], str(document["unit"])),
+            **progress_context(fleet.progress, reload_url=request.get_full_path()),
         )
     return render_screen(request, "context_cache.html", None, context)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
-from memory_core.economics.calibration import calibration_json
-from memory_core.stores.calibration_facts import fleet_calibration
+from memory_core.stores.calibration_facts import calibration_document, fleet_calibration
 from mycel_dashboard.screens.context.calibration import model_sections, thread_rows
 from mycel_dashboard.screens.context.calibration_chart import calibration_figure
+from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.forms import LenientForm
 from mycel_dashboard.web.links import call_urls
@@ -29,11 +30,14 @@ def _reversed(name: str, *args: str) -> str:
 
 
 def calibration_page(request: HttpRequest) -> HttpResponse:
+    deadline = fleet_deadline(settings.DASHBOARD_FLEET_BUDGET_S)
     values, notes = ModelForm(request.GET).values()
     model: str | None = values["model"] or None
     source, reader = open_source()
     problems: list[str] = []
-    found = guarded("the calibration report", lambda: fleet_calibration(reader, model=model), problems)
+    found = guarded(
+        "the calibration report", lambda: fleet_calibration(reader, model=model, deadline=deadline), problems
+    )
     context: dict[str, object] = {
         "source": source,
         "model": model,
@@ -46,10 +50,12 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
         if model is not None and model not in found.models:
             notes.append(f"No model call used the model {model!r}; showing every model.")
             model = None
-            found = guarded("the calibration report", lambda: fleet_calibration(reader), problems)
+            found = guarded(
+                "the calibration report", lambda: fleet_calibration(reader, deadline=deadline), problems
+            )
     if found is not None:
         # The very JSON `mycel-memory calibration --json` prints (tests compare them).
-        report = calibration_json(found.report)
+        report = calibration_document(found)
         threads, all_threads = thread_rows(
             report, thread_url=lambda thread_id: _reversed("thread", thread_id)
         )
@@ -65,5 +71,6 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
             figure=calibration_figure(report),
             thread_rows=threads,
             all_thread_rows=all_threads,
+            **progress_context(found.progress, reload_url=request.get_full_path()),
         )
     return render_screen(request, "context_calibration.html", None, context)

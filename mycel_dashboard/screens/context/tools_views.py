@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
-from memory_core.economics.tool_pressure import UNIT, pressure_json
-from memory_core.stores.fleet_tools import fleet_tool_pressure
+from memory_core.economics.tool_pressure import UNIT
+from memory_core.stores.fleet_tools import fleet_tool_pressure, tools_document
 from mycel_dashboard.screens.context.tools import TOP_THREADS, HeatBy, ask_rows, heatmap, tool_sections
 from mycel_dashboard.screens.context.tools_chart import COLOUR_TITLE, heatmap_figure
+from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.forms import LenientForm
 from mycel_dashboard.web.links import call_urls
@@ -31,11 +33,14 @@ def _thread_url(thread_id: str) -> str:
 
 
 def tools_page(request: HttpRequest) -> HttpResponse:
+    deadline = fleet_deadline(settings.DASHBOARD_FLEET_BUDGET_S)
     values, notes = HeatForm(request.GET).values()
     by = HeatBy(values["by"])
     source, reader = open_source()
     problems: list[str] = []
-    found = guarded("the tool-pressure report", lambda: fleet_tool_pressure(reader), problems)
+    found = guarded(
+        "the tool-pressure report", lambda: fleet_tool_pressure(reader, deadline=deadline), problems
+    )
     context: dict[str, object] = {
         "source": source,
         "by": by.value,
@@ -49,7 +54,7 @@ def tools_page(request: HttpRequest) -> HttpResponse:
     if found is not None:
         problems.extend(problem_text(p) for p in found.problems)
         # The very JSON `mycel-memory tools --json` prints (tests compare them).
-        report = pressure_json(found.report)
+        report = tools_document(found)
         heat = heatmap(report, by, thread_url=_thread_url)
         context.update(
             pressure=report,
@@ -57,5 +62,6 @@ def tools_page(request: HttpRequest) -> HttpResponse:
             figure=heatmap_figure(heat),
             sections=tool_sections(report, thread_url=_thread_url),
             asks=ask_rows(report, thread_url=_thread_url, call_url=lambda t, n: call_urls(t)(n)),
+            **progress_context(found.progress, reload_url=request.get_full_path()),
         )
     return render_screen(request, "context_tools.html", None, context)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
-from memory_core.storage.cost import cost_json
-from memory_core.stores.cost_facts import fleet_cost
+from memory_core.stores.cost_facts import cost_document, fleet_cost
 from mycel_dashboard.screens.cost.chart import cost_figure
 from mycel_dashboard.screens.cost.forms import PeriodForm
 from mycel_dashboard.screens.cost.presenter import cost_page as present
+from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.links import call_urls
 from mycel_dashboard.web.render import render_screen
@@ -24,10 +25,15 @@ def _reversed(name: str, *args: str) -> str:
 
 
 def cost_page(request: HttpRequest) -> HttpResponse:
+    deadline = fleet_deadline(settings.DASHBOARD_FLEET_BUDGET_S)
     since, until, notes = PeriodForm(request.GET).period()
     source, reader = open_source()
     problems: list[str] = []
-    found = guarded("the cost report", lambda: fleet_cost(reader, since=since, until=until), problems)
+    found = guarded(
+        "the cost report",
+        lambda: fleet_cost(reader, since=since, until=until, deadline=deadline),
+        problems,
+    )
     context: dict[str, object] = {
         "source": source,
         "since": since,
@@ -50,6 +56,7 @@ def cost_page(request: HttpRequest) -> HttpResponse:
             pricing_path=str(found.pricing_path),
             figure=cost_figure(found.report),
             # The very JSON `mycel-memory cost --json` prints (tests compare them).
-            cost_json=cost_json(found.report),
+            cost_json=cost_document(found),
+            **progress_context(found.progress, reload_url=request.get_full_path()),
         )
     return render_screen(request, "cost.html", None, context)

@@ -1,0 +1,23 @@
+"""The time budget of the fleet report pages (calibration, tool pressure, prompt cache, cost).
+
+A cold report over a big fleet takes minutes, past gunicorn's timeout: each page analyses threads
+newest first until `DASHBOARD_FLEET_BUDGET_S` has passed, shows what it has, and the next request goes
+on from there (memory_core/stores/fleet_calls.py keeps every thread's reduction).
+"""
+
+from __future__ import annotations
+
+import time
+
+from memory_core.stores.fleet_calls import FleetProgress, progress_json
+
+
+def fleet_deadline(budget_s: float) -> float:
+    """The `time.monotonic()` time a fleet page stops analysing new threads: a view asks first thing,
+    so this is the request's start (the middleware before it only reads the session) plus the budget."""
+    return time.monotonic() + budget_s
+
+
+def progress_context(progress: FleetProgress, *, reload_url: str) -> dict[str, object]:
+    """`analysed_threads` and `pending_threads` (as in the CLI's --json), and what the pending note needs."""
+    return {**progress_json(progress), "total_threads": progress.total, "reload_url": reload_url}
