@@ -62,7 +62,7 @@ def test_a_hostile_thread_renders_as_text_everywhere(
     _assert_nothing_ran(hostile_page, "threads list")
 
     page.goto(f"{url}/threads/{main}/")  # type: ignore[attr-defined]
-    page.wait_for_selector("[data-plotly] .main-svg", timeout=15_000)  # type: ignore[attr-defined]
+    page.wait_for_selector('[data-plotly="fill-figure"] .main-svg', timeout=15_000)  # type: ignore[attr-defined]
     for run in page.locator("details.unchanged-run > summary").all():  # type: ignore[attr-defined]
         run.click()  # unfold the runs of unchanged messages first, so every message below is visible
     for summary in page.locator("li.msg details > summary").all():  # type: ignore[attr-defined]
@@ -70,11 +70,11 @@ def test_a_hostile_thread_renders_as_text_everywhere(
     page.wait_for_load_state("networkidle")  # type: ignore[attr-defined]
     assert MARKUP["script"] in page.inner_text("#timeline")  # type: ignore[attr-defined]
     # Hover a point of the chart: Plotly draws the hover label from the figure's data.
-    point = page.locator("[data-plotly] .scatterlayer .trace .points path").first  # type: ignore[attr-defined]
+    point = page.locator('[data-plotly="fill-figure"] .scatterlayer .trace .points path').first  # type: ignore[attr-defined]
     point.scroll_into_view_if_needed()
     point.hover(force=True)
-    page.wait_for_selector("[data-plotly] .hoverlayer .hovertext", timeout=5_000)  # type: ignore[attr-defined]
-    assert "tokens" in (page.locator("[data-plotly] .hoverlayer").text_content() or "")  # type: ignore[attr-defined]
+    page.wait_for_selector('[data-plotly="fill-figure"] .hoverlayer .hovertext', timeout=5_000)  # type: ignore[attr-defined]
+    assert "tokens" in (page.locator('[data-plotly="fill-figure"] .hoverlayer').text_content() or "")  # type: ignore[attr-defined]
     page.wait_for_selector("#panel-queue table", timeout=10_000)  # type: ignore[attr-defined]
     page.wait_for_selector("#panel-run-events table", timeout=10_000)  # type: ignore[attr-defined]
     for summary in page.locator(".panel details > summary").all():  # type: ignore[attr-defined]
