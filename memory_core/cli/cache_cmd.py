@@ -18,11 +18,11 @@ from memory_core.cli.threads import _reader, _require_data, _warn, _warn_lines
 from memory_core.economics.prompt_cache import CAUSES, Cause
 from memory_core.ids import printable
 from memory_core.settings import MemorySettings
+from memory_core.stores.cost_facts import pricing_of
 from memory_core.stores.prompt_cache_facts import (
     Propose,
     fleet_cache,
     fleet_json,
-    pricing_of,
     thread_cache,
     thread_json,
 )

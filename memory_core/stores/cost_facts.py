@@ -206,6 +206,39 @@ class FleetCost:
     progress: FleetProgress
 
 
+@dataclass(frozen=True, slots=True)
+class Pricing:
+    """The config home's pricing cache as Mycel reads it: the book (None: nothing to price) and why."""
+
+    book: PriceBook | None
+    path: Path
+    notes: tuple[str, ...]  # why nothing is priced, or why the prices may be Mycel's no more
+
+
+def pricing_of(reader: MycelReader, *, now: datetime | None = None) -> Pricing:
+    """The one reading of pricing_cache.json behind every priced figure (Cost, the prompt-cache cost)."""
+    pricing = get_pricing_file(reader.locations)
+    notes = [p.message for p in pricing.problems]
+    book: PriceBook | None = None
+    if not pricing.exists:
+        notes.append(f"No pricing cache at {pricing.path}: nothing is priced; tokens are still counted.")
+    elif pricing.document:
+        book = PriceBook.from_document(pricing.document, now=now or datetime.now(UTC))
+        notes.extend(book.problems)
+        if not book.prices:
+            # Mycel treats a cache without prices as invalid and fetches again; there is nothing to price.
+            notes.append(
+                f"{pricing.path} holds no model prices: nothing is priced; tokens are still counted."
+            )
+            book = None
+        elif book.stale and book.age_s is not None:
+            notes.append(
+                f"The pricing cache is {book.age_s / 3600:.0f} h old: Mycel ignores a cache older than 24 h "
+                "and fetches prices again, so the prices it uses today may differ."
+            )
+    return Pricing(book, pricing.path, tuple(notes))
+
+
 def fleet_cost(
     reader: MycelReader,
     *,
@@ -217,25 +250,9 @@ def fleet_cost(
     """Every thread's calls priced by the config home's pricing_cache.json: the one function behind the
     Cost screen and `mycel-memory cost`; with `deadline`, over the threads read by then."""
     calls, progress = fleet_calls_until(reader, since=since, deadline=deadline)
-    pricing = get_pricing_file(reader.locations)
-    notes = [p.message for p in pricing.problems]
-    book: PriceBook | None = None
-    if not pricing.exists:
-        notes.append(f"No pricing cache at {pricing.path}: costs are absent; tokens are still counted.")
-    elif pricing.document:
-        book = PriceBook.from_document(pricing.document, now=now or datetime.now(UTC))
-        notes.extend(book.problems)
-        if not book.prices:
-            # Mycel treats a cache without prices as invalid and fetches again; there is nothing to price.
-            notes.append(f"{pricing.path} holds no model prices: costs are absent; tokens are still counted.")
-            book = None
-        elif book.stale and book.age_s is not None:
-            notes.append(
-                f"The pricing cache is {book.age_s / 3600:.0f} h old: Mycel ignores a cache older than 24 h "
-                "and fetches prices again, so the prices it uses today may differ."
-            )
-    report = cost_report(calls.value, book, since=since, until=until)
-    return FleetCost(report, pricing.path, tuple(notes), calls.problems, progress)
+    pricing = pricing_of(reader, now=now)
+    report = cost_report(calls.value, pricing.book, since=since, until=until)
+    return FleetCost(report, pricing.path, pricing.notes, calls.problems, progress)
 
 
 def cost_document(found: FleetCost) -> dict[str, Any]:

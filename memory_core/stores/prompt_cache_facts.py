@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from memory_core.economics.prompt_cache import (
@@ -34,39 +32,15 @@ from memory_core.records import StoreProblem, ThreadRow
 from memory_core.replay import simulated_summary_chars
 from memory_core.settings import MemorySettings
 from memory_core.storage.cost import PriceBook
-from memory_core.stores.cost_facts import list_thread_calls
+from memory_core.stores.cost_facts import Pricing, list_thread_calls
 from memory_core.stores.fleet_calls import FleetProgress, progress_json, recorded_thread, reduce_fleet
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.runtime_config import get_pricing_file
 from memory_core.stores.thread_calls import ThreadCalls
 from memory_core.tokens import default_counter
 from memory_core.whatif import ThreadSide, thread_side
 
 # The Config what-if's tallies, per head and side (the fleet report's are kept by reduce_fleet).
 _TALLIES: Memo[Tally] = Memo("economics.prompt_cache_tallies", max_entries=24_000)
-
-
-@dataclass(frozen=True, slots=True)
-class Pricing:
-    book: PriceBook | None
-    path: Path
-    notes: tuple[str, ...]  # why nothing is priced, or why the prices may be Mycel's no more
-
-
-def pricing_of(reader: MycelReader, *, now: datetime | None = None) -> Pricing:
-    """The config home's pricing cache as Mycel reads it (the Cost screen's notes, in short)."""
-    pricing = get_pricing_file(reader.locations)
-    notes = [p.message for p in pricing.problems]
-    book: PriceBook | None = None
-    if not pricing.exists:
-        notes.append(f"No pricing cache at {pricing.path}: rewrites are in tokens only.")
-    elif pricing.document:
-        book = PriceBook.from_document(pricing.document, now=now or datetime.now(UTC))
-        notes.extend(book.problems)
-        if not book.prices:
-            notes.append(f"{pricing.path} holds no model prices: rewrites are in tokens only.")
-            book = None
-    return Pricing(book, pricing.path, tuple(notes))
 
 
 @dataclass(frozen=True, slots=True)

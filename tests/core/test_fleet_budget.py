@@ -24,10 +24,10 @@ from memory_core.memo import Memo
 from memory_core.records import ProblemKind
 from memory_core.stores import fleet_calls
 from memory_core.stores.calibration_facts import calibration_document, fleet_calibration
-from memory_core.stores.cost_facts import cost_document, fleet_cost
+from memory_core.stores.cost_facts import cost_document, fleet_cost, pricing_of
 from memory_core.stores.fleet_calls import reduce_fleet
 from memory_core.stores.fleet_tools import fleet_tool_pressure, tools_document
-from memory_core.stores.prompt_cache_facts import fleet_cache, fleet_json, pricing_of
+from memory_core.stores.prompt_cache_facts import fleet_cache, fleet_json
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import ThreadCalls
 from tests.core.store_builders import point_locations

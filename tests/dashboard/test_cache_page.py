@@ -80,7 +80,7 @@ def test_no_pricing_cache_shows_tokens_only(viewer_client, sample_home: Path) ->
     response = viewer_client.get(reverse("context_cache"))
     assert response.status_code == 200
     body = response.content.decode()
-    assert "rewrites are in tokens only" in body
+    assert "nothing is priced; tokens are still counted" in body
     totals = response.context["fleet"]["totals"]["current"]
     assert totals["cost_usd"] is None and totals["rewritten_tokens"] > 0
 

@@ -9,10 +9,10 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
+from memory_core.stores.cost_facts import pricing_of
 from memory_core.stores.prompt_cache_facts import (
     fleet_cache,
     fleet_json,
-    pricing_of,
     thread_cache,
     thread_json,
 )
