@@ -1,5 +1,5 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path, register_converter
+from django.urls import include, path, register_converter
 
 from mycel_dashboard.screens.audit import views as audit
 from mycel_dashboard.screens.call import views as call
@@ -8,9 +8,12 @@ from mycel_dashboard.screens.config import views as config
 from mycel_dashboard.screens.context import views as context
 from mycel_dashboard.screens.cost import views as cost
 from mycel_dashboard.screens.dry_run import views as dry_run
+from mycel_dashboard.screens.export import views as export
 from mycel_dashboard.screens.home import views as home
+from mycel_dashboard.screens.live import views as live
 from mycel_dashboard.screens.retention import views as retention
 from mycel_dashboard.screens.rollback import views as rollback
+from mycel_dashboard.screens.search import views as search
 from mycel_dashboard.screens.storage import views as storage
 from mycel_dashboard.screens.thread import panel_views, text_views
 from mycel_dashboard.screens.thread import views as thread
@@ -25,6 +28,8 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", home.home, name="home"),
     path("threads/", threads.thread_list, name="threads"),
+    path("threads/live/", live.threads_live, name="threads_live"),
+    path("search/", search.search_page, name="search"),
     path("threads/<id:thread_id>/", thread.thread_detail, name="thread"),
     path("threads/<id:thread_id>/messages/<int:index>/", text_views.message_text, name="message_text"),
     path("threads/<id:thread_id>/calls/<int:number>/", call.call_detail, name="call"),
@@ -48,6 +53,8 @@ urlpatterns = [
     ),
     path("threads/<id:thread_id>/undo/", rollback.undo_preview, name="undo_preview"),
     path("threads/<id:thread_id>/undo/apply/", rollback.undo_apply, name="undo_apply"),
+    path("threads/<id:thread_id>/live/", live.thread_live, name="thread_live"),
+    path("threads/<id:thread_id>/export/", export.thread_export, name="thread_export"),
     path("threads/<id:thread_id>/dry-run/", dry_run.dry_run, name="dry_run"),
     path("threads/<id:thread_id>/dry-run/generate/", dry_run.dry_run_generate, name="dry_run_generate"),
     path("config/", config.config_page, name="config"),
@@ -61,6 +68,7 @@ urlpatterns = [
     path("context/calibration/", context.calibration_page, name="context_calibration"),
     path("context/tools/", context.tools_page, name="context_tools"),
     path("context/cache/", context.cache_page, name="context_cache"),
+    path("api/", include("mycel_dashboard.api.urls")),
     path("audit/", audit.audit_log, name="audit"),
     path("audit.csv", audit.audit_csv, name="audit_csv"),
 ]

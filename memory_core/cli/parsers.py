@@ -27,6 +27,7 @@ def add_subcommands(subparsers: Any) -> None:
     _config(subparsers)
     _footprint(subparsers)
     _economics(subparsers)
+    _around(subparsers)
 
 
 def _plan(subparsers: Any) -> None:
@@ -351,3 +352,43 @@ def _economics(subparsers: Any) -> None:
     add_settings_flags(cache, context_limit_default="default: the thread model's limit, as Mycel resolves it")
     cache.add_argument("--json", action="store_true", help="print JSON")
     cache.set_defaults(handler="memory_core.cli.cache_cmd:run_cache")
+
+
+def _around(subparsers: Any) -> None:
+    search = subparsers.add_parser(
+        "search",
+        help="full-text search over every thread: messages, tool arguments and outputs, summaries, queue",
+        description=(
+            "Search the dashboard's own index (never Mycel's files; secrets are redacted before anything is "
+            'indexed). "Quoted words" match as a phrase. Each result names its thread, the message\'s index '
+            "in the thread's newest checkpoint, and a snippet."
+        ),
+    )
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--tool", metavar="T", help="only tool calls and results of this tool")
+    search.add_argument("--thread", metavar="ID", help="only this thread")
+    search.add_argument("--since", metavar="DATE", help="only messages written on or after DATE (YYYY-MM-DD)")
+    search.add_argument(
+        "--until", metavar="DATE", help="only messages written on or before DATE (YYYY-MM-DD)"
+    )
+    search.add_argument("--limit", metavar="N", help="at most N results (default 50)")
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.set_defaults(handler="memory_core.cli.search_cmd:run_search")
+
+    export = subparsers.add_parser(
+        "export",
+        help="a thread (or one checkpoint) as a redacted JSON bundle or a Markdown transcript",
+        description=(
+            "Export THREAD_ID, redacted: --format json gives a self-contained bundle (messages, checkpoints, "
+            "summaries, every model call with its pruning decisions, the config in force, integrity "
+            "findings) that `plan --bundle` and `dry-run --bundle` read with no Mycel files present; "
+            "--format md a readable transcript with the badges and summaries inline. Recorded in the "
+            "audit log."
+        ),
+    )
+    export.add_argument("thread_id", metavar="THREAD_ID")
+    export.add_argument("--format", default="json", metavar="json|md", help="default json")
+    export.add_argument("--checkpoint", metavar="CHECKPOINT_ID", help="this checkpoint instead of the head")
+    export.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    export.add_argument("--actor", default=None, help="who to record in the audit log (default: $USER)")
+    export.set_defaults(handler="memory_core.cli.export_cmd:run_export")

@@ -57,8 +57,18 @@ def get_visits(home: HostileHome) -> Iterator[Visit]:
     for query in ("", f"?{urlencode({'q': MARKUP['script']})}", "?sort=name", "?flag=compacted"):
         yield Visit("threads", threads + query, {})
         yield Visit("threads", threads + query, hx_target("thread-rows"))
+    yield Visit("threads_live", reverse("threads_live"), HX)
+    search = reverse("search")
+    for query in (
+        {"q": "cat"},
+        {"q": MARKUP["script"]},
+        {"q": '"unclosed', "tool": MARKUP["script"]},
+        {"q": "a", "thread": main},
+    ):
+        yield Visit("search", f"{search}?{urlencode(query)}", {})
     for thread_id in home.thread_ids:
         base = reverse("thread", args=[thread_id])
+        yield Visit("thread_live", reverse("thread_live", args=[thread_id]), HX)
         for view in ("stored", "sent"):
             yield Visit("thread", f"{base}?view={view}", {})
             yield Visit("thread", f"{base}?view={view}", hx_target("timeline"))

@@ -33,6 +33,7 @@ OTHER_NAMES = {
     "undo_apply",
     "dry_run_generate",
     "retention_export",
+    "thread_export",  # POST: a download, audited (its own tests check the files' escaping)
     "config_save",
     "config_restore",
     "audit_csv",

@@ -1,0 +1,1 @@
+"""The read-only JSON API under /api/ (issue 16)."""
