@@ -16,6 +16,7 @@ class AuditEntry(models.Model):
         CONFIG_RESTORE = "config_restore", "Restore config version"
         SUMMARY_PREVIEW = "summary_preview", "Generate a dry-run summary"
         RETENTION_EXPORT = "retention_export", "Export a retention script"
+        EXPORT = "export", "Export a thread"
 
     class Result(models.TextChoices):
         APPLIED = "applied", "Applied"
