@@ -1,0 +1,132 @@
+"""What is indexed: one document per message text, per tool call's arguments, per summary and per queued
+item, each redacted first (memory_core/secrets.py's rule, plus key-shaped words inside free text)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from memory_core.messages import Message, MessageType, text_of
+from memory_core.records import QueueItem, SummaryRow
+from memory_core.secrets import REDACTED, is_secret_key, is_secret_value, redact
+
+
+class DocumentKind(StrEnum):
+    HUMAN = "human"
+    AI = "ai"
+    TOOL = "tool"
+    TOOL_ARGS = "tool-args"
+    SYSTEM = "system"
+    OTHER = "other"
+    SUMMARY = "summary"
+    QUEUE = "queue"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchDocument:
+    thread_id: str
+    index: int  # the message's index in the thread's newest checkpoint (a summary: where it starts)
+    kind: DocumentKind
+    tool: str | None
+    text: str
+    at: datetime | None  # the checkpoint's time (a summary's or queued item's own)
+
+
+_KIND_OF = {
+    MessageType.HUMAN: DocumentKind.HUMAN,
+    MessageType.AI: DocumentKind.AI,
+    MessageType.TOOL: DocumentKind.TOOL,
+    MessageType.SYSTEM: DocumentKind.SYSTEM,
+}
+# `api_key=sk-…`, `"password": "hunter2"`, `Authorization: Bearer x`: a secret-looking name, then its value.
+_NAMED_VALUE = re.compile(
+    r"""(?P<name>[A-Za-z_][\w\-]{1,63})(?P<sep>["']?\s*[:=]\s*["']?)(?P<value>[^\s"',;}&]+)"""
+)
+_TOKEN = re.compile(r"[^\s\"'`()\[\]{}<>,;]+")
+# The index's snippet marks: never allowed in the text, so a mark always means a match.
+_MARKS = re.compile("[\x01\x02\x00]")
+
+
+def redact_text(text: str) -> str:
+    """Free text with secrets hidden: every key-shaped word (sk-…, ghp_…, AKIA…) and every value written
+    after a secret-looking name (`api_key=…`, `"password": "…"`, `Authorization: Bearer …`)."""
+
+    def named(match: re.Match[str]) -> str:
+        if not is_secret_key(match.group("name")):
+            return match.group(0)
+        value = match.group("value")
+        # "Bearer <token>": the scheme is a word, the credential the word after it.
+        return (
+            f"{match.group('name')}{match.group('sep')}{REDACTED}"
+            if value.lower() != "bearer"
+            else match.group(0)
+        )
+
+    text = _NAMED_VALUE.sub(named, text)
+    text = re.sub(r"(?i)\bbearer\s+\S+", f"Bearer {REDACTED}", text)
+    return _TOKEN.sub(lambda m: REDACTED if is_secret_value(m.group(0).strip(".:")) else m.group(0), text)
+
+
+def clean_text(text: str) -> str:
+    return _MARKS.sub(" ", redact_text(text))
+
+
+def canonical_args(name: str, args: Any) -> str:
+    """A tool call as indexed: its name, then its arguments as canonical JSON with secrets hidden."""
+    shown = redact(args, hide_secret_values=True)
+    return f"{name} {json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str)}"
+
+
+def message_documents(
+    thread_id: str, messages: Sequence[Message], *, start: int, at: datetime | None
+) -> Iterator[SearchDocument]:
+    """Documents of messages[start:], each at its index in the list."""
+    for index in range(start, len(messages)):
+        message = messages[index]
+        kind = _KIND_OF.get(message.type, DocumentKind.OTHER)
+        tool = message.name if kind is DocumentKind.TOOL else None
+        text = text_of(message.content)
+        if text.strip():
+            yield SearchDocument(thread_id, index, kind, tool, clean_text(text), at)
+        for call in message.tool_calls:
+            yield SearchDocument(
+                thread_id,
+                index,
+                DocumentKind.TOOL_ARGS,
+                call.name,
+                clean_text(canonical_args(call.name, call.args)),
+                at,
+            )
+
+
+def summary_documents(summaries: Iterable[SummaryRow]) -> Iterator[SearchDocument]:
+    for row in summaries:
+        text = "\n".join(part for part in (row.summary_text, row.split_turn_prefix or "") if part)
+        if text.strip():
+            yield SearchDocument(
+                row.thread_id,
+                row.compact_up_to_index,
+                DocumentKind.SUMMARY,
+                None,
+                clean_text(text),
+                row.created_at,
+            )
+
+
+def queue_documents(items: Iterable[QueueItem], index_of: dict[str, int]) -> Iterator[SearchDocument]:
+    """Queued items sit after the thread's messages: their index is the thread's message count."""
+    for item in items:
+        if item.content.strip():
+            yield SearchDocument(
+                item.thread_id,
+                index_of.get(item.thread_id, 0),
+                DocumentKind.QUEUE,
+                None,
+                clean_text(item.content),
+                item.created_at,
+            )

@@ -1,0 +1,264 @@
+"""`search`: the one function behind the Search screen, `mycel-memory search` and /api/search.
+
+Each search first brings the index up to date with the checkpoint store (`refresh_index`): a thread whose
+head moved forward adds only the messages past what was indexed; a thread whose head no longer holds the
+indexed messages (a rollback) is indexed again; nothing is read when the store's version is unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+
+from memory_core.memo import Key, Memo
+from memory_core.messages import Message
+from memory_core.records import StoreProblem, ThreadRow
+from memory_core.search.documents import message_documents, queue_documents, summary_documents
+from memory_core.search.query import QueryError, fts_match, fts_phrase, parse_query
+from memory_core.stores.reader import MycelReader, Result
+from memory_core.stores.search_index import (
+    MARK_END,
+    MARK_START,
+    IndexedThread,
+    IndexRow,
+    IndexWriter,
+    SearchIndex,
+    index_path,
+)
+from memory_core.stores.thread_list.derived import default_folder
+
+__all__ = ["QueryError", "SearchHit", "SearchResults", "day_after", "day_start", "refresh_index", "search"]
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 500
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRefresh:
+    """What one refresh did: threads looked at, documents added, threads indexed again from scratch."""
+
+    threads_updated: int = 0
+    documents_added: int = 0
+    threads_reindexed: int = 0
+    threads_removed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    thread_id: str
+    index: int  # the message's index in the thread's newest checkpoint
+    kind: str
+    tool: str | None
+    snippet: str  # plain text
+    marks: tuple[tuple[int, int], ...]  # (start, end) of each match in `snippet`
+    rank: int  # 1 = best
+    score: float  # bm25 (lower is better); a whole-query phrase match comes first whatever its score
+    at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResults:
+    query: str
+    hits: tuple[SearchHit, ...]
+    more: bool  # there were more matches than `limit`
+    refresh: IndexRefresh = field(default_factory=IndexRefresh)
+    problems: tuple[StoreProblem, ...] = ()
+
+
+def day_start(day: date) -> datetime:
+    return datetime.combine(day, time(), UTC)
+
+
+def day_after(day: date) -> datetime:
+    """The end of `day` (exclusive), so `until` a date includes that whole day."""
+    return day_start(day) + timedelta(days=1)
+
+
+def default_index(reader: MycelReader) -> SearchIndex:
+    """The index of this reader's store, in its facts folder (the dashboard's data folder, or the CLI's
+    cache folder): one file per checkpoint store."""
+    folder = reader.facts_folder if reader.facts_folder is not None else default_folder(os.environ)
+    return SearchIndex(index_path(folder, reader.store_key))
+
+
+def _ids_digest(messages: Sequence[Message]) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for message in messages:
+        h.update(f"{message.type.value}\x00{message.id or ''}\x01".encode("utf-8", "replace"))
+    return h.hexdigest()
+
+
+def _summaries_signature(row: ThreadRow) -> str:
+    return f"{row.summaries}:{int(row.active_summary)}" if row.summaries else ""
+
+
+def refresh_index(reader: MycelReader, index: SearchIndex) -> Result[IndexRefresh]:
+    """Bring `index` up to date with the reader's store; free when the store's version has not moved
+    since this process last did it."""
+    key = Key(reader.backend.version(), what=("search-index", str(index.path)))
+    return _CHECKED.get_or_compute(key, lambda: _refresh(reader, index), keep=lambda r: not r.problems)
+
+
+# Per store version and index file: that this process brought the index up to date at that version.
+_CHECKED: Memo[Result[IndexRefresh]] = Memo("search.index_checked", max_entries=16)
+
+
+def _refresh(reader: MycelReader, index: SearchIndex) -> Result[IndexRefresh]:
+    listed = reader.list_threads()
+    problems = list(listed.problems)
+    rows = {row.thread_id: row for row in listed.value}
+    with index.writing() as writer:
+        known = writer.threads()
+        removed = [t for t in known if t not in rows]
+        for thread_id in removed:
+            writer.remove_thread(thread_id)
+        moved = [
+            row
+            for row in rows.values()
+            if row.head_checkpoint_id is not None
+            and (row.thread_id not in known or known[row.thread_id].head != row.head_checkpoint_id)
+        ]
+        added, reindexed = _index_messages(reader, writer, moved, known, problems)
+        added += _index_summaries(reader, writer, rows, writer.threads(), problems)
+        added += _index_queue(reader, writer, rows, problems)
+    return Result(IndexRefresh(len(moved), added, reindexed, len(removed)), tuple(dict.fromkeys(problems)))
+
+
+def _index_messages(
+    reader: MycelReader,
+    writer: IndexWriter,
+    moved: list[ThreadRow],
+    known: dict[str, IndexedThread],
+    problems: list[StoreProblem],
+) -> tuple[int, int]:
+    """Index the new messages of threads whose head moved; returns documents added and threads indexed
+    again. A thread new to the index, or indexed again, keeps no summaries signature, so they follow."""
+    added = reindexed = 0
+    for row, messages in reader.head_messages(moved, problems):
+        if messages is None:
+            continue  # an unreadable head: keep what was indexed, try again when the head moves
+        old = known.get(row.thread_id)
+        start, signature = 0, ""
+        if old is not None:
+            if len(messages) >= old.messages and _ids_digest(messages[: old.messages]) == old.ids_digest:
+                start, signature = old.messages, old.summaries
+            else:
+                writer.remove_thread(row.thread_id)
+                reindexed += 1
+        added += writer.add(message_documents(row.thread_id, messages, start=start, at=row.updated_at))
+        writer.keep_thread(
+            row.thread_id,
+            IndexedThread(row.head_checkpoint_id, len(messages), _ids_digest(messages), signature),
+        )
+    return added, reindexed
+
+
+def _index_summaries(
+    reader: MycelReader,
+    writer: IndexWriter,
+    rows: dict[str, ThreadRow],
+    indexed: dict[str, IndexedThread],
+    problems: list[StoreProblem],
+) -> int:
+    """Index again the summaries of each thread whose summaries changed (count or active one)."""
+    added = 0
+    for row in rows.values():
+        state = indexed.get(row.thread_id) or IndexedThread(None, 0, _ids_digest(()), "")
+        signature = _summaries_signature(row)
+        if state.summaries == signature and row.thread_id in indexed:
+            continue
+        writer.remove(row.thread_id, ["summary"])
+        if signature:
+            summaries = reader.list_summaries(row.thread_id)
+            problems.extend(summaries.problems)
+            added += writer.add(summary_documents(summaries.value))
+        writer.keep_thread(
+            row.thread_id, IndexedThread(state.head, state.messages, state.ids_digest, signature)
+        )
+    return added
+
+
+def _index_queue(
+    reader: MycelReader, writer: IndexWriter, rows: dict[str, ThreadRow], problems: list[StoreProblem]
+) -> int:
+    """The queue is small and its rows come and go: indexed again whole whenever it changed."""
+    queue = reader.list_queue(None)
+    problems.extend(queue.problems)
+    items = [item for item in queue.value if item.thread_id in rows]
+    counts = {thread_id: row.messages for thread_id, row in rows.items()}
+    signature = hashlib.blake2b(
+        repr([(i.id, i.thread_id, i.content, counts.get(i.thread_id)) for i in items]).encode(
+            "utf-8", "replace"
+        ),
+        digest_size=12,
+    ).hexdigest()
+    if writer.get_meta("queue") == signature:
+        return 0
+    writer.remove(None, ["queue"])
+    writer.set_meta("queue", signature)
+    return writer.add(queue_documents(items, counts))
+
+
+def rebuild_index(reader: MycelReader, index: SearchIndex | None = None) -> Result[IndexRefresh]:
+    """Index everything again from scratch (`manage.py search_index`)."""
+    index = index or default_index(reader)
+    with index.writing() as writer:
+        writer.clear()
+    return _refresh(reader, index)
+
+
+def search(
+    reader: MycelReader,
+    query: str,
+    *,
+    tool: str | None = None,
+    thread: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: int = DEFAULT_LIMIT,
+    index: SearchIndex | None = None,
+) -> SearchResults:
+    """Matches of `query` (words and "exact phrases", all required) over every thread, best first: a match
+    of the whole query as one phrase, then bm25, ties newest first. Raises QueryError for an empty query."""
+    parsed = parse_query(query)
+    limit = max(1, min(limit, MAX_LIMIT))
+    index = index or default_index(reader)
+    refreshed = refresh_index(reader, index)
+
+    def matches(expression: str) -> list[IndexRow]:
+        return index.query(expression, tool=tool, thread_id=thread, since=since, until=until, limit=limit + 1)
+
+    phrase = fts_phrase(parsed)
+    rows: dict[int, IndexRow] = {}
+    match = fts_match(parsed)
+    if phrase is not None and phrase != match:
+        for row in matches(phrase):
+            rows.setdefault(row.entry, row)
+    for row in matches(match):
+        rows.setdefault(row.entry, row)
+    ordered = list(rows.values())
+    hits = tuple(_hit(row, rank) for rank, row in enumerate(ordered[:limit], start=1))
+    return SearchResults(query, hits, len(ordered) > limit, refreshed.value, refreshed.problems)
+
+
+def _hit(row: IndexRow, rank: int) -> SearchHit:
+    text: list[str] = []
+    marks: list[tuple[int, int]] = []
+    length = 0
+    start: int | None = None
+    for char in row.snippet:
+        if char == MARK_START:
+            start = length
+        elif char == MARK_END:
+            if start is not None and length > start:
+                marks.append((start, length))
+            start = None
+        else:
+            text.append(char)
+            length += 1
+    return SearchHit(
+        row.thread_id, row.index, row.kind, row.tool, "".join(text), tuple(marks), rank, row.rank, row.at
+    )

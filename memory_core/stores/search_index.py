@@ -1,0 +1,212 @@
+"""The search index: our own SQLite FTS5 file (never inside Mycel's files), one per checkpoint store.
+
+Tables: `docs` (FTS5: the text), `entries` (its thread, index, kind, tool and time, same rowid), `threads` (per thread what
+was indexed: head checkpoint, message count, a digest of the indexed messages' ids, the summaries'
+signature) and `meta` (the queue's signature). Several processes may refresh it at once: a refresh is one
+`BEGIN IMMEDIATE` transaction, so the second waits and then finds nothing left to do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memory_core.search.documents import SearchDocument
+
+_SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+-- Beside the text, keyed by the same rowid: a thread's documents are found by index, not by a scan.
+CREATE TABLE IF NOT EXISTS entries (
+    id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL, tool TEXT,
+    at REAL
+);
+CREATE INDEX IF NOT EXISTS entries_thread ON entries (thread_id, kind);
+CREATE TABLE IF NOT EXISTS threads (
+    thread_id TEXT PRIMARY KEY, head TEXT, messages INTEGER NOT NULL, ids_digest TEXT NOT NULL,
+    summaries TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+MARK_START, MARK_END = "\x01", "\x02"
+SNIPPET_TOKENS = 24
+
+
+def index_path(folder: Path, store_identity: Hashable) -> Path:
+    """The index file for one checkpoint store, in `folder` (two Mycel homes never share an index)."""
+    digest = hashlib.sha256(repr(store_identity).encode("utf-8", "replace")).hexdigest()[:16]
+    return folder / f"search-index-{digest}.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedThread:
+    head: str | None
+    messages: int
+    ids_digest: str
+    summaries: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    entry: int
+    thread_id: str
+    index: int
+    kind: str
+    tool: str | None
+    snippet: str  # with MARK_START / MARK_END around each match
+    rank: float
+    at: datetime | None
+
+
+def _epoch(value: datetime | None) -> float | None:
+    if value is None:
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+
+
+class SearchIndex:
+    """One index file, opened per use (a connection is never shared between threads)."""
+
+    def __init__(self, path: Path, *, timeout_s: float = 30.0) -> None:
+        self.path = path
+        self.timeout_s = timeout_s
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)
+        return db
+
+    @contextmanager
+    def writing(self) -> Iterator[IndexWriter]:
+        """One write transaction; readers keep seeing the previous state until it commits."""
+        with closing(self._connect()) as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield IndexWriter(db)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def query(
+        self,
+        match: str,
+        *,
+        tool: str | None,
+        thread_id: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int,
+    ) -> list[IndexRow]:
+        """Matches of an FTS5 expression (already quoted by memory_core.search.query), best bm25 first,
+        ties newest first."""
+        where = ["docs MATCH ?"]
+        params: list[object] = [match]
+        if tool is not None:
+            where.append("e.tool = ? COLLATE NOCASE")
+            params.append(tool)
+        if thread_id is not None:
+            where.append("e.thread_id = ?")
+            params.append(thread_id)
+        if since is not None:
+            where.append("e.at >= ?")
+            params.append(_epoch(since))
+        if until is not None:
+            where.append("e.at < ?")
+            params.append(_epoch(until))
+        sql = (
+            "SELECT e.id, e.thread_id, e.idx, e.kind, e.tool, "
+            f"snippet(docs, 0, ?, ?, '…', {SNIPPET_TOKENS}), bm25(docs), e.at"
+            " FROM docs JOIN entries e ON e.id = docs.rowid"
+            f" WHERE {' AND '.join(where)} ORDER BY bm25(docs), e.at DESC, e.thread_id, e.idx LIMIT ?"
+        )
+        with closing(self._connect()) as db:
+            rows = db.execute(sql, [MARK_START, MARK_END, *params, limit]).fetchall()
+        return [
+            IndexRow(
+                entry=int(r[0]),
+                thread_id=r[1],
+                index=int(r[2]),
+                kind=r[3],
+                tool=r[4],
+                snippet=r[5] or "",
+                rank=float(r[6]),
+                at=datetime.fromtimestamp(r[7], UTC) if r[7] is not None else None,
+            )
+            for r in rows
+        ]
+
+    def document_count(self) -> int:
+        with closing(self._connect()) as db:
+            return int(db.execute("SELECT count(*) FROM entries").fetchone()[0])
+
+
+class IndexWriter:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def threads(self) -> dict[str, IndexedThread]:
+        return {
+            r[0]: IndexedThread(r[1], int(r[2]), r[3], r[4])
+            for r in self.db.execute("SELECT thread_id, head, messages, ids_digest, summaries FROM threads")
+        }
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def add(self, documents: Iterable[SearchDocument]) -> int:
+        first = int(self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM entries").fetchone()[0])
+        items = list(documents)
+        ids = range(first, first + len(items))
+        self.db.executemany(
+            "INSERT INTO entries (id, thread_id, idx, kind, tool, at) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (i, d.thread_id, d.index, d.kind.value, d.tool, _epoch(d.at))
+                for i, d in zip(ids, items, strict=True)
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO docs (rowid, text) VALUES (?, ?)",
+            [(i, d.text) for i, d in zip(ids, items, strict=True)],
+        )
+        return len(items)
+
+    def remove(self, thread_id: str | None, kinds: Sequence[str], *, keep: bool = False) -> None:
+        """Remove the documents of these kinds (or, with `keep`, of every other kind), of one thread or of
+        every thread when `thread_id` is None."""
+        marks = ",".join("?" * len(kinds))
+        where = f"kind {'NOT IN' if keep else 'IN'} ({marks})"
+        params: list[object] = list(kinds)
+        if thread_id is not None:
+            where += " AND thread_id = ?"
+            params.append(thread_id)
+        self.db.execute(f"DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE {where})", params)
+        self.db.execute(f"DELETE FROM entries WHERE {where}", params)
+
+    def remove_thread(self, thread_id: str) -> None:
+        """Every document of the thread but its queued items (the queue is indexed on its own)."""
+        self.remove(thread_id, ["queue"], keep=True)
+        self.db.execute("DELETE FROM threads WHERE thread_id = ?", (thread_id,))
+
+    def keep_thread(self, thread_id: str, state: IndexedThread) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO threads (thread_id, head, messages, ids_digest, summaries) VALUES (?, ?, ?, ?, ?)",
+            (thread_id, state.head, state.messages, state.ids_digest, state.summaries),
+        )
+
+    def clear(self) -> None:
+        self.db.execute("DELETE FROM docs")
+        self.db.execute("DELETE FROM entries")
+        self.db.execute("DELETE FROM threads")
+        self.db.execute("DELETE FROM meta")
