@@ -26,11 +26,21 @@ from memory_core.stores.search_index import (
     IndexRow,
     IndexWriter,
     SearchIndex,
+    SearchIndexError,
     index_path,
 )
 from memory_core.stores.thread_list.derived import default_folder
 
-__all__ = ["QueryError", "SearchHit", "SearchResults", "day_after", "day_start", "refresh_index", "search"]
+__all__ = [
+    "QueryError",
+    "SearchHit",
+    "SearchIndexError",
+    "SearchResults",
+    "day_after",
+    "day_start",
+    "refresh_index",
+    "search",
+]
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -222,7 +232,8 @@ def search(
     index: SearchIndex | None = None,
 ) -> SearchResults:
     """Matches of `query` (words and "exact phrases", all required) over every thread, best first: a match
-    of the whole query as one phrase, then bm25, ties newest first. Raises QueryError for an empty query."""
+    of the whole query as one phrase, then bm25, ties newest first. Raises QueryError for an empty query and
+    SearchIndexError when our index file cannot be used."""
     parsed = parse_query(query)
     limit = max(1, min(limit, MAX_LIMIT))
     index = index or default_index(reader)

@@ -42,6 +42,11 @@ def index_path(folder: Path, store_identity: Hashable) -> Path:
     return folder / f"search-index-{digest}.sqlite3"
 
 
+class SearchIndexError(Exception):
+    """The index file cannot be opened or written (a read-only folder, a damaged file, a lock held too
+    long): one message for the page or the command line."""
+
+
 @dataclass(frozen=True, slots=True)
 class IndexedThread:
     head: str | None
@@ -76,24 +81,41 @@ class SearchIndex:
         self.timeout_s = timeout_s
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(_SCHEMA)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(
+                self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
+            )
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise self._error(exc) from exc
         return db
+
+    def _error(self, exc: BaseException) -> SearchIndexError:
+        return SearchIndexError(f"the search index {self.path} cannot be used: {exc}")
 
     @contextmanager
     def writing(self) -> Iterator[IndexWriter]:
         """One write transaction; readers keep seeing the previous state until it commits."""
         with closing(self._connect()) as db:
-            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
             try:
                 yield IndexWriter(db)
+            except sqlite3.Error as exc:
+                db.execute("ROLLBACK")
+                raise self._error(exc) from exc
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
+            try:
+                db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
 
     def query(
         self,
@@ -128,7 +150,10 @@ class SearchIndex:
             f" WHERE {' AND '.join(where)} ORDER BY bm25(docs), e.at DESC, e.thread_id, e.idx LIMIT ?"
         )
         with closing(self._connect()) as db:
-            rows = db.execute(sql, [MARK_START, MARK_END, *params, limit]).fetchall()
+            try:
+                rows = db.execute(sql, [MARK_START, MARK_END, *params, limit]).fetchall()
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
         return [
             IndexRow(
                 entry=int(r[0]),

@@ -1,0 +1,106 @@
+"""`mycel-memory search QUERY [--tool T] [--thread ID] [--since DATE] [--until DATE] [--limit N] [--json]`:
+full-text search over every thread (memory_core/search/engine.py, as the Search screen shows it)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memory_core.cli.common import CliError, print_json
+from memory_core.cli.cost_cmd import parse_day
+from memory_core.cli.table import print_table, printable, short_id
+from memory_core.cli.threads import _reader, _require_data, _warn
+from memory_core.search.engine import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    QueryError,
+    SearchHit,
+    SearchIndexError,
+    SearchResults,
+    day_after,
+    day_start,
+    search,
+)
+from memory_core.stores.locations import StoreRole
+
+
+def limit_option(value: str | None) -> int:
+    if value is None:
+        return DEFAULT_LIMIT
+    try:
+        limit = int(value)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= MAX_LIMIT:
+        raise CliError(f"--limit must be a whole number from 1 to {MAX_LIMIT}, not {printable(repr(value))}")
+    return limit
+
+
+def hit_json(hit: SearchHit) -> dict[str, Any]:
+    """One result as the CLI's --json and the API give it."""
+    return {
+        "thread_id": hit.thread_id,
+        "index": hit.index,
+        "snippet": hit.snippet,
+        "marks": [list(mark) for mark in hit.marks],
+        "kind": hit.kind,
+        "tool": hit.tool,
+        "rank": hit.rank,
+        "at": hit.at.isoformat() if hit.at else None,
+    }
+
+
+def results_json(results: SearchResults) -> list[dict[str, Any]]:
+    return [hit_json(hit) for hit in results.hits]
+
+
+def run_search(args: argparse.Namespace) -> int:
+    since, until = parse_day(args.since, "--since"), parse_day(args.until, "--until")
+    if since and until and since > until:
+        raise CliError(f"--since {since} is after --until {until}")
+    limit = limit_option(args.limit)
+    reader = _reader()
+    _require_data(reader.locations)
+    try:
+        results = search(
+            reader,
+            args.query,
+            tool=args.tool or None,
+            thread=args.thread or None,
+            since=day_start(since) if since else None,
+            until=day_after(until) if until else None,
+            limit=limit,
+        )
+    except (QueryError, SearchIndexError) as exc:
+        raise CliError(str(exc)) from None
+    if not results.hits:
+        for problem in results.problems:
+            if problem.store == StoreRole.MAIN.value and not problem.expected_absence:
+                raise CliError(problem.message)
+    _warn(results.problems)
+    if args.json:
+        print_json(results_json(results))
+        return 0
+    if not results.hits:
+        print("no matches")
+        return 0
+    print_table(
+        ("#", "THREAD", "INDEX", "KIND", "TOOL", "SNIPPET"),
+        [
+            (h.rank, short_id(h.thread_id), h.index, h.kind, h.tool or "", _marked(h)[:160])
+            for h in results.hits
+        ],
+    )
+    if results.more:
+        print(f"(more than {limit} matches: narrow the query or raise --limit)")
+    return 0
+
+
+def _marked(hit: SearchHit) -> str:
+    # The terminal has no <mark>: the matches are bracketed, the snippet kept on one line.
+    text, position = [], 0
+    for start, end in hit.marks:
+        text += [hit.snippet[position:start], "[", hit.snippet[start:end], "]"]
+        position = end
+    text.append(hit.snippet[position:])
+    return " ".join("".join(text).split())
