@@ -40,3 +40,27 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.result}"
+
+
+class ApiToken(models.Model):
+    """A bearer token for the read-only JSON API under /api/: only its sha256 is kept, never the token.
+
+    `prefix` (the token's first characters, also in the clear in the token itself) finds the row; the
+    hash is then compared in constant time, so a lookup does not time the secret part."""
+
+    class Scope(models.TextChoices):
+        VIEWER = "viewer", "Viewer (read-only)"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    prefix = models.CharField(max_length=16, db_index=True)
+    token_sha256 = models.CharField(max_length=64, unique=True)
+    scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… {self.user} {self.scope}{' revoked' if self.revoked_at else ''}"

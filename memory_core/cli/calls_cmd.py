@@ -12,7 +12,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from memory_core.cli.common import CliError, print_json
+from memory_core.cli.common import CliError, UnknownThread, print_json
 from memory_core.cli.table import print_table, printable
 from memory_core.memo import digest
 from memory_core.record.as_json import call_json, dev_call_json, settings_json
@@ -79,19 +79,34 @@ def _call_json(call: RecordedCall, profile: RulesProfile, reason: str) -> dict[s
     return data
 
 
-def _facts(args: argparse.Namespace) -> tuple[MycelReader, ThreadRow, dict[str, Any]]:
+def thread_facts(
+    reader: MycelReader, thread_id: str, *, rules: str | None
+) -> tuple[ThreadRow, dict[str, Any]]:
+    """The thread's row and facts (`facts["memory"]["calls"]` is `calls --json`, the API's too), under
+    `--rules` when given; UnknownThread when no store has it."""
     from memory_core.cli import threads
     from memory_core.cli.plan import rules_option
 
+    found = reader.get_thread(thread_id)
+    if found.value is None:
+        raise UnknownThread(
+            f"unknown thread {printable(repr(thread_id))}: no Mycel store has it", problems=found.problems
+        )
+    return found.value, threads._thread_facts(reader, found.value, rules=rules_option(rules))
+
+
+def _facts(args: argparse.Namespace) -> tuple[MycelReader, ThreadRow, dict[str, Any]]:
+    from memory_core.cli import threads
+
     reader = threads._reader()
     threads._require_data(reader.locations)
-    found = reader.get_thread(args.thread_id)
-    if found.value is None:
-        threads._warn(found.problems)
-        raise CliError(f"unknown thread {printable(repr(args.thread_id))}: no Mycel store has it")
-    facts = threads._thread_facts(reader, found.value, rules=rules_option(args.rules))
+    try:
+        row, facts = thread_facts(reader, args.thread_id, rules=args.rules)
+    except UnknownThread as exc:
+        threads._warn(exc.problems)
+        raise
     threads._warn_lines(facts["warnings"])
-    return reader, found.value, facts
+    return reader, row, facts
 
 
 def run_calls(args: argparse.Namespace) -> int:
@@ -140,7 +155,10 @@ def run_calls(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_whatif(args: argparse.Namespace) -> int:
+def whatif_json(
+    reader: MycelReader, row: ThreadRow, facts: dict[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
+    """`whatif --json` (the API's too): {current, proposed}, the settings from `args`' flags."""
     from memory_core.cli.plan import rules_option, settings_from_flags, trigger_tokens_option
     from memory_core.model_view import newest_active
     from memory_core.record.calls import replayed
@@ -148,7 +166,6 @@ def run_whatif(args: argparse.Namespace) -> int:
     from memory_core.replay import replay_calls, simulated_summary_chars
     from memory_core.rules.profile import rules_for
 
-    reader, row, facts = _facts(args)
     current = facts["memory"]["calls"]
     profile = rules_option(args.rules) or rules_for(row.layout)
     today = configured(reader, row)
@@ -178,8 +195,15 @@ def run_whatif(args: argparse.Namespace) -> int:
                 messages, settings=proposed_settings, summary_chars=chars, counter=default_counter()
             )
             proposed = [call_json(c) for c in replayed(replay, proposed_settings, holding=holding)]
+    return {"current": current, "proposed": proposed}
+
+
+def run_whatif(args: argparse.Namespace) -> int:
+    reader, row, facts = _facts(args)
+    data = whatif_json(reader, row, facts, args)
+    current, proposed = data["current"], data["proposed"]
     if args.json:
-        print_json({"current": current, "proposed": proposed})
+        print_json(data)
         return 0
     print_table(
         ("CALL", "SENT NOW", "SENT PROPOSED", "COMPACTED NOW", "COMPACTED PROPOSED"),

@@ -12,11 +12,12 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from memory_core.cli.calls_cmd import memory_facts
-from memory_core.cli.common import CliError, print_json
+from memory_core.cli.common import CliError, UnknownThread, print_json
 from memory_core.cli.table import one_line, print_table, printable, short_id
 from memory_core.family import FamilyMember, agents_by_thread, build_family, registered_only_rows
 from memory_core.messages import Message
@@ -108,12 +109,10 @@ def _member_json(member: FamilyMember) -> dict[str, Any]:
     }
 
 
-def run_threads(args: argparse.Namespace) -> int:
-    reader = _reader()
-    _require_data(reader.locations)
+def threads_rows(reader: MycelReader) -> tuple[list[dict[str, Any]], list[StoreProblem]]:
+    """`threads --json`'s rows (the API's too), and the problems met reading them."""
     result = reader.list_threads()
     agents = reader.list_agents()
-    _warn([*result.problems, *agents.problems])
     # Sub-agents whose registration failed before any checkpoint are known to the registry alone.
     listed = [*result.value, *registered_only_rows(agents.value, (r.thread_id for r in result.value))]
     registered = agents_by_thread(agents.value)
@@ -127,6 +126,14 @@ def run_threads(args: argparse.Namespace) -> int:
         }
         for r in listed
     ]
+    return rows, [*result.problems, *agents.problems]
+
+
+def run_threads(args: argparse.Namespace) -> int:
+    reader = _reader()
+    _require_data(reader.locations)
+    rows, problems = threads_rows(reader)
+    _warn(problems)
     if args.json:
         print_json(rows)
         return 0
@@ -250,25 +257,33 @@ def _derive_facts(
     return facts, stable
 
 
-def run_thread(args: argparse.Namespace) -> int:
-    reader = _reader()
-    _require_data(reader.locations)
-    thread_id: str = args.thread_id
+@dataclass(frozen=True, slots=True)
+class ThreadJson:
+    """`thread --json`'s object, with what reading it met (the CLI prints those on stderr)."""
+
+    row: ThreadRow
+    data: dict[str, Any]
+    problems: list[StoreProblem]
+    warnings: list[str]
+
+
+def thread_detail_json(reader: MycelReader, thread_id: str, *, rules: str | None) -> ThreadJson:
+    """`thread --json` (the API's too), under `--rules` when given; UnknownThread when no store has it."""
     found = reader.get_thread(thread_id)
     agents = reader.list_agents()
     # A failed registration is a thread only the registry knows: shown with no checkpoints.
     registered = registered_only_rows([a for a in agents.value if a.thread_id == thread_id], ())
     if found.value is None and not registered:
-        _warn([*found.problems, *agents.problems])
-        raise CliError(f"unknown thread {printable(repr(thread_id))}: no Mycel store has it")
+        raise UnknownThread(
+            f"unknown thread {printable(repr(thread_id))}: no Mycel store has it",
+            problems=[*found.problems, *agents.problems],
+        )
     row = found.value or registered[0]
     from memory_core.cli.plan import rules_option
 
-    facts = _thread_facts(reader, row, rules=rules_option(args.rules))
+    facts = _thread_facts(reader, row, rules=rules_option(rules))
     summaries = reader.list_summaries(thread_id)
     queue = reader.list_queue(thread_id)
-    _warn([*found.problems, *summaries.problems, *queue.problems, *agents.problems])
-    _warn_lines(facts["warnings"])
     data: dict[str, Any] = {
         "thread_id": row.thread_id,
         "layout": row.layout,
@@ -298,6 +313,21 @@ def run_thread(args: argparse.Namespace) -> int:
         "family": _family_json(reader, agents.value, thread_id),
         **{k: v for k, v in facts["memory"].items() if k != "calls"},
     }
+    problems = [*found.problems, *summaries.problems, *queue.problems, *agents.problems]
+    return ThreadJson(row, data, problems, facts["warnings"])
+
+
+def run_thread(args: argparse.Namespace) -> int:
+    reader = _reader()
+    _require_data(reader.locations)
+    try:
+        found = thread_detail_json(reader, args.thread_id, rules=args.rules)
+    except UnknownThread as exc:
+        _warn(exc.problems)
+        raise
+    _warn(found.problems)
+    _warn_lines(found.warnings)
+    row, data = found.row, found.data
     if args.json:
         print_json(data)
         return 0

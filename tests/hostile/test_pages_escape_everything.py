@@ -37,6 +37,14 @@ OTHER_NAMES = {
     "config_save",
     "config_restore",
     "audit_csv",
+    # The JSON API: token-authorised JSON, its escaping covered by tests/dashboard/test_api.py.
+    "api_threads",
+    "api_thread",
+    "api_calls",
+    "api_checkpoint",
+    "api_whatif",
+    "api_search",
+    "api_storage",
 }
 
 

@@ -1,0 +1,51 @@
+"""The API's bearer tokens: made once, kept as sha256, checked in constant time."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from mycel_dashboard.models import ApiToken
+
+_PREFIX = "mycel_"
+# The token's first characters identify its row (they are shown by `api_token list`); the rest is secret.
+PREFIX_LENGTH = len(_PREFIX) + 8
+
+
+def _sha256(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def create_token(user: User) -> tuple[ApiToken, str]:
+    """A new viewer token for `user`: its row, and the token itself (shown once, never stored)."""
+    token = _PREFIX + secrets.token_urlsafe(32)
+    row = ApiToken.objects.create(
+        user=user, prefix=token[:PREFIX_LENGTH], token_sha256=_sha256(token), scope=ApiToken.Scope.VIEWER
+    )
+    return row, token
+
+
+def token_from_header(header: str) -> str | None:
+    """The token of `Authorization: Bearer <token>`, else None."""
+    scheme, _, value = header.partition(" ")
+    value = value.strip()
+    if scheme.lower() != "bearer" or not value:
+        return None
+    return value
+
+
+def authenticate(token: str) -> ApiToken | None:
+    """The live token row `token` is, its last use recorded; None for an unknown, revoked or inactive one."""
+    wanted = _sha256(token)
+    for row in ApiToken.objects.filter(prefix=token[:PREFIX_LENGTH]).select_related("user"):
+        if hmac.compare_digest(row.token_sha256, wanted):
+            if row.revoked_at is not None or not row.user.is_active or row.scope != ApiToken.Scope.VIEWER:
+                return None
+            row.last_used_at = timezone.now()
+            row.save(update_fields=["last_used_at"])
+            return row
+    return None

@@ -1,0 +1,221 @@
+"""The read-only JSON API: each view is the CLI's `--json` builder over the dashboard's reader, behind a
+bearer token. Only a token authorises it, never the session: a browser sends its session cookie to any
+page that asks, so a cookie-authorised JSON API would need CSRF defences; a bearer token is sent only by
+a script that holds it. The API never writes (writes stay in the UI and the CLI, after the impact report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.views.decorators.csrf import csrf_exempt
+
+from memory_core.cli.calls_cmd import thread_facts, whatif_json
+from memory_core.cli.common import CliError, UnknownThread
+from memory_core.cli.storage_cmd import _refuse_unreadable_checkpoints, turns_option
+from memory_core.cli.threads import _require_data, thread_detail_json, threads_rows
+from memory_core.storage.report import storage_as_json, storage_report
+from memory_core.stores.reader import MycelReader
+from mycel_dashboard.api.checkpoint import checkpoint_json
+from mycel_dashboard.api.paging import BadPaging, page_of, paging_of
+from mycel_dashboard.api.tokens import authenticate, token_from_header
+from mycel_dashboard.screens.checkpoint.presenter import NoSuchCheckpoint, checkpoint_page
+from mycel_dashboard.web.source import open_source
+
+log = logging.getLogger(__name__)
+
+View = Callable[..., HttpResponse]
+
+# The setting flags `whatif` takes (`--context-limit` is `context_limit` or `context-limit` here). Not
+# `--runtime-config`: a path on the server is not the caller's to name.
+WHATIF_FLAGS = (
+    "context_limit",
+    "threshold",
+    "soft_trim_chars",
+    "hard_clear_threshold",
+    "protect_recent",
+    "keep_recent_tokens",
+    "trigger_tokens",
+    "rules",
+)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def json_response(data: Any, status: int = 200) -> HttpResponse:
+    # <, > and & escaped inside strings (the JSON is the same): a body sniffed as HTML still runs nothing.
+    text = json.dumps(data, indent=1, default=str)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    response = HttpResponse(text, status=status, content_type="application/json")
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "no-store"
+    response["Vary"] = "Authorization"
+    return response
+
+
+def error(status: int, message: str) -> HttpResponse:
+    return json_response({"error": message}, status)
+
+
+def _authorised(request: HttpRequest) -> str | None:
+    """Why the request may not read the API, or None when its bearer token is a live viewer token."""
+    token = token_from_header(request.headers.get("Authorization", ""))
+    if token is None:
+        return "authentication required: send Authorization: Bearer <token> (manage.py api_token create USER)"
+    if authenticate(token) is None:
+        return "invalid or revoked API token"
+    return None
+
+
+def api_view(view: View) -> View:
+    """GET only, a viewer token, and every failure a JSON error: never HTML, never a traceback."""
+
+    @login_not_required
+    @csrf_exempt  # no cookie authorises the API, so there is no cross-site request to forge
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method not in ("GET", "HEAD"):
+            response = error(405, "the API is read-only: GET only")
+            response["Allow"] = "GET, HEAD"
+            return response
+        refused = _authorised(request)
+        if refused is not None:
+            response = error(401, refused)
+            response["WWW-Authenticate"] = 'Bearer realm="mycel-dashboard"'
+            return response
+        try:
+            return view(request, *args, **kwargs)
+        except ApiError as exc:
+            return error(exc.status, str(exc))
+        except UnknownThread as exc:
+            return error(404, str(exc))
+        except (CliError, BadPaging) as exc:
+            return error(400, str(exc))
+        except Exception:
+            log.exception("API request failed: %s", request.path)
+            return error(500, "internal error (logged on the server)")
+
+    return wrapped
+
+
+def _reader() -> MycelReader:
+    """The dashboard's reader; 503 when no Mycel store can be read at all."""
+    _, reader = open_source()
+    try:
+        _require_data(reader.locations)
+    except CliError as exc:
+        raise ApiError(503, str(exc)) from None
+    return reader
+
+
+def _only(query: QueryDict, allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(query) - set(allowed))
+    if unknown:
+        raise ApiError(
+            400, f"unknown parameter {unknown[0][:40]!r}; this endpoint takes {', '.join(allowed)}"
+        )
+
+
+_PAGING = ("limit", "offset", "cursor")
+
+
+def _paged(request: HttpRequest, items: list[Any], key: Callable[[Any], Any]) -> HttpResponse:
+    page = page_of(items, paging_of(request.GET), key)
+    following = None
+    if page.next_cursor is not None:
+        query = request.GET.copy()
+        query.pop("offset", None)
+        query["cursor"] = page.next_cursor
+        following = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+    return json_response({"count": page.count, "next": following, "results": page.items})
+
+
+@api_view
+def threads(request: HttpRequest) -> HttpResponse:
+    _only(request.GET, _PAGING)
+    rows, _ = threads_rows(_reader())
+    return _paged(request, rows, key=lambda row: row["thread_id"])
+
+
+@api_view
+def thread(request: HttpRequest, thread_id: str) -> HttpResponse:
+    _only(request.GET, ("rules",))
+    return json_response(thread_detail_json(_reader(), thread_id, rules=request.GET.get("rules")).data)
+
+
+@api_view
+def calls(request: HttpRequest, thread_id: str) -> HttpResponse:
+    _only(request.GET, ("rules", *_PAGING))
+    _, facts = thread_facts(_reader(), thread_id, rules=request.GET.get("rules"))
+    return _paged(request, facts["memory"]["calls"], key=lambda call: call["call"])
+
+
+@api_view
+def checkpoint(request: HttpRequest, thread_id: str, checkpoint_id: str) -> HttpResponse:
+    _only(request.GET, ())
+    reader = _reader()
+    row = reader.get_thread(thread_id).value
+    if row is None:
+        raise UnknownThread(f"unknown thread {thread_id[:200]!r}: no Mycel store has it")
+    try:
+        page = checkpoint_page(
+            reader,
+            thread_id,
+            checkpoint_id,
+            against=None,
+            diff_alone=False,
+            lineage_from_order=row.layout == "dev",
+        )
+    except NoSuchCheckpoint as exc:
+        raise ApiError(404, str(exc)) from None
+    return json_response(checkpoint_json(thread_id, page))
+
+
+@api_view
+def whatif(request: HttpRequest, thread_id: str) -> HttpResponse:
+    flags = {name.replace("-", "_"): value for name, value in request.GET.items()}
+    unknown = sorted(set(flags) - set(WHATIF_FLAGS))
+    if unknown:
+        raise ApiError(400, f"unknown setting {unknown[0][:40]!r}; whatif takes {', '.join(WHATIF_FLAGS)}")
+    args = argparse.Namespace(runtime_config=None, **{name: flags.get(name) for name in WHATIF_FLAGS})
+    reader = _reader()
+    row, facts = thread_facts(reader, thread_id, rules=args.rules)
+    return json_response(whatif_json(reader, row, facts, args))
+
+
+@api_view
+def search(request: HttpRequest) -> HttpResponse:
+    _only(request.GET, ("q", "tool", "thread", *_PAGING))
+    raise ApiError(503, "search is not built yet (issue 16): /api/search/ answers once the index lands")
+
+
+@api_view
+def storage(request: HttpRequest) -> HttpResponse:
+    _only(request.GET, ("turns",))
+    try:
+        turns = turns_option(request.GET.get("turns"))
+    except CliError as exc:
+        raise ApiError(400, str(exc).replace("--turns", "turns")) from None
+    result = storage_report(_reader(), turns_ahead=turns)
+    if not result.value.threads:
+        try:
+            _refuse_unreadable_checkpoints(result.problems)
+        except CliError as exc:
+            raise ApiError(503, str(exc)) from None
+    return json_response(storage_as_json(result))
+
+
+@api_view
+def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
+    return error(404, "no such API endpoint (see the README's JSON API section)")
