@@ -78,6 +78,21 @@
     scope.querySelectorAll("[data-plotly]").forEach(draw);
   }
 
+  function redraw(element) {
+    // live.js replaced the figure's JSON: draw it again in place (Plotly.react keeps the element's wiring).
+    if (typeof Plotly === "undefined") { return; }
+    if (!isLive(element)) { draw(element); return; }
+    var source = document.getElementById(element.dataset.plotly);
+    if (!source) { return; }
+    try {
+      var figure = JSON.parse(source.textContent);
+      Plotly.react(element, figure.data, themed(figure.layout || {}), figure.config || { responsive: true });
+    } catch (error) {
+      element.textContent = "The chart data could not be read.";
+    }
+  }
+
+  window.mycelCharts = { redraw: redraw };
   htmx.onLoad(drawAll);
   document.addEventListener("htmx:historyRestore", function () { drawAll(document); });
 

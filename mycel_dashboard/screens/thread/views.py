@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -15,6 +16,7 @@ from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message
 from memory_core.rollback import rollback_record
 from memory_core.tokens import estimate_tokens
+from mycel_dashboard.screens.live.pulse import POLL_INTERVAL_MS, thread_pulse
 from mycel_dashboard.screens.shared.family import family_card
 from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text, thread_memory
 from mycel_dashboard.screens.storage.presenter import thread_bytes_card
@@ -41,6 +43,10 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     source, reader = open_source()
     problems: list[str] = []
     absent: list[str] = []
+    # The live tag first: a write landing while the page is read then shows at the first poll.
+    pulse = guarded(
+        "the live state", lambda: thread_pulse(reader, thread_id, now=datetime.now(UTC)), problems
+    )
     thread = thread_or_404(reader, thread_id, problems, absent=absent)
     context: dict[str, Any] = {
         "source": source,
@@ -134,6 +140,8 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         )
     if part is None:
         context["family_card"] = family_card(reader, thread_id, problems, absent)
+        # Read before the page's own reads ended, live.js's first poll sees any write that came after.
+        context.update(pulse=pulse, interval_ms=POLL_INTERVAL_MS)
     context["absent"] = list(dict.fromkeys(absent))  # several reads meet the same missing file
     return render_screen(request, "thread.html", part, context)
 

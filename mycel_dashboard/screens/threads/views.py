@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from memory_core.family import registered_only_rows
 from memory_core.records import ThreadRow
 from memory_core.stores.reader import MycelReader
+from mycel_dashboard.screens.live.pulse import newest_activity
 from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.family import family_param, read_agents
 from mycel_dashboard.screens.shared.memory import ContextLimitInfo, ThreadMemories, guarded, problem_text
@@ -88,6 +89,9 @@ def thread_list(request: HttpRequest) -> HttpResponse:
         "notes": notes,
         "absent": absent,
         "family_param": family_param(query.family) if query.family is not None else None,
+        # What live.js's polls compare with: the newest activity this list shows, and how many threads.
+        "live_since": newest_activity(result.value),
+        "live_known": len(result.value),
     }
     return render_screen(request, "threads.html", "thread-rows", context)
 
