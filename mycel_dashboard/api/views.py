@@ -19,9 +19,13 @@ from django.views.decorators.csrf import csrf_exempt
 
 from memory_core.cli.calls_cmd import thread_facts, whatif_json
 from memory_core.cli.common import CliError, UnknownThread
+from memory_core.cli.cost_cmd import parse_day
+from memory_core.cli.search_cmd import results_json
 from memory_core.cli.storage_cmd import _refuse_unreadable_checkpoints, turns_option
 from memory_core.cli.threads import _require_data, thread_detail_json, threads_rows
+from memory_core.search import engine
 from memory_core.storage.report import storage_as_json, storage_report
+from memory_core.stores.locations import StoreRole
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.api.checkpoint import checkpoint_json
 from mycel_dashboard.api.paging import BadPaging, page_of, paging_of
@@ -130,7 +134,7 @@ def _only(query: QueryDict, allowed: tuple[str, ...]) -> None:
 _PAGING = ("limit", "offset", "cursor")
 
 
-def _paged(request: HttpRequest, items: list[Any], key: Callable[[Any], Any]) -> HttpResponse:
+def _paged(request: HttpRequest, items: list[Any], key: Callable[[Any], Any], **extra: Any) -> HttpResponse:
     page = page_of(items, paging_of(request.GET), key)
     following = None
     if page.next_cursor is not None:
@@ -138,7 +142,7 @@ def _paged(request: HttpRequest, items: list[Any], key: Callable[[Any], Any]) ->
         query.pop("offset", None)
         query["cursor"] = page.next_cursor
         following = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
-    return json_response({"count": page.count, "next": following, "results": page.items})
+    return json_response({"count": page.count, "next": following, **extra, "results": page.items})
 
 
 @api_view
@@ -196,8 +200,38 @@ def whatif(request: HttpRequest, thread_id: str) -> HttpResponse:
 
 @api_view
 def search(request: HttpRequest) -> HttpResponse:
-    _only(request.GET, ("q", "tool", "thread", *_PAGING))
-    raise ApiError(503, "search is not built yet (issue 16): /api/search/ answers once the index lands")
+    _only(request.GET, ("q", "tool", "thread", "since", "until", *_PAGING))
+    query = request.GET
+    since, until = parse_day(query.get("since"), "since"), parse_day(query.get("until"), "until")
+    if since and until and since > until:
+        raise ApiError(400, f"since {since} is after until {until}")
+    paging_of(query)  # a bad paging value is refused before the index is read
+    reader = _reader()
+    try:
+        # The engine's most matches, paged here: a cursor needs the whole ordered list.
+        results = engine.search(
+            reader,
+            query.get("q", ""),
+            tool=query.get("tool") or None,
+            thread=query.get("thread") or None,
+            since=engine.day_start(since) if since else None,
+            until=engine.day_after(until) if until else None,
+            limit=engine.MAX_LIMIT,
+        )
+    except engine.QueryError as exc:
+        raise ApiError(400, str(exc)) from None
+    except engine.SearchIndexError as exc:
+        raise ApiError(503, str(exc)) from None
+    if not results.hits:
+        for problem in results.problems:
+            if problem.store == StoreRole.MAIN.value and not problem.expected_absence:
+                raise ApiError(503, problem.message)
+    return _paged(
+        request,
+        results_json(results),
+        key=lambda hit: [hit["thread_id"], hit["index"], hit["kind"], hit["tool"], hit["snippet"]],
+        more=results.more,
+    )
 
 
 @api_view

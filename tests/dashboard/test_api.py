@@ -209,9 +209,47 @@ def test_a_checkpoint_is_its_state_as_the_page_shows_it(client, sample_home: Pat
     assert head["diff"] is not None and head["diff"]["against"] == checkpoints[0].parent_checkpoint_id
 
 
-def test_search_says_it_is_not_built_yet(client, sample_home: Path, token: str) -> None:
-    body = _json(_get(client, reverse("api_search"), token, q="hello"), 503)
-    assert "search is not built" in body["error"]
+def test_search_equals_the_clis_json(client, sample_home: Path, token: str, capsys) -> None:
+    url = reverse("api_search")
+    everything = _all_pages(client, url, token, q="the", limit=7)
+    assert everything == _cli_json(capsys, "search", "the", "--limit", "500", "--json")
+    assert len(everything) > 50  # more than the CLI's default, over several pages
+    # The first page is the CLI's best matches.
+    first = _json(_get(client, url, token, q="the", limit=10))
+    assert first["results"] == _cli_json(capsys, "search", "the", "--limit", "10", "--json")
+    assert first["more"] is False
+    thread_id = everything[0]["thread_id"]
+    filtered = _all_pages(client, url, token, q="file", tool="Bash", thread=thread_id)
+    assert filtered == _cli_json(
+        capsys, "search", "file", "--tool", "Bash", "--thread", thread_id, "--limit", "500", "--json"
+    )
+    assert all(hit["thread_id"] == thread_id for hit in filtered)
+
+
+@pytest.mark.parametrize(
+    ("query", "status"),
+    [({"q": ""}, 400), ({}, 400), ({"q": "x", "since": "yesterday"}, 400), ({"q": "x", "limit": "0"}, 400)],
+)
+def test_bad_search_input_is_400(
+    client, sample_home: Path, token: str, query: dict[str, str], status: int
+) -> None:
+    assert _json(_get(client, reverse("api_search"), token, **query), status)["error"]
+
+
+@pytest.mark.parametrize("q", ['"unclosed', HOSTILE, "a OR b NOT c*", 'NEAR("x" "y")', "\x00\u202e"])
+def test_a_hostile_search_query_is_json(client, sample_home: Path, token: str, q: str) -> None:
+    response = _get(client, reverse("api_search"), token, q=q)
+    assert response.status_code in (200, 400)
+    body = _json(response, response.status_code)
+    assert "results" in body or "error" in body
+    assert "<" not in response.content.decode()
+
+
+def test_search_finds_no_planted_secret(client, hostile_home: dict[str, str], token: str) -> None:
+    for secret in PLANTED_SECRETS.values():
+        response = _get(client, reverse("api_search"), token, q=secret.split()[-1])
+        assert secret not in response.content.decode()
+        assert response.status_code in (200, 400)
 
 
 # -- paging --
