@@ -15,6 +15,7 @@ from typing import Any
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.plan import rules_option, settings_from_flags, trigger_tokens_option
 from memory_core.compaction import CompactionPlan, plan_compaction
+from memory_core.messages import Message
 from memory_core.rollback import RollbackImpact
 from memory_core.rules.dev import DevCallPlan
 from memory_core.rules.profile import RulesProfile, rules_reason
@@ -107,6 +108,8 @@ def _emit(args: argparse.Namespace, report: dict[str, Any], impact: RollbackImpa
 
 
 def run_dry_run(args: argparse.Namespace) -> int:
+    if args.bundle is not None:
+        return _run_dry_run_bundle(args)
     reader = _reader()
     row = reader.get_thread(args.thread_id).value
     if row is None:
@@ -124,19 +127,77 @@ def run_dry_run(args: argparse.Namespace) -> int:
         if profile is not RulesProfile.DEV:
             raise CliError("--trigger-tokens applies only under Mycel dev's rules (--rules dev)")
         settings = replace(settings, fixed_trigger_tokens=trigger)
-    plan = plan_compaction(state.messages, settings=settings, keep_newest=profile is RulesProfile.DEV)
-    report = dry_run_as_dict(
-        plan, settings=settings, thread_id=args.thread_id, checkpoint_id=state.checkpoint.checkpoint_id
+    dev = dev_next_call(reader, row, state.messages, settings) if profile is RulesProfile.DEV else None
+    report = _dry_run_report(
+        state.messages,
+        settings,
+        (profile, reason),
+        thread_id=args.thread_id,
+        checkpoint_id=state.checkpoint.checkpoint_id,
+        limit=(limit.value, limit.explanation),
+        dev=dev,
     )
-    report.update(rules=profile.value, rules_reason=reason)
+    return _print_dry_run(args, report)
+
+
+def _run_dry_run_bundle(args: argparse.Namespace) -> int:
+    """The dry-run of an exported bundle: its messages under its config, no Mycel file read."""
+    from memory_core.cli.plan import read_bundle_file
+    from memory_core.rules.dev import plan_dev_call
+
+    if args.checkpoint:
+        raise CliError("--checkpoint does not apply to a bundle (export that checkpoint with --checkpoint)")
+    bundle = read_bundle_file(args.bundle)
+    settings = settings_from_flags(args, base=bundle.settings)
+    override = rules_option(args.rules)
+    profile, reason = (override, "--rules") if override else (bundle.rules, bundle.rules_reason)
+    trigger = trigger_tokens_option(args)
+    if trigger is not None:
+        if profile is not RulesProfile.DEV:
+            raise CliError("--trigger-tokens applies only under Mycel dev's rules (--rules dev)")
+        settings = replace(settings, fixed_trigger_tokens=trigger)
+    dev = None
     if profile is RulesProfile.DEV:
+        dev = plan_dev_call(
+            bundle.messages, settings=settings, active_summary=bundle.active_summary, breaker=bundle.breaker
+        )
+    report = _dry_run_report(
+        bundle.messages,
+        settings,
+        (profile, reason),
+        thread_id=bundle.thread_id,
+        checkpoint_id=bundle.checkpoint_id,
+        limit=(bundle.context_limit, bundle.context_limit_source),
+        dev=dev,
+    )
+    return _print_dry_run(args, report)
+
+
+def _dry_run_report(
+    messages: tuple[Message, ...],
+    settings: MemorySettings,
+    rules: tuple[RulesProfile, str],
+    *,
+    thread_id: str,
+    checkpoint_id: str,
+    limit: tuple[int, str],
+    dev: DevCallPlan | None,
+) -> dict[str, Any]:
+    """The dry-run's JSON, from a live thread or a bundle alike."""
+    profile, reason = rules
+    plan = plan_compaction(messages, settings=settings, keep_newest=profile is RulesProfile.DEV)
+    report = dry_run_as_dict(plan, settings=settings, thread_id=thread_id, checkpoint_id=checkpoint_id)
+    report.update(rules=profile.value, rules_reason=reason)
+    if dev is not None:
         # Dev's own decision, as the dry-run page's card shows it; the split above is dev's too (it keeps
         # the newest message), the summariser text main's shape with our own prompt.
-        report["dev"] = dev_decision_as_dict(dev_next_call(reader, row, state.messages, settings))
+        report["dev"] = dev_decision_as_dict(dev)
         report["would_compact_next_call"] = report["dev"]["compact_up_to_index"] is not None
-    report["context_limit_source"] = (
-        limit.explanation if settings.context_limit == limit.value else "--context-limit"
-    )
+    report["context_limit_source"] = limit[1] if settings.context_limit == limit[0] else "--context-limit"
+    return report
+
+
+def _print_dry_run(args: argparse.Namespace, report: dict[str, Any]) -> int:
     if not args.show_text:
         report.pop("conversation_text")
         report.pop("prefix_text")

@@ -40,11 +40,23 @@ def _plan(subparsers: Any) -> None:
             "would cut. Flags override the config file; defaults are Mycel's."
         ),
     )
-    parser.add_argument(
-        "--messages", required=True, metavar="FILE", help="JSON list of LangChain message dicts ('-' = stdin)"
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--messages", metavar="FILE", help="JSON list of LangChain message dicts ('-' = stdin)"
     )
-    add_settings_flags(parser, context_limit_default=f"default {DEFAULT_CONTEXT_LIMIT}")
-    add_rules_flag(parser)
+    source.add_argument(
+        "--bundle",
+        metavar="FILE",
+        help="a bundle from `mycel-memory export`: its messages under its config (flags still override)",
+    )
+    add_settings_flags(parser, context_limit_default=f"default {DEFAULT_CONTEXT_LIMIT}, or the bundle's")
+    # No default: with --bundle the bundle's rules apply unless --rules says otherwise; else main's.
+    parser.add_argument(
+        "--rules",
+        default=None,
+        metavar="main|dev",
+        help="Mycel's memory rules (default main, or the bundle's)",
+    )
     dev = parser.add_argument_group("Mycel dev's rules (with --rules dev)")
     dev.add_argument(
         "--trigger-tokens", metavar="N", help="absolute compaction trigger (default int(0.7 x limit))"
@@ -177,7 +189,11 @@ def _actions(subparsers: Any) -> None:
             "effective config; flags propose other values."
         ),
     )
-    dry_run.add_argument("thread_id", metavar="THREAD_ID")
+    target = dry_run.add_mutually_exclusive_group(required=True)
+    target.add_argument("thread_id", nargs="?", metavar="THREAD_ID")
+    target.add_argument(
+        "--bundle", metavar="FILE", help="plan from a bundle of `mycel-memory export` (no Mycel files needed)"
+    )
     dry_run.add_argument(
         "--checkpoint", metavar="CHECKPOINT_ID", help="plan at this checkpoint instead of the head"
     )

@@ -14,6 +14,7 @@ from typing import Any
 from memory_core.cli.common import CliError, print_json
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.config import Severity, settings_from_document
+from memory_core.export.read import BundleError, BundleInputs, read_bundle
 from memory_core.messages import Message, UnknownMessageType, messages_from_dicts
 from memory_core.model_view import ActiveSummary
 from memory_core.pruning import PruningResult
@@ -51,14 +52,15 @@ def _threshold_option(text: str | None) -> float | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    rules = rules_option(args.rules)
+    bundle = read_bundle_file(args.bundle) if args.bundle else None
+    rules = rules_option(args.rules) or (bundle.rules if bundle else None)
     if rules is RulesProfile.DEV:
-        return _run_dev(args)
+        return _run_dev(args, bundle)
     for flag, value in _DEV_ONLY.items():
         if getattr(args, value):
             raise CliError(f"{flag} applies only under --rules dev")
-    messages = _read_messages(args.messages)
-    settings = settings_from_flags(args)
+    messages = bundle.messages if bundle else _read_messages(args.messages)
+    settings = settings_from_flags(args, base=bundle.settings if bundle else None)
     plan = plan_compaction(messages, settings=settings)
     if args.json:
         print_json(plan_to_json(plan))
@@ -86,16 +88,24 @@ def rules_option(text: str | None) -> RulesProfile | None:
         raise CliError(f"--rules: {exc}") from None
 
 
-def _run_dev(args: argparse.Namespace) -> int:
+def _run_dev(args: argparse.Namespace, bundle: BundleInputs | None = None) -> int:
     if args.threshold is not None:
         raise CliError(
             "--threshold does not apply under --rules dev (Mycel dev hard-wires 0.7; use --trigger-tokens)"
         )
-    messages = _read_messages(args.messages)
-    settings = replace(settings_from_flags(args), fixed_trigger_tokens=trigger_tokens_option(args))
+    messages = bundle.messages if bundle else _read_messages(args.messages)
+    settings = settings_from_flags(args, base=bundle.settings if bundle else None)
+    trigger = trigger_tokens_option(args)
+    if trigger is not None or bundle is None:
+        settings = replace(settings, fixed_trigger_tokens=trigger)
     failures = _int_option(args, "breaker_failures", minimum=0) or 0
     breaker = BreakerState(failures, _bool_option(args.breaker_open, "--breaker-open"))
     summary = _read_active_summary(args.active_summary) if args.active_summary else None
+    if bundle is not None:
+        # The bundle's breaker and active summary, unless the flags give others.
+        given = args.breaker_failures is not None or args.breaker_open is not None
+        breaker = breaker if given else bundle.breaker
+        summary = summary if args.active_summary else bundle.active_summary
     plan = plan_dev_call(
         messages,
         settings=settings,
@@ -136,6 +146,14 @@ def read_json_input(source: str) -> Any:
         raise CliError(
             f"{name} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
+
+
+def read_bundle_file(source: str) -> BundleInputs:
+    """A bundle of `mycel-memory export`, strictly validated; anything else is one CliError line."""
+    try:
+        return read_bundle(read_json_input(source))
+    except BundleError as exc:
+        raise CliError(f"{'stdin' if source == '-' else source}: {exc}") from None
 
 
 def _read_active_summary(path: str) -> ActiveSummary:

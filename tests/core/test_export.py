@@ -1,0 +1,344 @@
+"""Export: the JSON bundle is `thread --json`, `calls --json` and the checkpoint's messages, redacted and
+self-contained (`plan --bundle` and `dry-run --bundle` with no Mycel file give the live thread's
+decisions); the Markdown transcript holds every human message and summary, fenced so nothing breaks out.
+
+The CLI's `export` writes the audit log (Django), so its tests are in tests/dashboard/test_export_page.py;
+here the bundle is built by the same function the command calls."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from memory_core.cli import main
+from memory_core.cli.threads import _reader
+from memory_core.demo import FAKE_API_KEY
+from memory_core.export.bundle import FORMAT, ExportError, export_bundle, export_filename
+from memory_core.export.markdown import bundle_markdown, code, fence
+from memory_core.messages import MessageType, messages_from_dicts
+from tests.conftest import point_env_at
+from tests.dashboard.planting import plant_thread
+from tests.support.odd_ids import CHECKPOINT_IDS, ODD_IDS, write_odd_home
+
+SAMPLE_THREADS = (
+    "m_0D8EzdJXJhk9-1",
+    "m_0D8EzdJXJhk9-2",
+    "m_0D8EzdJXJhk9-3",
+    "m_npRsndIka9dx-1",
+    "m_npRsndIka9dx-2",
+    "m_npRsndIka9dx-3",
+)
+WITH_SUMMARIES = "m_0D8EzdJXJhk9-2"
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+SECRET_ARG = "leak-tool-arg-secret-0042"
+SECRET_VALUE = "sk-leakedProviderKey0043abcdef"
+FENCED_OUTPUT = "before\n```\n# not a heading\n````\n<script>alert(1)</script>\nafter"
+
+
+def _bundle(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+    return export_bundle(_reader(), thread_id, checkpoint_id=checkpoint_id, exported_at=NOW)
+
+
+def _cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _one_line_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert "Traceback" not in captured.err and captured.out == ""
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def _empty_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Mycel's variables at an empty folder: the bundle is all there is."""
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    point_env_at(monkeypatch, empty)
+    return empty
+
+
+def _config_flags(config: dict[str, Any]) -> list[str]:
+    s = config["settings"]
+    return [
+        *("--context-limit", str(s["context_limit"]), "--threshold", str(s["threshold"])),
+        *(
+            "--soft-trim-chars",
+            str(s["soft_trim_chars"]),
+            "--hard-clear-threshold",
+            str(s["hard_clear_threshold"]),
+        ),
+        *("--protect-recent", str(s["protect_recent"]), "--keep-recent-tokens", str(s["keep_recent_tokens"])),
+    ]
+
+
+def test_the_bundle_is_the_thread_and_calls_json(
+    sample_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = _bundle(WITH_SUMMARIES)
+    thread = _cli_json(["thread", WITH_SUMMARIES, "--json"], capsys)
+    calls = _cli_json(["calls", WITH_SUMMARIES, "--json"], capsys)
+    assert (bundle["format"], bundle["version"], bundle["exported_at"]) == (FORMAT, 1, NOW.isoformat())
+    assert bundle["thread"] == thread
+    assert bundle["calls"] == calls and len(calls) == 12
+    assert bundle["checkpoints"] == thread["checkpoints"]
+    assert bundle["checkpoint_id"] == thread["head_checkpoint_id"]
+    assert [s["summary_id"] for s in bundle["summaries"]] == [s["summary_id"] for s in thread["summaries"]]
+    assert all(s["summary_text"] for s in bundle["summaries"])
+    assert bundle["config"]["context_limit"] == thread["context_limit"] == 5500
+    assert bundle["config"]["rules"] == "main"
+    assert [d["index"] for d in bundle["pruning"]] == list(range(len(bundle["messages"])))
+
+
+def test_the_messages_are_the_checkpoints_messages(sample_home: Path) -> None:
+    for thread_id in SAMPLE_THREADS:
+        state = _reader().get_state(thread_id).value
+        assert state is not None
+        bundle = _bundle(thread_id)
+        back = messages_from_dicts(bundle["messages"], strict=True)
+        # raw_type is the spelling the data used; a bundle spells every type LangChain's way.
+        assert [replace(m, raw_type="") for m in back] == [replace(m, raw_type="") for m in state.messages]
+
+
+@pytest.mark.parametrize("thread_id", SAMPLE_THREADS)
+def test_plan_bundle_gives_the_live_threads_decisions_with_no_mycel_files(
+    thread_id: str, sample_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    bundle = _bundle(thread_id)
+    live_dry_run = _cli_json(["dry-run", thread_id, "--json", "--show-text"], capsys)
+    state = _reader().get_state(thread_id).value
+    assert state is not None
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle, ensure_ascii=False), encoding="utf-8")
+    from memory_core.export.bundle import message_dict
+
+    live = tmp_path / "live-messages.json"
+    live.write_text(json.dumps([message_dict(m) for m in state.messages]), encoding="utf-8")
+
+    _empty_env(tmp_path, monkeypatch)
+    from_bundle = _cli_json(["plan", "--bundle", str(path), "--json"], capsys)
+    from_messages = _cli_json(
+        ["plan", "--messages", str(live), *_config_flags(bundle["config"]), "--json"], capsys
+    )
+    assert from_bundle == from_messages
+    assert [d["action"] for d in from_bundle["pruning"]] == [d["action"] for d in bundle["pruning"]]
+    assert _cli_json(["dry-run", "--bundle", str(path), "--json", "--show-text"], capsys) == live_dry_run
+    assert not (
+        tmp_path / "elsewhere" / "leon.db"
+    ).exists()  # nothing was created where Mycel's files would be
+
+
+def test_plan_bundle_under_dev_rules_uses_the_bundles_summary_and_breaker(
+    sample_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    bundle = _bundle(WITH_SUMMARIES)
+    active = bundle["config"]["active_summary"]
+    assert active is not None
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    (tmp_path / "messages.json").write_text(json.dumps(bundle["messages"]), encoding="utf-8")
+    (tmp_path / "summary.json").write_text(json.dumps(active), encoding="utf-8")
+    _empty_env(tmp_path, monkeypatch)
+    dev = _cli_json(["plan", "--bundle", str(path), "--rules", "dev", "--json"], capsys)
+    flags = [f for f in _config_flags(bundle["config"]) if f not in ("--threshold", "0.7")]
+    given = ["plan", "--rules", "dev", "--messages", str(tmp_path / "messages.json"), *flags]
+    expected = _cli_json([*given, "--active-summary", str(tmp_path / "summary.json"), "--json"], capsys)
+    assert dev == expected and dev["rules"] == "dev"
+
+
+def test_flags_still_override_the_bundles_config(
+    sample_home: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(_bundle(WITH_SUMMARIES)), encoding="utf-8")
+    _empty_env(tmp_path, monkeypatch)
+    report = _cli_json(["dry-run", "--bundle", str(path), "--context-limit", "100000", "--json"], capsys)
+    assert report["context_limit"] == 100000 and report["context_limit_source"] == "--context-limit"
+
+
+@pytest.mark.parametrize(
+    ("document", "said"),
+    [
+        ([{"type": "human", "content": "a list, not a bundle"}], "not a mycel-memory export bundle"),
+        ({"format": "langfuse-export", "version": 1}, "not a mycel-memory export bundle"),
+        ({"format": FORMAT, "version": 2}, "bundle version 2"),
+        ({"format": FORMAT, "version": 1}, "config must be an object"),
+    ],
+)
+def test_a_foreign_file_is_one_line(
+    document: Any, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    _empty_env(tmp_path, monkeypatch)
+    path = tmp_path / "foreign.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    for argv in (["plan", "--bundle", str(path)], ["dry-run", "--bundle", str(path), "--json"]):
+        line = _one_line_error(argv, capsys)
+        assert said in line and "foreign.json" in line
+
+
+def test_a_damaged_bundle_is_one_line(sample_home: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    good = _bundle(WITH_SUMMARIES)
+    _empty_env(tmp_path, monkeypatch)
+    damages = {
+        "messages": lambda b: b.update(messages={"0": "not a list"}),
+        "message 3": lambda b: b["messages"].__setitem__(3, {"type": "function", "content": "x"}),
+        "config.settings.soft_trim_chars": lambda b: b["config"]["settings"].update(soft_trim_chars="3000"),
+        "config.settings: unknown setting": lambda b: b["config"]["settings"].update(run="rm -rf /"),
+        "config.rules": lambda b: b["config"].update(rules="python"),
+        "config.breaker.open": lambda b: b["config"]["breaker"].update(open="yes"),
+        "not valid JSON": None,
+    }
+    for said, damage in damages.items():
+        path = tmp_path / "damaged.json"
+        if damage is None:
+            path.write_text(json.dumps(good)[:-40], encoding="utf-8")
+        else:
+            bundle = json.loads(json.dumps(good))
+            damage(bundle)
+            path.write_text(json.dumps(bundle), encoding="utf-8")
+        assert said in _one_line_error(["plan", "--bundle", str(path), "--json"], capsys), said
+
+
+def test_bundle_and_messages_together_are_refused(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["plan", "--bundle", "a.json", "--messages", "b.json"])
+    assert exit_.value.code == 2
+    assert "not allowed with" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["dry-run", "some-thread", "--bundle", "a.json"])
+    assert "not allowed with" in capsys.readouterr().err
+    line = _one_line_error(["dry-run", "--bundle", str(tmp_path / "none.json"), "--checkpoint", "x"], capsys)
+    assert "--checkpoint does not apply to a bundle" in line
+
+
+def test_markdown_holds_every_human_message_and_summary(sample_home: Path) -> None:
+    for thread_id in SAMPLE_THREADS:
+        bundle = _bundle(thread_id)
+        text = bundle_markdown(bundle)
+        humans = [m for m in bundle["messages"] if m["type"] == MessageType.HUMAN.value]
+        assert humans
+        for message in humans:
+            assert message["content"] in text, (thread_id, message["id"])
+        for summary in bundle["summaries"]:
+            assert summary["summary_text"] in text
+        assert text.count("**▶ model call ") == len(bundle["calls"])
+    summarised = bundle_markdown(_bundle(WITH_SUMMARIES))
+    assert summarised.count("### Summary ") == 7
+    assert "— **summarised**" in summarised  # tool results behind the active summary's boundary
+
+
+def test_markdown_names_the_timelines_badges(sample_home: Path) -> None:
+    text = bundle_markdown(_bundle("m_npRsndIka9dx-2"))
+    badges = set(re.findall(r"\*\*(soft-trimmed|hard-cleared|protected)", text))
+    assert badges, "the longest sample thread has trimmed, cleared or protected results"
+    assert re.search(
+        r"\*\*soft-trimmed [\d,]+ → [\d,]+ chars\*\*|\*\*hard-cleared \(was [\d,]+ chars\)\*\*", text
+    )
+
+
+def _plant_hostile(home: Path) -> str:
+    thread_id = "export/hostile ``` thread"
+    plant_thread(
+        home / "leon.db",
+        thread_id,
+        [
+            HumanMessage("deploy it, key is below", id="h1"),
+            AIMessage(
+                "",
+                id="a1",
+                tool_calls=[{"id": "c1", "name": "Bash", "args": {"command": "ls", "api_key": SECRET_ARG}}],
+            ),
+            ToolMessage(FENCED_OUTPUT, tool_call_id="c1", id="t1", name="Bash"),
+            HumanMessage(SECRET_VALUE, id="h2"),
+            AIMessage("done", id="a2"),
+        ],
+        metadata={"api_key": SECRET_ARG, "nested": {"password": SECRET_ARG}},
+    )
+    return thread_id
+
+
+def test_no_planted_secret_in_either_format(sample_home: Path) -> None:
+    thread_id = _plant_hostile(sample_home)
+    assert SECRET_ARG.encode() in (sample_home / "leon.db").read_bytes()
+    for exported in (_bundle(thread_id), _bundle(WITH_SUMMARIES)):
+        for text in (json.dumps(exported, ensure_ascii=False), bundle_markdown(exported)):
+            assert SECRET_ARG not in text and SECRET_VALUE not in text and FAKE_API_KEY not in text
+    args = _bundle(thread_id)["messages"][1]["tool_calls"][0]["args"]
+    assert args["command"] == "ls" and args["api_key"] != SECRET_ARG  # the key is kept, its value hidden
+
+
+def test_a_tool_output_cannot_break_out_of_its_fence(sample_home: Path) -> None:
+    text = bundle_markdown(_bundle(_plant_hostile(sample_home)))
+    assert f"`````text\n{FENCED_OUTPUT}\n`````" in text
+    assert "\n# not a heading" not in text.replace(f"`````text\n{FENCED_OUTPUT}", "")
+    assert fence("a ```` b") == "`````\na ```` b\n`````"
+    assert code("x`y") == "``x`y``" and code("a\nb") == "`a\\nb`"
+
+
+def test_one_checkpoint_and_odd_ids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    point_env_at(monkeypatch, write_odd_home(tmp_path / "odd"))
+    names = set()
+    for thread_id in ODD_IDS.values():
+        head = _bundle(thread_id)
+        first = _bundle(thread_id, CHECKPOINT_IDS[0])
+        assert (head["thread_id"], head["checkpoint_id"], len(head["messages"])) == (
+            thread_id,
+            CHECKPOINT_IDS[1],
+            6,
+        )
+        assert (first["checkpoint_id"], len(first["messages"]), len(first["calls"])) == (
+            CHECKPOINT_IDS[0],
+            2,
+            1,
+        )
+        assert code(thread_id) in bundle_markdown(head)
+        for fmt in ("json", "md"):
+            name = export_filename(thread_id, fmt)
+            assert re.fullmatch(r"mycel-[A-Za-z0-9._-]+-[0-9a-f]{8}\." + fmt, name), name
+            assert ".." not in name and "/" not in name
+            names.add(name)
+    assert len(names) == 2 * len(ODD_IDS)
+
+
+def test_unknown_thread_or_checkpoint_is_an_export_error(sample_home: Path) -> None:
+    with pytest.raises(ExportError, match="unknown thread"):
+        _bundle("no-such-thread")
+    with pytest.raises(ExportError, match="no checkpoint 'nope'"):
+        _bundle(WITH_SUMMARIES, "nope")
+
+
+def test_the_export_is_not_written_when_the_audit_log_cannot_record_it(
+    sample_home: Path, tmp_path: Path
+) -> None:
+    # A fresh process with the dashboard's database at an empty file: no audit table, so no export.
+    target = tmp_path / "out.json"
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LEON_DB_PATH": str(sample_home / "leon.db"),
+        "MYCEL_CONFIG_HOME": str(sample_home),
+        "DASHBOARD_DB_PATH": str(tmp_path / "empty.sqlite3"),
+        "DASHBOARD_DATA_DIR": str(tmp_path / "var"),
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "memory_core", "export", WITH_SUMMARIES, "-o", str(target)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("mycel-memory: error: the export was not written")
+    assert len(run.stderr.strip().splitlines()) == 1 and not target.exists()
