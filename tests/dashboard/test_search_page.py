@@ -4,6 +4,7 @@ escaped, links into the timeline, filters, bad input as a message, and the CLI's
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,16 @@ def test_an_unusable_index_is_a_message(viewer_client, planted: Path, settings, 
     response = viewer_client.get(reverse("search"), {"q": "walrus"})
     assert response.status_code == 200
     assert "search index" in response.content.decode()
+
+
+def test_the_management_command_builds_the_index_the_page_uses(planted: Path, viewer_client):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("search_index", stdout=out)
+    assert re.search(r"Indexed [\d,]+ threads, [\d,]+ documents", out.getvalue()), out.getvalue()
+    response = viewer_client.get(reverse("search"), {"q": "walrus"})
+    assert len(response.context["hits"]) == 3
+    assert response.context["results"].refresh.threads_updated == 0  # built already: nothing left to do
