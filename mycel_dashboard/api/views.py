@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import Any
 
@@ -23,9 +23,9 @@ from memory_core.cli.cost_cmd import parse_day
 from memory_core.cli.search_cmd import results_json
 from memory_core.cli.storage_cmd import _refuse_unreadable_checkpoints, turns_option
 from memory_core.cli.threads import _require_data, thread_detail_json, threads_rows
+from memory_core.records import StoreProblem
 from memory_core.search import engine
 from memory_core.storage.report import storage_as_json, storage_report
-from memory_core.stores.locations import StoreRole
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.api.checkpoint import checkpoint_json
 from mycel_dashboard.api.paging import BadPaging, page_of, paging_of
@@ -103,7 +103,7 @@ def api_view(view: View) -> View:
         except ApiError as exc:
             return error(exc.status, str(exc))
         except UnknownThread as exc:
-            return error(404, str(exc))
+            return _unknown_thread(exc)
         except (CliError, BadPaging) as exc:
             return error(400, str(exc))
         except Exception:
@@ -111,6 +111,23 @@ def api_view(view: View) -> View:
             return error(500, "internal error (logged on the server)")
 
     return wrapped
+
+
+def _unknown_thread(exc: UnknownThread) -> HttpResponse:
+    """404, unless the stores could not be read: then the thread may well exist, and 503 says why."""
+    try:
+        _refuse_unreadable_checkpoints(exc.problems)
+    except CliError as unreadable:
+        return error(503, str(unreadable))
+    return error(404, str(exc))
+
+
+def _readable(problems: Sequence[StoreProblem]) -> None:
+    """Nothing listed because the checkpoint store itself failed: a 503 naming it, not an empty list."""
+    try:
+        _refuse_unreadable_checkpoints(problems)
+    except CliError as exc:
+        raise ApiError(503, str(exc)) from None
 
 
 def _reader() -> MycelReader:
@@ -148,7 +165,9 @@ def _paged(request: HttpRequest, items: list[Any], key: Callable[[Any], Any], **
 @api_view
 def threads(request: HttpRequest) -> HttpResponse:
     _only(request.GET, _PAGING)
-    rows, _ = threads_rows(_reader())
+    rows, problems = threads_rows(_reader())
+    if not rows:
+        _readable(problems)
     return _paged(request, rows, key=lambda row: row["thread_id"])
 
 
@@ -169,9 +188,12 @@ def calls(request: HttpRequest, thread_id: str) -> HttpResponse:
 def checkpoint(request: HttpRequest, thread_id: str, checkpoint_id: str) -> HttpResponse:
     _only(request.GET, ())
     reader = _reader()
-    row = reader.get_thread(thread_id).value
+    found = reader.get_thread(thread_id)
+    row = found.value
     if row is None:
-        raise UnknownThread(f"unknown thread {thread_id[:200]!r}: no Mycel store has it")
+        raise UnknownThread(
+            f"unknown thread {thread_id[:200]!r}: no Mycel store has it", problems=found.problems
+        )
     try:
         page = checkpoint_page(
             reader,
@@ -223,9 +245,7 @@ def search(request: HttpRequest) -> HttpResponse:
     except engine.SearchIndexError as exc:
         raise ApiError(503, str(exc)) from None
     if not results.hits:
-        for problem in results.problems:
-            if problem.store == StoreRole.MAIN.value and not problem.expected_absence:
-                raise ApiError(503, problem.message)
+        _readable(results.problems)
     return _paged(
         request,
         results_json(results),
@@ -243,10 +263,7 @@ def storage(request: HttpRequest) -> HttpResponse:
         raise ApiError(400, str(exc).replace("--turns", "turns")) from None
     result = storage_report(_reader(), turns_ahead=turns)
     if not result.value.threads:
-        try:
-            _refuse_unreadable_checkpoints(result.problems)
-        except CliError as exc:
-            raise ApiError(503, str(exc)) from None
+        _readable(result.problems)
     return json_response(storage_as_json(result))
 
 

@@ -432,3 +432,24 @@ def test_no_mycel_data_is_503_json(
     monkeypatch.setenv("LEON_DB_PATH", str(tmp_path / "absent" / "leon.db"))
     assert "no Mycel data" in _json(_get(client, reverse("api_threads"), token), 503)["error"]
     assert "no Mycel data" in _json(_get(client, reverse("api_storage"), token), 503)["error"]
+
+
+def test_a_damaged_leon_db_is_503_naming_it_not_an_empty_list(
+    client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, token: str
+) -> None:
+    from tests.conftest import point_env_at
+
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    (folder / "leon.db").write_text("this is not a database\n" * 100)
+    point_env_at(monkeypatch, folder)
+    for url in (
+        reverse("api_threads"),
+        reverse("api_thread", args=["thread-0"]),
+        reverse("api_calls", args=["thread-0"]),
+        reverse("api_checkpoint", args=["thread-0", "c1"]),
+        reverse("api_storage"),
+        reverse("api_search") + "?q=anything",
+    ):
+        body = _json(_get(client, url, token), 503)
+        assert "leon.db" in body["error"], (url, body)
