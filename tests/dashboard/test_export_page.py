@@ -19,6 +19,7 @@ from memory_core.export.bundle import export_bundle
 from memory_core.export.markdown import bundle_markdown
 from mycel_dashboard.models import AuditEntry
 from tests.conftest import point_env_at
+from tests.hostile.payloads import SECRETS, write_hostile_home
 from tests.support.odd_ids import CHECKPOINT_IDS, ODD_IDS, write_odd_home
 
 THREAD = "m_0D8EzdJXJhk9-2"  # the sample thread with seven summaries
@@ -169,3 +170,20 @@ def test_cli_bad_input_is_one_line_and_nothing_recorded(db, sample_home: Path, c
     lines = [line for line in captured.err.splitlines() if line.strip()]
     assert len(lines) == 1 and said in lines[0], lines
     assert not AuditEntry.objects.exists()
+
+
+def test_no_planted_secret_or_live_markup_in_any_export_of_the_hostile_home(
+    viewer_client, tmp_path: Path, monkeypatch
+) -> None:
+    home = write_hostile_home(tmp_path / "hostile", secrets=SECRETS)
+    point_env_at(monkeypatch, home.folder)
+    on_disk = b"".join(p.read_bytes() for p in home.folder.rglob("*") if p.is_file())
+    assert all(value.encode() in on_disk for value in SECRETS.values())  # they are there to leak
+    for thread_id in home.thread_ids:
+        for fmt in ("json", "md"):
+            response = _export(viewer_client, thread_id, format=fmt)
+            assert response.status_code == 200, (thread_id, fmt)
+            body = response.content.decode()
+            assert [v for v in SECRETS.values() if v in body] == [], (thread_id, fmt)
+            assert FILENAME.fullmatch(response["Content-Disposition"]), response["Content-Disposition"]
+            assert not response["Content-Type"].startswith("text/html")
