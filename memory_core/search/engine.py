@@ -91,7 +91,10 @@ def default_index(reader: MycelReader) -> SearchIndex:
     """The index of this reader's store, in its facts folder (the dashboard's data folder, or the CLI's
     cache folder): one file per checkpoint store."""
     folder = reader.facts_folder if reader.facts_folder is not None else default_folder(os.environ)
-    return SearchIndex(index_path(folder, reader.store_key))
+    # Named after where the store is, not its inode: a leon.db replaced in place keeps its index, which
+    # the refresh then checks thread by thread against the new file.
+    where = reader.store_key if reader.locations.postgres_url else str(reader.locations.main)
+    return SearchIndex(index_path(folder, where))
 
 
 def _ids_digest(messages: Sequence[Message]) -> str:
@@ -122,7 +125,9 @@ def _refresh(reader: MycelReader, index: SearchIndex) -> Result[IndexRefresh]:
     rows = {row.thread_id: row for row in listed.value}
     with index.writing() as writer:
         known = writer.threads()
-        removed = [t for t in known if t not in rows]
+        # A list read with problems (a locked or damaged leon.db) may miss threads: nothing is removed then.
+        complete = not any(not p.expected_absence for p in listed.problems)
+        removed = [t for t in known if t not in rows] if complete else []
         for thread_id in removed:
             writer.remove_thread(thread_id)
         moved = [

@@ -335,3 +335,27 @@ def test_the_index_lives_outside_mycels_files(home: Path):
     with closing(sqlite3.connect(home / "leon.db")) as conn:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     assert not any("docs" in t or "search" in t for t in tables)
+
+
+def test_an_unreadable_store_keeps_the_index_and_says_why(home: Path):
+    db = home / "leon.db"
+    plant_thread(db, "t-kept", _texts("narwhal", "x"))
+    assert search(_reader(home), "narwhal").hits
+    for side in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        side.unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    memo.reset()
+    damaged = search(_reader(home), "narwhal")
+    assert [h.thread_id for h in damaged.hits] == ["t-kept"]  # what was indexed is still found
+    assert damaged.problems and damaged.refresh.threads_removed == 0
+
+
+def test_a_rollback_indexes_the_summaries_again(home: Path):
+    db = home / "leon.db"
+    plant_thread(db, "t-s", _texts("one", "two", "three", "four"))
+    add_summary(home / "summary.db", "t-s", "s9", up_to=2, active=True, at="2026-01-02T03:04:05")
+    assert [h.kind for h in search(_reader(home), "s9").hits] == ["summary"]
+    plant_thread(db, "t-s", _texts("one"))  # fewer messages: not a descendant of what was indexed
+    again = search(_reader(home), "s9")
+    assert again.refresh.threads_reindexed == 1
+    assert [h.kind for h in again.hits] == ["summary"]  # indexed again, once
