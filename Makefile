@@ -69,8 +69,8 @@ postgres: ## Make sure PostgreSQL's server binaries and PgBouncer are installed 
 		exit 1; \
 	fi
 
-load-smoke: $(STAMP) ## Short load run on a small home: gunicorn + 4 clients for 10 s, prints the figures
-	$(BIN)/python tests/benchmarks/load.py --quick --duration 10 --warmup 2 --clients 4
+load-smoke: $(STAMP) ## Short load run on a small home: gunicorn + 4 clients for 10 s, then 16 idle live pages for 15 s; prints the figures
+	$(BIN)/python tests/benchmarks/load.py --quick --duration 10 --warmup 2 --clients 4 --live-duration 15 --live-pages 16
 
 bench: $(STAMP) ## Run the benchmarks (prints ratios against the naive way)
 	$(BIN)/python tests/benchmarks/run_all.py

@@ -92,7 +92,7 @@
 
   function shownMessages() {
     var timeline = byId("timeline");
-    return Number((timeline && timeline.dataset.liveMessages) || (byId("live-thread") || {}).dataset.messages || 0);
+    return Number((timeline && timeline.dataset.liveMessages) || 0);
   }
 
   function threadChanged(answer) {
@@ -124,10 +124,8 @@
         });
         redrawCharts(doc);
         var timeline = doc.getElementById("timeline");
-        var status = doc.getElementById("live-thread");
-        if (!timeline || !status) { return; }
-        timeline.dataset.liveMessages = status.dataset.messages;
-        var added = Number(status.dataset.messages) - before;
+        if (!timeline) { return; }
+        var added = Number(timeline.dataset.liveMessages || 0) - before;
         if (endInView()) {
           placeTimeline(timeline);
         } else {
@@ -135,7 +133,9 @@
           showPill(added > 0 ? added + " new message" + (added === 1 ? "" : "s") + " ↓" : "Timeline updated ↓", function () {
             placeTimeline(waiting);
             var first = byId("msg-" + before);
-            if (first) { first.scrollIntoView({ block: "start" }); }
+            if (!first) { return; }
+            if (window.mycelTimeline) { window.mycelTimeline.revealMessage(first); } // a folded run (timeline.js)
+            first.scrollIntoView({ block: "start" });
           });
         }
       });

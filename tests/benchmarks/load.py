@@ -16,6 +16,11 @@ between requests. After a first request of each kind on the fresh server (cold, 
 and errors; the server's RSS (master + workers, every 0.5 s) in the first, middle and last third of the
 timed run and its peak; the CPU the server and this script used; the load average. Exit status 1 when
 any request failed (an HTTP status other than 200, a reset, a timeout).
+
+Then the live phase (--live-duration seconds, 0 to skip): --live-pages open Thread pages (one client each,
+on different threads) poll their live endpoint at the page's interval with the last ETag, as live.js
+does, while nothing writes. It prints the answers (304 / 200) and the server's CPU over the phase as a
+share of one core, against the target: at most 5 % for 16 pages.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 HERE = Path(__file__).resolve().parent
 
+from mycel_dashboard.screens.live.pulse import POLL_INTERVAL_MS  # noqa: E402
 from tests.benchmarks.bench_stores import home_folder  # noqa: E402
 from tests.support.server import PASSWORD, running_server  # noqa: E402
 
@@ -158,6 +164,9 @@ class Client:
     def __init__(self, port: int) -> None:
         self.port = port
         self.cookies: dict[str, str] = {}
+        self.last_headers: http.client.HTTPMessage | None = (
+            None  # the last response's (the live phase's ETag)
+        )
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 
     def request(
@@ -173,6 +182,7 @@ class Client:
                 self.connection.request(method, path, body=body, headers=sent)
                 response = self.connection.getresponse()
                 text = response.read().decode("utf-8", errors="replace")
+                self.last_headers = response.headers
                 break
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 # A keep-alive connection the server closed while idle: reconnect once, as browsers do.
@@ -409,6 +419,87 @@ def drive(
     return tallies, time.monotonic() - started, started
 
 
+# -- the live phase --------------------------------------------------------------------------------
+
+THREAD_LINK = re.compile(r'<a class="mono" href="/threads/([^"/?#]+)/"')
+
+
+@dataclass
+class LiveTally:
+    not_modified: int = 0
+    changed: int = 0
+    errors: list[str] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+
+
+def open_pages(port: int, pages: int) -> list[str]:
+    """The thread ids `pages` operators have open: the long thread and the list's first ones."""
+    client = Client(port)
+    client.log_in()
+    found = [LONG]
+    page = 1
+    while len(found) < pages and page <= 5:
+        _, text = client.request("GET", f"/threads/?page={page}")
+        found.extend(t for t in THREAD_LINK.findall(text) if t not in found)
+        page += 1
+    client.connection.close()
+    return found[:pages]
+
+
+def drive_live(port: int, *, pages: int, duration: float, interval: float) -> tuple[LiveTally, float, float]:
+    """One client per open Thread page polling its live endpoint every `interval` seconds with the last
+    ETag in If-None-Match, as live.js does; the pages were opened at different moments of an interval."""
+    thread_ids = open_pages(port, pages)
+    tally = LiveTally()
+    lock = threading.Lock()
+    ready = threading.Barrier(len(thread_ids) + 1)
+    stop = threading.Event()
+
+    def page(number: int, thread_id: str) -> None:
+        client = Client(port)
+        client.log_in()
+        path = f"/threads/{thread_id}/live/"
+        # The page arrives with its tag (data-etag, read as the page was drawn): live.js's polls send it
+        # from the first, so an open page's first poll is already a 304. Fetched here, before timing.
+        client.request("GET", path, headers={"HX-Request": "true"})
+        etag = client.last_headers.get("ETag") if client.last_headers is not None else None
+        ready.wait()
+        stop.wait(interval * number / len(thread_ids))
+        while not stop.is_set():
+            headers = {"HX-Request": "true", **({"If-None-Match": etag} if etag else {})}
+            started = time.perf_counter()
+            status = 0
+            try:
+                # A keep-alive connection gunicorn closed between polls is reopened, as a browser does.
+                status, _ = client.request("GET", path, headers=headers)
+                error = None if status in (200, 304) else f"{path}: HTTP {status}"
+                if client.last_headers is not None:
+                    etag = client.last_headers.get("ETag") or etag
+            except (OSError, http.client.HTTPException) as exc:
+                error = f"{path}: {type(exc).__name__}: {exc}"
+            with lock:
+                tally.latencies.append(time.perf_counter() - started)
+                if error:
+                    tally.errors.append(error)
+                elif status == 304:
+                    tally.not_modified += 1
+                else:
+                    tally.changed += 1
+            stop.wait(interval)
+        client.connection.close()
+
+    workers = [threading.Thread(target=page, args=(n, t), daemon=True) for n, t in enumerate(thread_ids)]
+    for worker in workers:
+        worker.start()
+    ready.wait()
+    started = time.monotonic()
+    stop.wait(duration)
+    stop.set()
+    for worker in workers:
+        worker.join(timeout=60)
+    return tally, time.monotonic() - started, started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=16)
@@ -431,6 +522,13 @@ def main() -> int:
         help="mean pause of a client between requests, uniform in [0, 2*THINK] s (default 0: back to back)",
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--live-duration",
+        type=float,
+        default=60.0,
+        help="seconds of the live phase: open Thread pages polling, nothing changing (default 60; 0 skips it)",
+    )
+    parser.add_argument("--live-pages", type=int, default=16, help="open Thread pages in the live phase")
     args = parser.parse_args()
     if not 1 <= args.clients <= 256 or not 0 < args.duration <= 3600 or not 0 <= args.warmup <= 600:
         parser.error("--clients must be 1..256, --duration 0..3600 s and --warmup 0..600 s")
@@ -468,6 +566,13 @@ def main() -> int:
             seed=args.seed,
         )
         load_ended = time.monotonic()
+        live = None
+        if args.live_duration > 0:
+            # Let the last requests of the load finish before measuring what idle pages cost.
+            time.sleep(2.0)
+            live = drive_live(
+                port, pages=args.live_pages, duration=args.live_duration, interval=POLL_INTERVAL_MS / 1000
+            )
         sampler.halt.set()
         sampler.join()
         end_rss = sampler.rss()
@@ -526,6 +631,25 @@ def main() -> int:
             f"{load_before:.1f} before the run, {os.getloadavg()[0]:.1f} after (other work on the machine counts)"
         )
 
+    live_share = None
+    if live is not None:
+        live_tally, live_elapsed, live_from = live
+        seconds, server_cpu, _ = sampler.cpu_between(live_from, live_from + live_elapsed)
+        live_share = server_cpu / seconds if seconds else 0.0
+        values = sorted(live_tally.latencies)
+        print(
+            f"\nlive phase: {args.live_pages} open Thread pages polling their live endpoint every "
+            f"{POLL_INTERVAL_MS / 1000:g} s for {live_elapsed:.0f} s, nothing changing: "
+            f"{live_tally.not_modified:,} answered 304, {live_tally.changed:,} answered 200, "
+            f"{len(live_tally.errors)} errors; p50 {percentile(values, 50) * 1000:.1f} ms, "
+            f"p95 {percentile(values, 95) * 1000:.1f} ms"
+        )
+        print(
+            f"live cost: server CPU {live_share * 100:.1f} % of one core over the phase "
+            f"({server_cpu:.2f} CPU s in {seconds:.1f} s, idle work of the server included)"
+        )
+        tallies.setdefault("live poll", Tally()).errors.extend(live_tally.errors)
+
     problems = [p for t in tallies.values() for p in t.problems]
     if problems:
         # "queue.db does not exist" and the like: the page said so plainly, as it should.
@@ -545,6 +669,13 @@ def main() -> int:
             else "(full run with 16 clients only)"
         )
         + f" ({p95 * 1000:.0f} ms); memory flat: {'met' if flat else 'MISSED'}"
+        + (
+            ""
+            if live_share is None
+            else "; live cost <= 5 % of one core for 16 open pages: "
+            + (("met" if live_share <= 0.05 else "MISSED") if args.live_pages >= 16 else "(16 pages only)")
+            + f" ({live_share * 100:.1f} %)"
+        )
     )
     return 1 if errors else 0
 

@@ -77,7 +77,9 @@ def _events(home: Path, *types: str) -> None:
     write_run_events(
         home / "events.db",
         [
-            RunEventsTableRow(TOOL_HEAVY, "run-live-1", kind, {"note": "<b>x</b>"}, None, "2026-11-30T10:00:00")
+            RunEventsTableRow(
+                TOOL_HEAVY, "run-live-1", kind, {"note": "<b>x</b>"}, None, "2026-11-30T10:00:00"
+            )
             for kind in types
         ],
     )
