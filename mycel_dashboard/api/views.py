@@ -143,9 +143,8 @@ def _reader() -> MycelReader:
 def _only(query: QueryDict, allowed: tuple[str, ...]) -> None:
     unknown = sorted(set(query) - set(allowed))
     if unknown:
-        raise ApiError(
-            400, f"unknown parameter {unknown[0][:40]!r}; this endpoint takes {', '.join(allowed)}"
-        )
+        takes = f"takes {', '.join(allowed)}" if allowed else "takes no parameter"
+        raise ApiError(400, f"unknown parameter {unknown[0][:40]!r}; this endpoint {takes}")
 
 
 _PAGING = ("limit", "offset", "cursor")
