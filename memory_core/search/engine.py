@@ -112,7 +112,12 @@ def refresh_index(reader: MycelReader, index: SearchIndex) -> Result[IndexRefres
     """Bring `index` up to date with the reader's store; free when the store's version has not moved
     since this process last did it."""
     key = Key(reader.backend.version(), what=("search-index", str(index.path)))
-    return _CHECKED.get_or_compute(key, lambda: _refresh(reader, index), keep=lambda r: not r.problems)
+    return _CHECKED.get_or_compute(key, lambda: _refresh(reader, index), keep=_clean)
+
+
+def _clean(result: Result[IndexRefresh]) -> bool:
+    # A file Mycel never made (no queue.db) is normal; any other problem means look again next time.
+    return all(p.expected_absence for p in result.problems)
 
 
 # Per store version and index file: that this process brought the index up to date at that version.
