@@ -20,12 +20,14 @@ from memory_core.export.read import FORMAT, VERSION
 from memory_core.integrity import integrity_issues
 from memory_core.messages import Message, MessageType
 from memory_core.model_view import newest_active
-from memory_core.records import SummaryRow, ThreadRow
+from memory_core.records import ProblemKind, SummaryRow, ThreadRow
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.redact import encodable_data
 from memory_core.stores.thread_settings import ThreadMemorySettings, thread_memory_settings
 from memory_core.tokens import content_chars
+
+_QUIET_KINDS = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
 
 
 class ExportError(ValueError):
@@ -104,7 +106,11 @@ def export_bundle(
             {"kind": i.kind.value, "index": i.index, "detail": i.detail, "tool_call_id": i.tool_call_id}
             for i in integrity_issues(messages, plan=plan)
         ],
-        "warnings": [*(p.message for p in detail.problems), *detail.warnings],
+        # What reading met, as `thread` warns on stderr (an absent side store is normal, so not said).
+        "warnings": [
+            *(p.message for p in dict.fromkeys(detail.problems) if p.kind not in _QUIET_KINDS),
+            *detail.warnings,
+        ],
     }
     # The project's one rule (memory_core/secrets.py): secret keys at any depth and key-shaped values.
     redacted: dict[str, Any] = encodable_data(redact_secrets(bundle))
