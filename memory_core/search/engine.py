@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
+from datetime import time as clock_time
 
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message
@@ -54,6 +56,7 @@ class IndexRefresh:
     documents_added: int = 0
     threads_reindexed: int = 0
     threads_removed: int = 0
+    threads_pending: int = 0  # moved or new threads left for the next search (the time budget ran out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +82,7 @@ class SearchResults:
 
 
 def day_start(day: date) -> datetime:
-    return datetime.combine(day, time(), UTC)
+    return datetime.combine(day, clock_time(), UTC)
 
 
 def day_after(day: date) -> datetime:
@@ -108,23 +111,28 @@ def _summaries_signature(row: ThreadRow) -> str:
     return f"{row.summaries}:{int(row.active_summary)}" if row.summaries else ""
 
 
-def refresh_index(reader: MycelReader, index: SearchIndex) -> Result[IndexRefresh]:
+def refresh_index(
+    reader: MycelReader, index: SearchIndex, *, budget_s: float | None = None
+) -> Result[IndexRefresh]:
     """Bring `index` up to date with the reader's store; free when the store's version has not moved
-    since this process last did it."""
+    since this process last did it. With `budget_s`, threads left when it is spent wait for the next
+    call (`threads_pending`), so a first search over a big fleet answers instead of hanging."""
     key = Key(reader.backend.version(), what=("search-index", str(index.path)))
-    return _CHECKED.get_or_compute(key, lambda: _refresh(reader, index), keep=_clean)
+    deadline = None if budget_s is None else time.monotonic() + budget_s
+    return _CHECKED.get_or_compute(key, lambda: _refresh(reader, index, deadline), keep=_complete)
 
 
-def _clean(result: Result[IndexRefresh]) -> bool:
-    # A file Mycel never made (no queue.db) is normal; any other problem means look again next time.
-    return all(p.expected_absence for p in result.problems)
+def _complete(result: Result[IndexRefresh]) -> bool:
+    # A file Mycel never made (no queue.db) is normal; any other problem, or threads left for later,
+    # means look again next time.
+    return not result.value.threads_pending and all(p.expected_absence for p in result.problems)
 
 
 # Per store version and index file: that this process brought the index up to date at that version.
 _CHECKED: Memo[Result[IndexRefresh]] = Memo("search.index_checked", max_entries=16)
 
 
-def _refresh(reader: MycelReader, index: SearchIndex) -> Result[IndexRefresh]:
+def _refresh(reader: MycelReader, index: SearchIndex, deadline: float | None = None) -> Result[IndexRefresh]:
     listed = reader.list_threads()
     problems = list(listed.problems)
     rows = {row.thread_id: row for row in listed.value}
@@ -141,10 +149,11 @@ def _refresh(reader: MycelReader, index: SearchIndex) -> Result[IndexRefresh]:
             if row.head_checkpoint_id is not None
             and (row.thread_id not in known or known[row.thread_id].head != row.head_checkpoint_id)
         ]
-        added, reindexed = _index_messages(reader, writer, moved, known, problems)
+        added, reindexed, done = _index_messages(reader, writer, moved, known, problems, deadline)
         added += _index_summaries(reader, writer, rows, writer.threads(), problems)
         added += _index_queue(reader, writer, rows, problems)
-    return Result(IndexRefresh(len(moved), added, reindexed, len(removed)), tuple(dict.fromkeys(problems)))
+    refresh = IndexRefresh(done, added, reindexed, len(removed), len(moved) - done)
+    return Result(refresh, tuple(dict.fromkeys(problems)))
 
 
 def _index_messages(
@@ -153,11 +162,16 @@ def _index_messages(
     moved: list[ThreadRow],
     known: dict[str, IndexedThread],
     problems: list[StoreProblem],
-) -> tuple[int, int]:
-    """Index the new messages of threads whose head moved; returns documents added and threads indexed
-    again. A thread new to the index, or indexed again, keeps no summaries signature, so they follow."""
-    added = reindexed = 0
+    deadline: float | None,
+) -> tuple[int, int, int]:
+    """Index the new messages of threads whose head moved (until `deadline`); returns documents added,
+    threads indexed again and threads done. A thread new to the index, or indexed again, keeps no
+    summaries signature, so its summaries follow."""
+    added = reindexed = done = 0
     for row, messages in reader.head_messages(moved, problems):
+        if deadline is not None and done and time.monotonic() > deadline:
+            break  # at least one thread per call, so each search goes on where the last one stopped
+        done += 1
         if messages is None:
             continue  # an unreadable head: keep what was indexed, try again when the head moves
         old = known.get(row.thread_id)
@@ -173,7 +187,7 @@ def _index_messages(
             row.thread_id,
             IndexedThread(row.head_checkpoint_id, len(messages), _ids_digest(messages), signature),
         )
-    return added, reindexed
+    return added, reindexed, done
 
 
 def _index_summaries(
@@ -240,6 +254,7 @@ def search(
     until: datetime | None = None,
     limit: int = DEFAULT_LIMIT,
     index: SearchIndex | None = None,
+    budget_s: float | None = None,
 ) -> SearchResults:
     """Matches of `query` (words and "exact phrases", all required) over every thread, best first: a match
     of the whole query as one phrase, then bm25, ties newest first. Raises QueryError for an empty query and
@@ -247,7 +262,7 @@ def search(
     parsed = parse_query(query)
     limit = max(1, min(limit, MAX_LIMIT))
     index = index or default_index(reader)
-    refreshed = refresh_index(reader, index)
+    refreshed = refresh_index(reader, index, budget_s=budget_s)
 
     def matches(expression: str) -> list[IndexRow]:
         return index.query(expression, tool=tool, thread_id=thread, since=since, until=until, limit=limit + 1)

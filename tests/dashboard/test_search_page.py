@@ -142,3 +142,18 @@ def test_the_management_command_builds_the_index_the_page_uses(planted: Path, vi
     response = viewer_client.get(reverse("search"), {"q": "walrus"})
     assert len(response.context["hits"]) == 3
     assert response.context["results"].refresh.threads_updated == 0  # built already: nothing left to do
+
+
+def test_a_spent_budget_indexes_one_more_thread_per_search(viewer_client, planted: Path, settings):
+    settings.DASHBOARD_FLEET_BUDGET_S = 0.0
+    first = viewer_client.get(reverse("search"), {"q": "walrus"})
+    assert first.status_code == 200
+    refresh = first.context["results"].refresh
+    total = refresh.threads_updated + refresh.threads_pending
+    assert refresh.threads_updated == 1 and refresh.threads_pending == total - 1 > 0
+    assert 'id="search-pending"' in first.content.decode()
+    for _ in range(total - 1):
+        last = viewer_client.get(reverse("search"), {"q": "walrus"})
+    assert last.context["results"].refresh.threads_pending == 0
+    assert 'id="search-pending"' not in last.content.decode()
+    assert len(last.context["hits"]) == 3

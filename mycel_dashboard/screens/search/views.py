@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
@@ -54,6 +55,8 @@ def search_page(request: HttpRequest) -> HttpResponse:
                     thread=values.get("thread") or None,
                     since=day_start(since) if since else None,
                     until=day_after(until) if until and "until" not in form.errors else None,
+                    # The first search over a big fleet indexes what it can in the page budget.
+                    budget_s=settings.DASHBOARD_FLEET_BUDGET_S,
                 )
             except (QueryError, SearchIndexError) as exc:
                 problems.append(str(exc)[:1_000])
