@@ -47,6 +47,9 @@ _KIND_OF = {
 _NAMED_VALUE = re.compile(
     r"""(?P<name>[A-Za-z_][\w\-]{1,63})(?P<sep>["']?\s*[:=]\s*["']?)(?P<value>[^\s"',;}&]+)"""
 )
+# Every name `is_secret_key` accepts contains one of these (key, token, auth, pass, pwd, secret, …).
+_SECRET_HINTS = ("key", "token", "auth", "pass", "pwd", "secret", "cookie", "bearer", "credential", "jwt")
+_BEARER = re.compile(r"(?i)\bbearer\s+\S+")
 # The very rule `is_secret_value` applies to a whole string, found anywhere in a text (one regex pass: a
 # callback per word made indexing three times slower).
 _KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9_\-])" + _SECRET_VALUE.pattern.removeprefix("^"))
@@ -69,8 +72,10 @@ def redact_text(text: str) -> str:
             else match.group(0)
         )
 
-    text = _NAMED_VALUE.sub(named, text)
-    text = re.sub(r"(?i)\bbearer\s+\S+", f"Bearer {REDACTED}", text)
+    lower = text.lower()
+    if any(hint in lower for hint in _SECRET_HINTS):  # most texts name no secret: skip the slower passes
+        text = _NAMED_VALUE.sub(named, text)
+        text = _BEARER.sub(f"Bearer {REDACTED}", text)
     return _KEY_SHAPED.sub(REDACTED, text)
 
 
