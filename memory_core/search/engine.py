@@ -143,6 +143,7 @@ def _refresh(reader: MycelReader, index: SearchIndex, deadline: float | None = N
         removed = [t for t in known if t not in rows] if complete else []
         for thread_id in removed:
             writer.remove_thread(thread_id)
+            del known[thread_id]
         moved = [
             row
             for row in rows.values()
@@ -150,7 +151,7 @@ def _refresh(reader: MycelReader, index: SearchIndex, deadline: float | None = N
             and (row.thread_id not in known or known[row.thread_id].head != row.head_checkpoint_id)
         ]
         added, reindexed, done = _index_messages(reader, writer, moved, known, problems, deadline)
-        added += _index_summaries(reader, writer, rows, writer.threads(), problems)
+        added += _index_summaries(reader, writer, rows, known, problems)
         added += _index_queue(reader, writer, rows, problems)
     refresh = IndexRefresh(done, added, reindexed, len(removed), len(moved) - done)
     return Result(refresh, tuple(dict.fromkeys(problems)))
@@ -183,10 +184,11 @@ def _index_messages(
                 writer.remove_thread(row.thread_id)
                 reindexed += 1
         added += writer.add(message_documents(row.thread_id, messages, start=start, at=row.updated_at))
-        writer.keep_thread(
-            row.thread_id,
-            IndexedThread(row.head_checkpoint_id, len(messages), _ids_digest(messages), signature),
+        # `known` follows what is written, so the summaries pass needs no second read of the table.
+        known[row.thread_id] = IndexedThread(
+            row.head_checkpoint_id, len(messages), _ids_digest(messages), signature
         )
+        writer.keep_thread(row.thread_id, known[row.thread_id])
     return added, reindexed, done
 
 
