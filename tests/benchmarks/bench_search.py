@@ -156,6 +156,7 @@ def main() -> int:
     print(f"query with a tool filter: {filtered * 1000:.0f} ms")
 
     rng = random.Random(99)
+    run = int(time.time())  # the data home keeps earlier runs' new turns: each run's words are its own
     new_times = []
     for round_ in range(3):
         target = f"bench-{rng.randrange(threads):05d}"
@@ -166,10 +167,12 @@ def main() -> int:
             got = saver.get_tuple({"configurable": {"thread_id": target, "checkpoint_ns": ""}})
             assert got is not None
             messages = [*got.checkpoint["channel_values"]["messages"]]
-            messages.append(HumanMessage(content=f"zanzibar{round_} new turn", id=f"new-{round_}"))
-            messages.append(AIMessage(content="noted", id=f"new-ai-{round_}"))
+            messages.append(
+                HumanMessage(content=f"zanzibar{run}x{round_} new turn", id=f"new-{run}-{round_}")
+            )
+            messages.append(AIMessage(content="noted", id=f"new-ai-{run}-{round_}"))
             _put(saver, target, messages)
-        seconds, found = timed(lambda r=round_: search(reader(), f"zanzibar{r}"))
+        seconds, found = timed(lambda r=round_: search(reader(), f"zanzibar{run}x{r}"))
         assert [h.thread_id for h in found.hits] == [target], found.hits
         assert found.refresh.threads_updated == 1 and found.refresh.documents_added == 2, found.refresh
         new_times.append(seconds)
