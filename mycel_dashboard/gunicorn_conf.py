@@ -13,6 +13,10 @@ from typing import Any
 # Mycel's ids are arbitrary strings, some thousands of characters long, and they travel in the path
 # (mycel_dashboard/web/ids.py): allow gunicorn's longest request line, not its 4,094-byte default.
 limit_request_line = 8190
+# An open Thread page or Threads list polls its live endpoint every 3 s (mycel_dashboard/screens/live/):
+# a keep-alive longer than that lets each page reuse its connection (the gthread worker, --threads > 1)
+# instead of reconnecting for every 304.
+keepalive = 5
 
 
 def post_worker_init(worker: Any) -> None:
