@@ -19,12 +19,13 @@ from memory_core.memo import Key, Memo
 from memory_core.messages import Message
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.search.documents import message_documents, queue_documents, summary_documents
-from memory_core.search.query import QueryError, fts_match, fts_phrase, parse_query
+from memory_core.search.query import ParsedQuery, QueryError, parse_query
 from memory_core.stores.reader import MycelReader, Result
 from memory_core.stores.search_index import (
     MARK_END,
     MARK_START,
     IndexedThread,
+    IndexMatches,
     IndexRow,
     IndexWriter,
     SearchIndex,
@@ -79,6 +80,18 @@ class SearchResults:
     more: bool  # there were more matches than `limit`
     refresh: IndexRefresh = field(default_factory=IndexRefresh)
     problems: tuple[StoreProblem, ...] = ()
+    # A term so common that more than this many documents matched: ranked among the newest this many.
+    newest_only: int | None = None
+
+    @property
+    def notice(self) -> str | None:
+        """What the results leave out, in one sentence for the page and the command line."""
+        if self.newest_only is None:
+            return None
+        return (
+            f"More than {self.newest_only:,} documents match, so these are the best of the newest "
+            f"{self.newest_only:,}: add a rarer word, a phrase or a filter to reach older ones."
+        )
 
 
 def day_start(day: date) -> datetime:
@@ -150,11 +163,17 @@ def _refresh(reader: MycelReader, index: SearchIndex, deadline: float | None = N
             if row.head_checkpoint_id is not None
             and (row.thread_id not in known or known[row.thread_id].head != row.head_checkpoint_id)
         ]
+        # Oldest first, so rowids follow time: a very common word is ranked among its newest matches.
+        moved.sort(key=_updated)
         added, reindexed, done = _index_messages(reader, writer, moved, known, problems, deadline)
         added += _index_summaries(reader, writer, rows, known, problems)
         added += _index_queue(reader, writer, rows, problems)
     refresh = IndexRefresh(done, added, reindexed, len(removed), len(moved) - done)
     return Result(refresh, tuple(dict.fromkeys(problems)))
+
+
+def _updated(row: ThreadRow) -> float:
+    return row.updated_at.timestamp() if row.updated_at is not None else float("-inf")
 
 
 def _index_messages(
@@ -266,20 +285,21 @@ def search(
     index = index or default_index(reader)
     refreshed = refresh_index(reader, index, budget_s=budget_s)
 
-    def matches(expression: str) -> list[IndexRow]:
-        return index.query(expression, tool=tool, thread_id=thread, since=since, until=until, limit=limit + 1)
+    def matches(terms: ParsedQuery) -> IndexMatches:
+        return index.query(terms, tool=tool, thread_id=thread, since=since, until=until, limit=limit + 1)
 
-    phrase = fts_phrase(parsed)
+    passes = [matches(parsed)]
+    if len(parsed.words) > 1 and parsed.terms != (parsed.words,):
+        # The whole query as one phrase first: its matches outrank the scattered words'.
+        passes.insert(0, matches(ParsedQuery((parsed.words,))))
     rows: dict[int, IndexRow] = {}
-    match = fts_match(parsed)
-    if phrase is not None and phrase != match:
-        for row in matches(phrase):
+    for found in passes:
+        for row in found.rows:
             rows.setdefault(row.entry, row)
-    for row in matches(match):
-        rows.setdefault(row.entry, row)
     ordered = list(rows.values())
+    newest_only = max((p.newest_only for p in passes if p.newest_only is not None), default=None)
     hits = tuple(_hit(row, rank) for rank, row in enumerate(ordered[:limit], start=1))
-    return SearchResults(query, hits, len(ordered) > limit, refreshed.value, refreshed.problems)
+    return SearchResults(query, hits, len(ordered) > limit, refreshed.value, refreshed.problems, newest_only)
 
 
 def _hit(row: IndexRow, rank: int) -> SearchHit:

@@ -57,9 +57,3 @@ def _quoted(words: tuple[str, ...]) -> str:
 def fts_match(query: ParsedQuery) -> str:
     """The FTS5 MATCH expression: every term quoted, all required."""
     return " AND ".join(_quoted(term) for term in query.terms)
-
-
-def fts_phrase(query: ParsedQuery) -> str | None:
-    """The whole query as one phrase (the words in order, adjacent), when it has more than one word."""
-    words = query.words
-    return _quoted(words) if len(words) > 1 else None

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory_core.search.documents import SearchDocument
+from memory_core.search.query import ParsedQuery, fts_match
 
 _SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
@@ -34,6 +35,9 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 MARK_START, MARK_END = "\x01", "\x02"
 SNIPPET_TOKENS = 24
+# bm25 scores every match before sorting (1 s for a word in every one of 630,000 documents): past this many
+# matches only the newest this many are ranked, found by a rowid walk that computes no score.
+COMMON_MATCHES = 5_000
 
 
 def index_path(folder: Path, store_identity: Hashable) -> Path:
@@ -65,6 +69,13 @@ class IndexRow:
     snippet: str  # with MARK_START / MARK_END around each match
     rank: float
     at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexMatches:
+    rows: list[IndexRow]
+    # Set when more than COMMON_MATCHES documents matched: the rows are the best among the newest ones.
+    newest_only: int | None = None
 
 
 def _epoch(value: datetime | None) -> float | None:
@@ -119,54 +130,74 @@ class SearchIndex:
 
     def query(
         self,
-        match: str,
+        query: ParsedQuery,
         *,
         tool: str | None,
         thread_id: str | None,
         since: datetime | None,
         until: datetime | None,
         limit: int,
-    ) -> list[IndexRow]:
-        """Matches of an FTS5 expression (already quoted by memory_core.search.query), best bm25 first,
-        ties newest first."""
+    ) -> IndexMatches:
+        """Matches of every term of `query`, best bm25 first, ties newest first; when more than
+        COMMON_MATCHES documents match, the best among the newest COMMON_MATCHES of them."""
         where = ["docs MATCH ?"]
-        params: list[object] = [match]
+        params: list[object] = [fts_match(query)]
         if tool is not None:
             where.append("e.tool = ? COLLATE NOCASE")
             params.append(tool)
-        if thread_id is not None:
-            where.append("e.thread_id = ?")
-            params.append(thread_id)
         if since is not None:
             where.append("e.at >= ?")
             params.append(_epoch(since))
         if until is not None:
             where.append("e.at < ?")
             params.append(_epoch(until))
-        sql = (
-            "SELECT e.id, e.thread_id, e.idx, e.kind, e.tool, "
-            f"snippet(docs, 0, ?, ?, '…', {SNIPPET_TOKENS}), bm25(docs), e.at"
-            " FROM docs JOIN entries e ON e.id = docs.rowid"
-            f" WHERE {' AND '.join(where)} ORDER BY bm25(docs), e.at DESC, e.thread_id, e.idx LIMIT ?"
-        )
         with closing(self._connect()) as db:
             try:
+                if thread_id is not None:
+                    where.append("e.thread_id = ?")
+                    params.append(thread_id)
+                    # A rowid range FTS5 can seek to, so a common word is not walked over the whole index
+                    # to keep one thread's documents (added together, so their rowids are close).
+                    low, high = db.execute(
+                        "SELECT min(id), max(id) FROM entries WHERE thread_id = ?", (thread_id,)
+                    ).fetchone()
+                    where.append("docs.rowid BETWEEN ? AND ?")
+                    params += [low, high]
+                newest_only = None
+                joined = f"FROM docs JOIN entries e ON e.id = docs.rowid WHERE {' AND '.join(where)}"
+                # The first match past the newest COMMON_MATCHES, by rowid (no bm25): None when few match.
+                cutoff = db.execute(
+                    f"SELECT docs.rowid {joined} ORDER BY docs.rowid DESC LIMIT 1 OFFSET ?",
+                    [*params, COMMON_MATCHES],
+                ).fetchone()
+                if cutoff is not None:
+                    joined += " AND docs.rowid > ?"
+                    params.append(cutoff[0])
+                    newest_only = COMMON_MATCHES
+                sql = (
+                    "SELECT e.id, e.thread_id, e.idx, e.kind, e.tool, "
+                    f"snippet(docs, 0, ?, ?, '…', {SNIPPET_TOKENS}), bm25(docs), e.at "
+                    f"{joined} ORDER BY bm25(docs), e.at DESC, e.thread_id, e.idx LIMIT ?"
+                )
                 rows = db.execute(sql, [MARK_START, MARK_END, *params, limit]).fetchall()
             except sqlite3.Error as exc:
                 raise self._error(exc) from exc
-        return [
-            IndexRow(
-                entry=int(r[0]),
-                thread_id=r[1],
-                index=int(r[2]),
-                kind=r[3],
-                tool=r[4],
-                snippet=r[5] or "",
-                rank=float(r[6]),
-                at=datetime.fromtimestamp(r[7], UTC) if r[7] is not None else None,
-            )
-            for r in rows
-        ]
+        return IndexMatches(
+            [
+                IndexRow(
+                    entry=int(r[0]),
+                    thread_id=r[1],
+                    index=int(r[2]),
+                    kind=r[3],
+                    tool=r[4],
+                    snippet=r[5] or "",
+                    rank=float(r[6]),
+                    at=datetime.fromtimestamp(r[7], UTC) if r[7] is not None else None,
+                )
+                for r in rows
+            ],
+            newest_only,
+        )
 
     def document_count(self) -> int:
         with closing(self._connect()) as db:

@@ -16,6 +16,7 @@ from memory_core import memo
 from memory_core.demo.tables import QUEUE_DDL
 from memory_core.search.engine import day_after, day_start, default_index, search
 from memory_core.search.query import QueryError, fts_match, parse_query
+from memory_core.stores import search_index
 from memory_core.stores.reader import MycelReader
 from tests.core.store_builders import add_summary, build_thread, point_locations
 from tests.dashboard.planting import plant_thread
@@ -159,6 +160,35 @@ def test_limit_says_there_is_more(home: Path):
     results = search(_reader(home), "needle", limit=3)
     assert len(results.hits) == 3 and results.more
     assert not search(_reader(home), "needle", limit=5).more
+
+
+def test_a_very_common_word_is_ranked_among_the_newest_matches(home: Path, monkeypatch: pytest.MonkeyPatch):
+    db = home / "leon.db"
+    # The oldest thread holds the best bm25 match (the word alone); four newer ones dilute it.
+    plant_thread(db, "oldest", _texts("common", "x"))
+    for n in range(4):
+        plant_thread(db, f"newer{n}", _texts(f"common word among many other words number {n}", "x"))
+    everything = search(_reader(home), "common")
+    assert everything.hits[0].thread_id == "oldest" and everything.newest_only is None
+    assert everything.notice is None
+
+    monkeypatch.setattr(search_index, "COMMON_MATCHES", 3)
+    memo.reset()
+    bounded = search(_reader(home), "common")
+    assert bounded.newest_only == 3
+    assert {h.thread_id for h in bounded.hits} == {"newer1", "newer2", "newer3"}
+    assert bounded.notice is not None and "newest 3" in bounded.notice
+    # A filter that leaves few matches ranks them all again.
+    alone = search(_reader(home), "common", thread="oldest")
+    assert [h.thread_id for h in alone.hits] == ["oldest"] and alone.newest_only is None
+    # Both passes (the whole query as a phrase, then its words) follow the rule: 4 documents match.
+    monkeypatch.setattr(search_index, "COMMON_MATCHES", 4)
+    phrase = search(_reader(home), "common word")
+    assert phrase.newest_only is None and len(phrase.hits) == 4
+    monkeypatch.setattr(search_index, "COMMON_MATCHES", 2)
+    bounded_phrase = search(_reader(home), "common word")
+    assert bounded_phrase.newest_only == 2
+    assert {h.thread_id for h in bounded_phrase.hits} == {"newer2", "newer3"}
 
 
 def test_ties_are_newest_first(home: Path):
