@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock_time
@@ -27,11 +27,13 @@ from memory_core.stores.search_index import (
     IndexedThread,
     IndexMatches,
     IndexRow,
-    IndexWriter,
     SearchIndex,
     SearchIndexError,
+    SearchStore,
+    SearchWriter,
     index_path,
 )
+from memory_core.stores.search_index_pg import PgSearchIndex
 from memory_core.stores.thread_list.derived import default_folder
 
 __all__ = [
@@ -103,13 +105,18 @@ def day_after(day: date) -> datetime:
     return day_start(day) + timedelta(days=1)
 
 
-def default_index(reader: MycelReader) -> SearchIndex:
-    """The index of this reader's store, in its facts folder (the dashboard's data folder, or the CLI's
-    cache folder): one file per checkpoint store."""
-    folder = reader.facts_folder if reader.facts_folder is not None else default_folder(os.environ)
+def default_index(reader: MycelReader, environ: Mapping[str, str] | None = None) -> SearchStore:
+    """The index of this reader's store: in the dashboard's own PostgreSQL database when `DATABASE_URL`
+    names one (so several dashboard hosts share it), else a file in its facts folder (the dashboard's
+    data folder, or the CLI's cache folder); one per checkpoint store."""
+    environ = os.environ if environ is None else environ
     # Named after where the store is, not its inode: a leon.db replaced in place keeps its index, which
     # the refresh then checks thread by thread against the new file.
     where = reader.store_key if reader.locations.postgres_url else str(reader.locations.main)
+    database = environ.get("DATABASE_URL", "")
+    if database.startswith(("postgres://", "postgresql://")):
+        return PgSearchIndex(database, where)
+    folder = reader.facts_folder if reader.facts_folder is not None else default_folder(environ)
     return SearchIndex(index_path(folder, where))
 
 
@@ -125,7 +132,7 @@ def _summaries_signature(row: ThreadRow) -> str:
 
 
 def refresh_index(
-    reader: MycelReader, index: SearchIndex, *, budget_s: float | None = None
+    reader: MycelReader, index: SearchStore, *, budget_s: float | None = None
 ) -> Result[IndexRefresh]:
     """Bring `index` up to date with the reader's store; free when the store's version has not moved
     since this process last did it. With `budget_s`, threads left when it is spent wait for the next
@@ -145,7 +152,7 @@ def _complete(result: Result[IndexRefresh]) -> bool:
 _CHECKED: Memo[Result[IndexRefresh]] = Memo("search.index_checked", max_entries=16)
 
 
-def _refresh(reader: MycelReader, index: SearchIndex, deadline: float | None = None) -> Result[IndexRefresh]:
+def _refresh(reader: MycelReader, index: SearchStore, deadline: float | None = None) -> Result[IndexRefresh]:
     listed = reader.list_threads()
     problems = list(listed.problems)
     rows = {row.thread_id: row for row in listed.value}
@@ -178,7 +185,7 @@ def _updated(row: ThreadRow) -> float:
 
 def _index_messages(
     reader: MycelReader,
-    writer: IndexWriter,
+    writer: SearchWriter,
     moved: list[ThreadRow],
     known: dict[str, IndexedThread],
     problems: list[StoreProblem],
@@ -213,7 +220,7 @@ def _index_messages(
 
 def _index_summaries(
     reader: MycelReader,
-    writer: IndexWriter,
+    writer: SearchWriter,
     rows: dict[str, ThreadRow],
     indexed: dict[str, IndexedThread],
     problems: list[StoreProblem],
@@ -237,7 +244,7 @@ def _index_summaries(
 
 
 def _index_queue(
-    reader: MycelReader, writer: IndexWriter, rows: dict[str, ThreadRow], problems: list[StoreProblem]
+    reader: MycelReader, writer: SearchWriter, rows: dict[str, ThreadRow], problems: list[StoreProblem]
 ) -> int:
     """The queue is small and its rows come and go: indexed again whole whenever it changed."""
     queue = reader.list_queue(None)
@@ -257,7 +264,7 @@ def _index_queue(
     return writer.add(queue_documents(items, counts))
 
 
-def rebuild_index(reader: MycelReader, index: SearchIndex | None = None) -> Result[IndexRefresh]:
+def rebuild_index(reader: MycelReader, index: SearchStore | None = None) -> Result[IndexRefresh]:
     """Index everything again from scratch (`manage.py search_index`)."""
     index = index or default_index(reader)
     with index.writing() as writer:
@@ -274,7 +281,7 @@ def search(
     since: datetime | None = None,
     until: datetime | None = None,
     limit: int = DEFAULT_LIMIT,
-    index: SearchIndex | None = None,
+    index: SearchStore | None = None,
     budget_s: float | None = None,
 ) -> SearchResults:
     """Matches of `query` (words and "exact phrases", all required) over every thread, best first: a match

@@ -10,7 +10,7 @@ MAX_QUERY_CHARS = 2_000
 MAX_TERMS = 32
 _PHRASE = re.compile(r'"([^"]*)"?')
 # What the index's tokenizer (unicode61) keeps: letters and digits; the rest only separates words.
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 class QueryError(ValueError):
@@ -46,7 +46,7 @@ def parse_query(text: str) -> ParsedQuery:
 
 
 def _words(text: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(text))
+    return tuple(WORD.findall(text))
 
 
 def _quoted(words: tuple[str, ...]) -> str:

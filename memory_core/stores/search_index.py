@@ -11,10 +11,11 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Hashable, Iterable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from memory_core.search.documents import SearchDocument
 from memory_core.search.query import ParsedQuery, fts_match
@@ -76,6 +77,39 @@ class IndexMatches:
     rows: list[IndexRow]
     # Set when more than COMMON_MATCHES documents matched: the rows are the best among the newest ones.
     newest_only: int | None = None
+
+
+class SearchWriter(Protocol):
+    """What a refresh needs of an index, inside its one write transaction."""
+
+    def threads(self) -> dict[str, IndexedThread]: ...
+    def get_meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
+    def add(self, documents: Iterable[SearchDocument]) -> int: ...
+    def remove(self, thread_id: str | None, kinds: Sequence[str], *, keep: bool = False) -> None: ...
+    def remove_thread(self, thread_id: str) -> None: ...
+    def keep_thread(self, thread_id: str, state: IndexedThread) -> None: ...
+    def clear(self) -> None: ...
+
+
+class SearchStore(Protocol):
+    """An index: this SQLite file, or the dashboard's PostgreSQL database (search_index_pg). Each renders
+    the parsed query in its own syntax."""
+
+    @property
+    def path(self) -> Path | str: ...
+    def writing(self) -> AbstractContextManager[SearchWriter]: ...
+    def query(
+        self,
+        query: ParsedQuery,
+        *,
+        tool: str | None,
+        thread_id: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int,
+    ) -> IndexMatches: ...
+    def document_count(self) -> int: ...
 
 
 def _epoch(value: datetime | None) -> float | None:

@@ -253,7 +253,8 @@ def test_hostile_query_words_are_searched_as_words(home: Path):
 # -- secrets ---------------------------------------------------------------------------------------------
 
 
-def test_no_planted_secret_reaches_the_index(home: Path):
+def plant_secret_thread(home: Path) -> None:
+    """A thread whose message, tool arguments and tool output carry planted secrets."""
     db = home / "leon.db"
     plant_thread(
         db,
@@ -279,20 +280,21 @@ def test_no_planted_secret_reaches_the_index(home: Path):
             ),
         ],
     )
+
+
+SECRET_NEEDLES = (SECRET, "PLANTED0secret0KEY", "hunter2hunter", "leak-arg-0001", "leak-bearer-0002")
+SECRET_PROBES = (SECRET, "PLANTED0secret0KEY0abcdef123456", "hunter2hunter", "leak-arg-0001", "0001", "0002")
+
+
+def test_no_planted_secret_reaches_the_index(home: Path):
+    plant_secret_thread(home)
     reader = _reader(home)
     assert search(reader, "https").hits  # the rest of the call is indexed
-    for probe in (
-        SECRET,
-        "PLANTED0secret0KEY0abcdef123456",
-        "hunter2hunter",
-        "leak-arg-0001",
-        "0001",
-        "0002",
-    ):
+    for probe in SECRET_PROBES:
         assert search(reader, probe).hits == (), probe
     index = default_index(reader)
     data = b"".join(p.read_bytes() for p in index.path.parent.glob(index.path.name + "*"))
-    for needle in (SECRET, "PLANTED0secret0KEY", "hunter2hunter", "leak-arg-0001", "leak-bearer-0002"):
+    for needle in SECRET_NEEDLES:
         assert needle.encode() not in data, needle
         assert needle.lower().encode() not in data, needle
 
