@@ -292,13 +292,25 @@ def search(
     index = index or default_index(reader)
     refreshed = refresh_index(reader, index, budget_s=budget_s)
 
-    def matches(terms: ParsedQuery) -> IndexMatches:
-        return index.query(terms, tool=tool, thread_id=thread, since=since, until=until, limit=limit + 1)
+    def matches(terms: ParsedQuery, phrase_first: ParsedQuery | None = None) -> IndexMatches:
+        return index.query(
+            terms,
+            tool=tool,
+            thread_id=thread,
+            since=since,
+            until=until,
+            limit=limit + 1,
+            phrase_first=phrase_first,
+        )
 
-    passes = [matches(parsed)]
-    if len(parsed.words) > 1 and parsed.terms != (parsed.words,):
-        # The whole query as one phrase first: its matches outrank the scattered words'.
-        passes.insert(0, matches(ParsedQuery((parsed.words,))))
+    # The whole query as one phrase: its matches outrank the scattered words'.
+    whole = (
+        ParsedQuery((parsed.words,)) if len(parsed.words) > 1 and parsed.terms != (parsed.words,) else None
+    )
+    passes = [matches(parsed, whole)]
+    if whole is not None and passes[0].newest_only is None:
+        # Few matches: the phrase's own pass ranks them by the phrase's bm25 and marks it as one.
+        passes.insert(0, matches(whole))
     rows: dict[int, IndexRow] = {}
     for found in passes:
         for row in found.rows:

@@ -108,6 +108,7 @@ class SearchStore(Protocol):
         since: datetime | None,
         until: datetime | None,
         limit: int,
+        phrase_first: ParsedQuery | None = None,
     ) -> IndexMatches: ...
     def document_count(self) -> int: ...
 
@@ -171,9 +172,11 @@ class SearchIndex:
         since: datetime | None,
         until: datetime | None,
         limit: int,
+        phrase_first: ParsedQuery | None = None,
     ) -> IndexMatches:
         """Matches of every term of `query`, best bm25 first, ties newest first; when more than
-        COMMON_MATCHES documents match, the best among the newest COMMON_MATCHES of them."""
+        COMMON_MATCHES documents match, the best among the newest COMMON_MATCHES of them. With
+        `phrase_first`, the matches that also match it come first (one pass, no bm25 of the phrase)."""
         where = ["docs MATCH ?"]
         params: list[object] = [fts_match(query)]
         if tool is not None:
@@ -208,12 +211,19 @@ class SearchIndex:
                     joined += " AND docs.rowid > ?"
                     params.append(cutoff[0])
                     newest_only = COMMON_MATCHES
+                first, first_params = "", []
+                if phrase_first is not None:
+                    # A walk of the phrase's matches, no scoring: bm25 of a common phrase would read
+                    # its every match in the index (its IDF), whatever the rowid bound.
+                    bound = "" if cutoff is None else " AND rowid > ?"
+                    first = f"docs.rowid IN (SELECT rowid FROM docs WHERE docs MATCH ?{bound}) DESC, "
+                    first_params = [fts_match(phrase_first), *([cutoff[0]] if cutoff else [])]
                 sql = (
                     "SELECT e.id, e.thread_id, e.idx, e.kind, e.tool, "
                     f"snippet(docs, 0, ?, ?, '…', {SNIPPET_TOKENS}), bm25(docs), e.at "
-                    f"{joined} ORDER BY bm25(docs), e.at DESC, e.thread_id, e.idx LIMIT ?"
+                    f"{joined} ORDER BY {first}bm25(docs), e.at DESC, e.thread_id, e.idx LIMIT ?"
                 )
-                rows = db.execute(sql, [MARK_START, MARK_END, *params, limit]).fetchall()
+                rows = db.execute(sql, [MARK_START, MARK_END, *params, *first_params, limit]).fetchall()
             except sqlite3.Error as exc:
                 raise self._error(exc) from exc
         return IndexMatches(

@@ -161,6 +161,7 @@ class PgSearchIndex:
         since: datetime | None,
         until: datetime | None,
         limit: int,
+        phrase_first: ParsedQuery | None = None,
     ) -> IndexMatches:
         """As SearchIndex.query, ranked by ts_rank (`rank` is its negative, so lower is better, as bm25)."""
         tsquery, terms = _tsquery(query)
@@ -176,6 +177,10 @@ class PgSearchIndex:
                 where.append(clause)
                 params.append(value)
         common = search_index.COMMON_MATCHES
+        first, first_terms = "false", list[str]()
+        if phrase_first is not None:
+            first_query, first_terms = _tsquery(phrase_first)
+            first = f"tsv @@ ({first_query})"
         with self._transaction() as cursor:
             cursor.execute(
                 f"SELECT id FROM mycel_search_docs WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT 1 OFFSET %s",
@@ -188,10 +193,10 @@ class PgSearchIndex:
                 params.append(cutoff[0])
                 newest_only = common
             cursor.execute(
-                f"SELECT id, thread_id, idx, kind, tool, body, ts_rank(tsv, ({tsquery}), 2), at"
+                f"SELECT id, thread_id, idx, kind, tool, body, ts_rank(tsv, ({tsquery}), 2), at, {first}"
                 f" FROM mycel_search_docs WHERE {' AND '.join(where)}"
-                " ORDER BY 7 DESC, at DESC NULLS LAST, thread_id, idx LIMIT %s",
-                [*terms, *params, limit],
+                " ORDER BY 9 DESC, 7 DESC, at DESC NULLS LAST, thread_id, idx LIMIT %s",
+                [*terms, *first_terms, *params, limit],
             )
             rows = cursor.fetchall()
         return IndexMatches(

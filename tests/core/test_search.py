@@ -391,3 +391,14 @@ def test_a_rollback_indexes_the_summaries_again(home: Path):
     again = search(_reader(home), "s9")
     assert again.refresh.threads_reindexed == 1
     assert [h.kind for h in again.hits] == ["summary"]  # indexed again, once
+
+
+def test_a_common_query_still_ranks_its_phrase_matches_first(home: Path, monkeypatch: pytest.MonkeyPatch):
+    db = home / "leon.db"
+    plant_thread(db, "scattered-old", _texts("beta x alpha", "x"))
+    plant_thread(db, "phrase", _texts("alpha beta gamma delta epsilon zeta", "x"))
+    plant_thread(db, "scattered-new", _texts("beta alpha", "x"))  # the better bm25: short
+    monkeypatch.setattr(search_index, "COMMON_MATCHES", 2)
+    found = search(_reader(home), "alpha beta")
+    assert found.newest_only == 2
+    assert [h.thread_id for h in found.hits] == ["phrase", "scattered-new"]

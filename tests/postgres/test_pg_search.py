@@ -159,3 +159,16 @@ def test_an_unreachable_database_is_one_clear_error(home: Path, tmp_path: Path):
     message = str(raised.value)
     assert message.startswith("the search index in postgresql://mycel:***@") and "\n" not in message
     assert "s3cretpass" not in message
+
+
+def test_a_common_query_still_ranks_its_phrase_matches_first(
+    home: Path, dashboard_db: str, monkeypatch: pytest.MonkeyPatch
+):
+    db = home / "leon.db"
+    plant_thread(db, "scattered-old", _texts("beta x alpha", "x"))
+    plant_thread(db, "phrase", _texts("alpha beta gamma delta epsilon zeta", "x"))
+    plant_thread(db, "scattered-new", _texts("beta alpha", "x"))
+    monkeypatch.setattr(search_index, "COMMON_MATCHES", 2)
+    found = search(_reader(home), "alpha beta", index=PgSearchIndex(dashboard_db, "the fleet"))
+    assert found.newest_only == 2
+    assert [h.thread_id for h in found.hits] == ["phrase", "scattered-new"]
