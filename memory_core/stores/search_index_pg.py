@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS mycel_search_meta (
 """
 # A tsvector holds at most 1 MB: the words past this many characters of a huge tool output are not indexed.
 MAX_WORDS_CHARS = 300_000
+ANALYZE_AFTER = 5_000  # documents added by one refresh
 _ready: set[str] = set()
 _ready_lock = threading.Lock()
 
@@ -150,7 +151,13 @@ class PgSearchIndex:
         """One write transaction, one writer per store at a time; readers see the previous state."""
         with self._transaction() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("mycel_search:" + self.store,))
-            yield PgIndexWriter(cursor, self.store)
+            writer = PgIndexWriter(cursor, self.store)
+            yield writer
+        if writer.added >= ANALYZE_AFTER:
+            # Without statistics the planner sorts every match of a common word instead of walking the
+            # newest ids (100 ms against 25 ms over 63,000 documents); autovacuum would come later.
+            with self._transaction() as cursor:
+                cursor.execute("ANALYZE mycel_search_docs")
 
     def query(
         self,
@@ -227,6 +234,7 @@ class PgIndexWriter:
     def __init__(self, cursor: psycopg.Cursor[Any], store: str) -> None:
         self.cursor = cursor
         self.store = store
+        self.added = 0
 
     def threads(self) -> dict[str, IndexedThread]:
         self.cursor.execute(
@@ -268,6 +276,7 @@ class PgIndexWriter:
                 for d in items
             ],
         )
+        self.added += len(items)
         return len(items)
 
     def remove(self, thread_id: str | None, kinds: Sequence[str], *, keep: bool = False) -> None:
