@@ -4,6 +4,7 @@ full-text search over every thread (memory_core/search/engine.py, as the Search 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from memory_core.cli.common import CliError, print_json
@@ -78,6 +79,9 @@ def run_search(args: argparse.Namespace) -> int:
             if problem.store == StoreRole.MAIN.value and not problem.expected_absence:
                 raise CliError(problem.message)
     _warn(results.problems)
+    if results.notice:
+        # A very common query ranks only the newest matches: said on stderr, so --json stays the list.
+        print(f"note: {results.notice}", file=sys.stderr)
     if args.json:
         print_json(results_json(results))
         return 0

@@ -250,6 +250,8 @@ def search(request: HttpRequest) -> HttpResponse:
         results_json(results),
         key=lambda hit: [hit["thread_id"], hit["index"], hit["kind"], hit["tool"], hit["snippet"]],
         more=results.more,
+        newest_only=results.newest_only,  # a very common query: the best of the newest N matches
+        notice=results.notice,
     )
 
 

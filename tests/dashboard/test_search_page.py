@@ -157,3 +157,18 @@ def test_a_spent_budget_indexes_one_more_thread_per_search(viewer_client, plante
     assert last.context["results"].refresh.threads_pending == 0
     assert 'id="search-pending"' not in last.content.decode()
     assert len(last.context["hits"]) == 3
+
+
+def test_a_very_common_query_says_it_ranked_only_the_newest_matches(
+    viewer_client, planted: Path, capsys, monkeypatch: pytest.MonkeyPatch
+):
+    from memory_core.stores import search_index
+
+    monkeypatch.setattr(search_index, "COMMON_MATCHES", 1)
+    body = viewer_client.get(reverse("search"), {"q": "walrus"}).content.decode()
+    notice = re.search(r'id="search-newest">([^<]+)<', body)
+    assert notice is not None and "the best of the newest 1:" in notice.group(1)
+    assert main(["search", "walrus", "--json"]) == 0
+    out = capsys.readouterr()
+    assert "note: More than 1 documents match" in out.err
+    assert isinstance(json.loads(out.out), list)  # --json stays the list of hits
