@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memory_core.cli.audit_log import record_export
 from memory_core.cli.common import CliError
 from memory_core.cli.table import printable
 from memory_core.cli.threads import _reader, _require_data
@@ -76,31 +77,7 @@ def export_summary(bundle: dict[str, Any], fmt: str) -> dict[str, Any]:
 def _record(
     actor: str, thread_id: str, where: str, summary: dict[str, Any], *, failed: str | None = None
 ) -> None:
-    """One audit row in the dashboard's database; Django is set up only here, only when exporting."""
-    try:
-        import django  # noqa: TID251 - the audit log is the dashboard's; the CLI loads it only to record
-
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mycel_dashboard.settings")
-        django.setup()
-        from memory_core.config import redact_secrets
-        from mycel_dashboard.models import AuditEntry
-
-        AuditEntry.objects.create(
-            user=None,
-            actor=actor[:150],
-            action=AuditEntry.Action.EXPORT,
-            result=AuditEntry.Result.FAILED if failed else AuditEntry.Result.APPLIED,
-            thread_id=thread_id,
-            target=where,
-            message=failed
-            or f"thread exported as {summary['format']}: {summary['messages']} messages at {summary['checkpoint_id']}",
-            after=redact_secrets(summary),
-        )
-    except Exception as exc:  # noqa: BLE001 - whatever the database says, it is one line and no export
-        if failed:
-            return  # the write failed already; that is the error the user sees
-        first = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        raise CliError(
-            "the export was not written: the dashboard's audit log cannot record it "
-            f"({first}; run `python manage.py migrate`, or set DASHBOARD_DB_PATH / DATABASE_URL)"
-        ) from None
+    message = f"thread exported as {summary['format']}: {summary['messages']} messages at {summary['checkpoint_id']}"
+    record_export(
+        "export", actor, target=where, message=message, after=summary, thread_id=thread_id, failed=failed
+    )

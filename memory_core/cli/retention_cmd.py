@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memory_core.cli.audit_log import record_export
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.table import one_line, print_table, printable, short_id
 from memory_core.cli.threads import _reader, _require_data, _warn
@@ -119,29 +120,5 @@ def _export(args: argparse.Namespace, run: RetentionDryRun) -> None:
 
 
 def _record_export(actor: str, where: str, summary: dict[str, Any], *, failed: str | None = None) -> None:
-    """One audit row in the dashboard's database; Django is set up only here, only on --export."""
-    try:
-        import django  # noqa: TID251 - the audit log is the dashboard's; the CLI loads it only to export
-
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mycel_dashboard.settings")
-        django.setup()
-        from memory_core.config import redact_secrets
-        from mycel_dashboard.models import AuditEntry
-
-        AuditEntry.objects.create(
-            user=None,
-            actor=actor[:150],
-            action=AuditEntry.Action.RETENTION_EXPORT,
-            result=AuditEntry.Result.FAILED if failed else AuditEntry.Result.APPLIED,
-            target=where,
-            message=failed or f"retention script exported: {summary['totals']['drops']} checkpoints to drop",
-            after=redact_secrets(summary),
-        )
-    except Exception as exc:  # noqa: BLE001 - whatever the database says, it is one line and no export
-        if failed:
-            return  # the write failed already; that is the error the user sees
-        first = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        raise CliError(
-            "the export was not written: the dashboard's audit log cannot record it "
-            f"({first}; run `python manage.py migrate`, or set DASHBOARD_DB_PATH / DATABASE_URL)"
-        ) from None
+    message = f"retention script exported: {summary['totals']['drops']} checkpoints to drop"
+    record_export("retention_export", actor, target=where, message=message, after=summary, failed=failed)
