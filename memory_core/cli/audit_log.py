@@ -27,9 +27,13 @@ def record_export(
     message. Secrets are redacted here, whatever the caller passes."""
     try:
         import django  # noqa: TID251 - the audit log is the dashboard's; the CLI loads it only to record
+        from django.apps import apps  # noqa: TID251 - as above
 
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mycel_dashboard.settings")
-        django.setup()
+        if not apps.ready:
+            # Once per process: a second setup would configure logging again, re-binding the root handler
+            # to whatever sys.stderr is at that moment.
+            django.setup()
         from memory_core.config import redact_secrets
         from mycel_dashboard.models import AuditEntry
 
