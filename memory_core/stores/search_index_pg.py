@@ -8,6 +8,12 @@ diacritics folded, as FTS5's unicode61 does), so both engines find the same word
 alone would keep `/tmp/build` as one token and `build` would not find it. Snippets carry our own marks,
 computed from the stored text; nothing in them is ever HTML. A refresh holds a per-store advisory lock for
 its transaction, so a second host waits, then finds nothing left to do.
+
+Writes are bulk: documents are buffered and sent by `COPY` into a temporary table, then moved in one
+`INSERT … SELECT` that computes the tsvectors (per-row INSERTs were parsed and planned one by one). A first
+load into an empty table drops the table's indexes and builds them once at the end, which is several times
+faster than growing a GIN index row by row; while it runs, other stores' searches in the same database
+wait for it (the table was empty: they had nothing to find yet).
 """
 
 from __future__ import annotations
@@ -54,6 +60,21 @@ CREATE TABLE IF NOT EXISTS mycel_search_meta (
 # A tsvector holds at most 1 MB: the words past this many characters of a huge tool output are not indexed.
 MAX_WORDS_CHARS = 300_000
 ANALYZE_AFTER = 5_000  # documents added by one refresh
+FLUSH_ROWS = 10_000  # documents buffered before one COPY
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS mycel_search_docs_tsv ON mycel_search_docs USING GIN (tsv)",
+    "CREATE INDEX IF NOT EXISTS mycel_search_docs_thread ON mycel_search_docs (store, thread_id, kind)",
+)
+_STAGING = """
+CREATE TEMPORARY TABLE IF NOT EXISTS mycel_search_load (
+    n BIGINT NOT NULL, store TEXT NOT NULL, thread_id TEXT NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL,
+    tool TEXT, at TIMESTAMPTZ, body TEXT NOT NULL, words TEXT NOT NULL
+) ON COMMIT DROP;
+CREATE TEMPORARY TABLE IF NOT EXISTS mycel_search_kept (
+    thread_id TEXT NOT NULL, head TEXT, messages INTEGER NOT NULL, ids_digest TEXT NOT NULL,
+    summaries TEXT NOT NULL
+) ON COMMIT DROP
+"""
 _ready: set[str] = set()
 _ready_lock = threading.Lock()
 
@@ -71,7 +92,10 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
 
 
 def _words(text: str) -> str:
-    return " ".join(token for _, _, token in _tokens(text))[:MAX_WORDS_CHARS]
+    # The same tokens as _tokens, without a match object per word (the first index folds millions).
+    if text.isascii():
+        return " ".join(WORD.findall(text.lower()))[:MAX_WORDS_CHARS]
+    return " ".join(fold(word) for word in WORD.findall(text))[:MAX_WORDS_CHARS]
 
 
 def _tsquery(query: ParsedQuery) -> tuple[str, list[str]]:
@@ -153,6 +177,7 @@ class PgSearchIndex:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("mycel_search:" + self.store,))
             writer = PgIndexWriter(cursor, self.store)
             yield writer
+            writer.finish()
         if writer.added >= ANALYZE_AFTER:
             # Without statistics the planner sorts every match of a common word instead of walking the
             # newest ids (100 ms against 25 ms over 63,000 documents); autovacuum would come later.
@@ -235,8 +260,13 @@ class PgIndexWriter:
         self.cursor = cursor
         self.store = store
         self.added = 0
+        self._docs: list[tuple[object, ...]] = []
+        self._kept: dict[str, IndexedThread] = {}
+        self._staged = False
+        self._bulk: bool | None = None  # decided at the first COPY: indexes dropped, built at finish()
 
     def threads(self) -> dict[str, IndexedThread]:
+        self._flush_kept()
         self.cursor.execute(
             "SELECT thread_id, head, messages, ids_digest, summaries FROM mycel_search_threads WHERE store = %s",
             (self.store,),
@@ -258,29 +288,30 @@ class PgIndexWriter:
         )
 
     def add(self, documents: Iterable[SearchDocument]) -> int:
-        items = list(documents)
-        self.cursor.executemany(
-            "INSERT INTO mycel_search_docs (store, thread_id, idx, kind, tool, at, body, tsv)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, to_tsvector('simple', %s))",
-            [
-                (
-                    self.store,
-                    d.thread_id,
-                    d.index,
-                    d.kind.value,
-                    d.tool,
-                    d.at if d.at is None or d.at.tzinfo else d.at.replace(tzinfo=UTC),
-                    d.text,
-                    _words(d.text),
-                )
-                for d in items
-            ],
-        )
-        self.added += len(items)
-        return len(items)
+        before = len(self._docs)
+        self._docs += [
+            (
+                self.added + n,
+                self.store,
+                d.thread_id,
+                d.index,
+                d.kind.value,
+                d.tool,
+                d.at if d.at is None or d.at.tzinfo else d.at.replace(tzinfo=UTC),
+                d.text,
+                _words(d.text),
+            )
+            for n, d in enumerate(documents)
+        ]
+        count = len(self._docs) - before
+        self.added += count
+        if len(self._docs) >= FLUSH_ROWS:
+            self._flush_docs()
+        return count
 
     def remove(self, thread_id: str | None, kinds: Sequence[str], *, keep: bool = False) -> None:
         """As IndexWriter.remove."""
+        self._flush_docs()
         where = f"store = %s AND {'NOT ' if keep else ''}(kind = ANY(%s))"
         params: list[object] = [self.store, list(kinds)]
         if thread_id is not None:
@@ -290,19 +321,74 @@ class PgIndexWriter:
 
     def remove_thread(self, thread_id: str) -> None:
         self.remove(thread_id, ["queue"], keep=True)
+        self._kept.pop(thread_id, None)
         self.cursor.execute(
             "DELETE FROM mycel_search_threads WHERE store = %s AND thread_id = %s", (self.store, thread_id)
         )
 
     def keep_thread(self, thread_id: str, state: IndexedThread) -> None:
-        self.cursor.execute(
-            "INSERT INTO mycel_search_threads (store, thread_id, head, messages, ids_digest, summaries)"
-            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (store, thread_id) DO UPDATE SET"
-            " head = EXCLUDED.head, messages = EXCLUDED.messages, ids_digest = EXCLUDED.ids_digest,"
-            " summaries = EXCLUDED.summaries",
-            (self.store, thread_id, state.head, state.messages, state.ids_digest, state.summaries),
-        )
+        self._kept[thread_id] = state
 
     def clear(self) -> None:
+        self._docs.clear()
+        self._kept.clear()
         for table in ("mycel_search_docs", "mycel_search_threads", "mycel_search_meta"):
             self.cursor.execute(f"DELETE FROM {table} WHERE store = %s", (self.store,))
+
+    def finish(self) -> None:
+        """Send what is buffered and build the indexes a first load dropped; before the commit."""
+        self._flush_docs()
+        self._flush_kept()
+        if self._bulk:
+            # One GIN build over the whole load; its sort wants memory (the default 64 MB spills).
+            self.cursor.execute("SET LOCAL maintenance_work_mem = '256MB'")
+            for statement in _INDEXES:
+                self.cursor.execute(statement)
+
+    def _stage(self) -> None:
+        if not self._staged:
+            self.cursor.execute(_STAGING)
+            self._staged = True
+
+    def _flush_docs(self) -> None:
+        if not self._docs:
+            return
+        self._stage()
+        if self._bulk is None:
+            # A first load (a full buffer into an empty table): no index is kept up row by row.
+            self.cursor.execute("SELECT NOT EXISTS (SELECT 1 FROM mycel_search_docs)")
+            row = self.cursor.fetchone()
+            self._bulk = bool(row and row[0]) and len(self._docs) >= FLUSH_ROWS
+            if self._bulk:
+                self.cursor.execute("DROP INDEX IF EXISTS mycel_search_docs_tsv, mycel_search_docs_thread")
+        columns = "n, store, thread_id, idx, kind, tool, at, body, words"
+        with self.cursor.copy(f"COPY mycel_search_load ({columns}) FROM STDIN") as copy:
+            for doc in self._docs:
+                copy.write_row(doc)
+        # In the order added, so ids follow time (a common word is ranked among its newest matches).
+        self.cursor.execute(
+            "INSERT INTO mycel_search_docs (store, thread_id, idx, kind, tool, at, body, tsv)"
+            " SELECT store, thread_id, idx, kind, tool, at, body, to_tsvector('simple', words)"
+            " FROM mycel_search_load ORDER BY n"
+        )
+        self.cursor.execute("TRUNCATE mycel_search_load")
+        self._docs.clear()
+
+    def _flush_kept(self) -> None:
+        if not self._kept:
+            return
+        self._stage()
+        with self.cursor.copy(
+            "COPY mycel_search_kept (thread_id, head, messages, ids_digest, summaries) FROM STDIN"
+        ) as copy:
+            for thread_id, state in self._kept.items():
+                copy.write_row((thread_id, state.head, state.messages, state.ids_digest, state.summaries))
+        self.cursor.execute(
+            "INSERT INTO mycel_search_threads (store, thread_id, head, messages, ids_digest, summaries)"
+            " SELECT %s, thread_id, head, messages, ids_digest, summaries FROM mycel_search_kept"
+            " ON CONFLICT (store, thread_id) DO UPDATE SET head = EXCLUDED.head,"
+            " messages = EXCLUDED.messages, ids_digest = EXCLUDED.ids_digest, summaries = EXCLUDED.summaries",
+            (self.store,),
+        )
+        self.cursor.execute("TRUNCATE mycel_search_kept")
+        self._kept.clear()

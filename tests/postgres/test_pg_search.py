@@ -4,6 +4,8 @@ alone."""
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -172,3 +174,28 @@ def test_a_common_query_still_ranks_its_phrase_matches_first(
     found = search(_reader(home), "alpha beta", index=PgSearchIndex(dashboard_db, "the fleet"))
     assert found.newest_only == 2
     assert [h.thread_id for h in found.hits] == ["phrase", "scattered-new"]
+
+
+def test_a_bulk_first_load_gives_the_same_hits_and_builds_its_indexes(
+    home: Path, dashboard_db: str, monkeypatch: pytest.MonkeyPatch
+):
+    from memory_core.stores import search_index_pg
+
+    _plant_fleet(home)
+    # A tiny buffer: the fleet's first load goes the bulk way (indexes dropped, COPY, built at the end).
+    monkeypatch.setattr(search_index_pg, "FLUSH_ROWS", 2)
+    sqlite_index = SearchIndex(home / "cache" / "index.sqlite3")
+    pg_index = PgSearchIndex(dashboard_db, "the fleet")
+    for query, filters in SEARCHES:
+        expected = search(_reader(home), query, index=sqlite_index, **filters)
+        assert _hits(search(_reader(home), query, index=pg_index, **filters)) == _hits(expected), query
+    with psycopg.connect(dashboard_db) as db:
+        indexes = db.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'mycel_search_docs'")
+        assert {row[0] for row in indexes} >= {"mycel_search_docs_tsv", "mycel_search_docs_thread"}
+        ids = db.execute("SELECT thread_id FROM mycel_search_docs WHERE kind <> 'queue' ORDER BY id")
+        order = list(dict.fromkeys(row[0] for row in ids))
+    # Ids follow the threads' times, oldest first, as in the SQLite file.
+    with closing(sqlite3.connect(home / "cache" / "index.sqlite3")) as sqlite_db:
+        rows = sqlite_db.execute("SELECT thread_id FROM entries WHERE kind <> 'queue' ORDER BY id")
+        assert order == list(dict.fromkeys(row[0] for row in rows))
+    assert pg_index.document_count() == sqlite_index.document_count()
