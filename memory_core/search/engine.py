@@ -1,25 +1,29 @@
 """`search`: the one function behind the Search screen, `mycel-memory search` and /api/search.
 
 Each search first brings the index up to date with the checkpoint store (`refresh_index`): a thread whose
-head moved forward adds only the messages past what was indexed; a thread whose head no longer holds the
+head moved forward adds only the messages past what was indexed, read from the new steps' writes when
+they say it exactly (message_deltas.py), else from its new head; a thread whose head no longer holds the
 indexed messages (a rollback) is indexed again; nothing is read when the store's version is unchanged.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock_time
+from typing import overload
 
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.search.documents import message_documents, queue_documents, summary_documents
 from memory_core.search.query import ParsedQuery, QueryError, parse_query
+from memory_core.stores.message_deltas import AppendedMessages, MessagesSince
 from memory_core.stores.reader import MycelReader, Result
 from memory_core.stores.search_index import (
     MARK_END,
@@ -60,6 +64,7 @@ class IndexRefresh:
     threads_reindexed: int = 0
     threads_removed: int = 0
     threads_pending: int = 0  # moved or new threads left for the next search (the time budget ran out)
+    threads_from_deltas: int = 0  # moved threads whose new messages came from their writes, no head decoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,11 +125,59 @@ def default_index(reader: MycelReader, environ: Mapping[str, str] | None = None)
     return SearchIndex(index_path(folder, where))
 
 
+# The indexed messages' (type, id) digest is a chain, so new messages extend it without the old ids; a
+# digest without the prefix is the whole-list hash older index files keep (compared by `_legacy_digest`).
+_CHAIN = "c:"
+
+
+def _extend_digest(digest: str, messages: Sequence[Message]) -> str:
+    link = bytes.fromhex(digest[len(_CHAIN) :])
+    for message in messages:
+        entry = f"{message.type.value}\x00{message.id or ''}".encode("utf-8", "replace")
+        link = hashlib.blake2b(link + entry, digest_size=12).digest()
+    return _CHAIN + link.hex()
+
+
 def _ids_digest(messages: Sequence[Message]) -> str:
+    return _extend_digest(_CHAIN, messages)
+
+
+def _legacy_digest(messages: Sequence[Message]) -> str:
     h = hashlib.blake2b(digest_size=12)
     for message in messages:
         h.update(f"{message.type.value}\x00{message.id or ''}\x01".encode("utf-8", "replace"))
     return h.hexdigest()
+
+
+def _holds(messages: Sequence[Message], old: IndexedThread) -> bool:
+    """Whether `messages` start with the ones `old` indexed."""
+    if len(messages) < old.messages:
+        return False
+    prefix = messages[: old.messages]
+    if old.ids_digest.startswith(_CHAIN):
+        return _ids_digest(prefix) == old.ids_digest
+    return _legacy_digest(prefix) == old.ids_digest
+
+
+class _Tail(Sequence[Message]):
+    """New messages addressed by their index in the whole list, as message_documents reads them."""
+
+    def __init__(self, appended: AppendedMessages) -> None:
+        self._start, self._messages = appended.start, appended.messages
+
+    def __len__(self) -> int:
+        return self._start + len(self._messages)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
+        if isinstance(index, slice) or index < self._start:
+            raise IndexError("only the new messages are here")
+        return self._messages[index - self._start]
 
 
 def _summaries_signature(row: ThreadRow) -> str:
@@ -172,10 +225,12 @@ def _refresh(reader: MycelReader, index: SearchStore, deadline: float | None = N
         ]
         # Oldest first, so rowids follow time: a very common word is ranked among its newest matches.
         moved.sort(key=_updated)
-        added, reindexed, done = _index_messages(reader, writer, moved, known, problems, deadline)
+        added, reindexed, done, from_deltas = _index_messages(
+            reader, writer, moved, known, problems, deadline
+        )
         added += _index_summaries(reader, writer, rows, known, problems)
         added += _index_queue(reader, writer, rows, problems)
-    refresh = IndexRefresh(done, added, reindexed, len(removed), len(moved) - done)
+    refresh = IndexRefresh(done, added, reindexed, len(removed), len(moved) - done, from_deltas)
     return Result(refresh, tuple(dict.fromkeys(problems)))
 
 
@@ -190,32 +245,76 @@ def _index_messages(
     known: dict[str, IndexedThread],
     problems: list[StoreProblem],
     deadline: float | None,
-) -> tuple[int, int, int]:
-    """Index the new messages of threads whose head moved (until `deadline`); returns documents added,
-    threads indexed again and threads done. A thread new to the index, or indexed again, keeps no
-    summaries signature, so its summaries follow."""
-    added = reindexed = done = 0
-    for row, messages in reader.head_messages(moved, problems):
-        if deadline is not None and done and time.monotonic() > deadline:
-            break  # at least one thread per call, so each search goes on where the last one stopped
-        done += 1
-        if messages is None:
-            continue  # an unreadable head: keep what was indexed, try again when the head moves
-        old = known.get(row.thread_id)
-        start, signature = 0, ""
-        if old is not None:
-            if len(messages) >= old.messages and _ids_digest(messages[: old.messages]) == old.ids_digest:
-                start, signature = old.messages, old.summaries
-            else:
-                writer.remove_thread(row.thread_id)
-                reindexed += 1
-        added += writer.add(message_documents(row.thread_id, messages, start=start, at=row.updated_at))
+) -> tuple[int, int, int, int]:
+    """Index the new messages of threads whose head moved (until `deadline`), in `moved`'s order; returns
+    documents added, threads indexed again, threads done and threads done from their writes. A thread
+    new to the index, or indexed again, keeps no summaries signature, so its summaries follow."""
+    added = reindexed = done = from_deltas = 0
+    deltas = _appended(reader, moved, known, problems)
+
+    def out_of_time() -> bool:
+        # At least one thread per call, so each search goes on where the last one stopped.
+        return deadline is not None and done > 0 and time.monotonic() > deadline
+
+    def keep(row: ThreadRow, state: IndexedThread) -> None:
         # `known` follows what is written, so the summaries pass needs no second read of the table.
-        known[row.thread_id] = IndexedThread(
-            row.head_checkpoint_id, len(messages), _ids_digest(messages), signature
-        )
-        writer.keep_thread(row.thread_id, known[row.thread_id])
-    return added, reindexed, done
+        known[row.thread_id] = state
+        writer.keep_thread(row.thread_id, state)
+
+    # Runs of threads done from their writes, and runs whose heads are read together (one query each run).
+    for from_writes, run in itertools.groupby(moved, key=lambda row: deltas.get(row.thread_id) is not None):
+        if from_writes:
+            for row in run:
+                if out_of_time():
+                    return added, reindexed, done, from_deltas
+                done += 1
+                from_deltas += 1
+                appended, indexed = deltas[row.thread_id], known[row.thread_id]
+                assert appended is not None
+                tail = _Tail(appended)
+                added += writer.add(
+                    message_documents(row.thread_id, tail, start=indexed.messages, at=row.updated_at)
+                )
+                digest = _extend_digest(indexed.ids_digest, appended.messages)
+                keep(row, IndexedThread(row.head_checkpoint_id, len(tail), digest, indexed.summaries))
+            continue
+        for row, messages in reader.head_messages(list(run), problems):
+            if out_of_time():
+                return added, reindexed, done, from_deltas
+            done += 1
+            if messages is None:
+                continue  # an unreadable head: keep what was indexed, try again when the head moves
+            old = known.get(row.thread_id)
+            start, signature = 0, ""
+            if old is not None:
+                if _holds(messages, old):
+                    start, signature = old.messages, old.summaries
+                else:
+                    writer.remove_thread(row.thread_id)
+                    reindexed += 1
+            added += writer.add(message_documents(row.thread_id, messages, start=start, at=row.updated_at))
+            keep(row, IndexedThread(row.head_checkpoint_id, len(messages), _ids_digest(messages), signature))
+    return added, reindexed, done, from_deltas
+
+
+def _appended(
+    reader: MycelReader, moved: list[ThreadRow], known: dict[str, IndexedThread], problems: list[StoreProblem]
+) -> dict[str, AppendedMessages | None]:
+    """The new messages of every moved thread already indexed, from its new steps' writes, in one read
+    (None where they cannot say it: the head is decoded instead)."""
+    asks = [
+        MessagesSince(row.thread_id, old.head, row.head_checkpoint_id, old.messages, row.messages)
+        for row in moved
+        if row.head_checkpoint_id is not None
+        and (old := known.get(row.thread_id)) is not None
+        and old.head is not None
+        and old.ids_digest.startswith(_CHAIN)  # an older file's digest cannot be extended: decode once
+    ]
+    if not asks:
+        return {}
+    found = reader.messages_since(asks)
+    problems.extend(found.problems)
+    return found.value
 
 
 def _index_summaries(

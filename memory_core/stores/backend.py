@@ -106,8 +106,9 @@ class CheckpointSnapshot(Protocol):
 
     def payload(self, checkpoint_id: str) -> Payload: ...
 
-    def message_writes(self) -> list[WriteRow] | None:
-        """The `messages` channel's write deltas of every step; None when the engine keeps none."""
+    def message_writes(self, only: Sequence[str] | None = None) -> list[WriteRow] | None:
+        """The `messages` channel's write deltas of every step (or only those stored under the checkpoints
+        `only` names); None when the engine keeps none."""
         ...
 
     def metadata_here(self, only: Sequence[str]) -> Metadata | None:
@@ -149,6 +150,13 @@ class StoreBackend(Protocol):
         self, thread_id: str, problems: list[StoreProblem]
     ) -> AbstractContextManager[CheckpointSnapshot | None]:
         """A consistent read of one thread's checkpoints, or None (the problem says why)."""
+        ...
+
+    def thread_snapshots(
+        self, problems: list[StoreProblem]
+    ) -> AbstractContextManager[Callable[[str], CheckpointSnapshot] | None]:
+        """One consistent read in which any thread's checkpoints can be read (many threads, one connection),
+        or None (the problem says why)."""
         ...
 
     def checkpoint_metadata(

@@ -46,6 +46,7 @@ from memory_core.stores.checkpoints import (
 )
 from memory_core.stores.decode import UnreadableBlob
 from memory_core.stores.locations import MycelLocations
+from memory_core.stores.message_deltas import AppendedMessages, MessagesSince, messages_since
 from memory_core.stores.postgres import backend_for
 from memory_core.stores.series import Series, SeriesPoint, build_series
 from memory_core.stores.thread_list import derived, listing
@@ -173,6 +174,18 @@ class MycelReader:
         """Each listed thread's head messages (None when unreadable), read over one connection in one query
         and decoded one at a time, for what the list needs of many heads at once (flags, context fill)."""
         return listing.head_messages(self.backend.head_payloads, rows, problems)
+
+    def messages_since(self, asks: Sequence[MessagesSince]) -> Result[dict[str, AppendedMessages | None]]:
+        """Per asked thread, the messages its new head appended since an ancestor, read from the new
+        steps' writes alone (message_deltas.py), all threads in one read; None (or no entry, when the read
+        failed: the problem says why) where the writes cannot say it exactly and the head must be decoded."""
+        problems: list[StoreProblem] = []
+        found: dict[str, AppendedMessages | None] = {}
+        with self.backend.thread_snapshots(problems) as open_thread:
+            if open_thread is not None:
+                for ask in asks:
+                    found[ask.thread_id] = messages_since(open_thread(ask.thread_id), ask)
+        return Result(found, tuple(problems))
 
     def head_estimates(self, rows: Sequence[ThreadRow]) -> Result[dict[str, int | None]]:
         """Mycel's estimate (chars // 2) of each listed thread's head messages, for the context-fill column.

@@ -177,6 +177,65 @@ def _same(derived: _State, decoded: _State) -> bool:
     return all(e.id is None or e.id in known for e in derived.entries)
 
 
+def _by_task(writes: Iterable[WriteRow]) -> tuple[dict[str, dict[tuple[str, str], list[Any]]], set[str]]:
+    """Per checkpoint, per (task path, task id), the decoded write items in write order; and the
+    checkpoints with a write that could not be decoded."""
+    values: dict[str, dict[tuple[str, str], list[tuple[int, Any]]]] = defaultdict(lambda: defaultdict(list))
+    broken: set[str] = set()
+    for w in writes:
+        try:
+            value = decode_typed(w.type, w.value)
+        except UnreadableBlob:
+            broken.add(w.checkpoint_id)
+            continue
+        values[w.checkpoint_id][(w.task_path, w.task_id)].append((w.idx, value))
+    out: dict[str, dict[tuple[str, str], list[Any]]] = {}
+    for checkpoint_id, tasks in values.items():
+        out[checkpoint_id] = {}
+        for task, found in tasks.items():
+            items: list[Any] = []
+            for _idx, value in sorted(found, key=lambda v: v[0]):
+                items.extend(value if isinstance(value, list) else [value])
+            out[checkpoint_id][task] = items
+    return out, broken
+
+
+# Message types add_messages keeps as they are written (a chunk, a dict or a string is converted first).
+_KEPT_TYPES = frozenset({"human", "ai", "tool", "system"})
+
+
+def appended_items(writes: Iterable[WriteRow], path: Sequence[str]) -> list[Mapping[str, Any]] | None:
+    """The message items the `messages` writes stored under `path`'s checkpoints (oldest step first) add
+    to the state, when add_messages only appends them as written; None when the writes cannot say so
+    exactly: a step with several tasks (their order is a guess), an undecodable write, a RemoveMessage or
+    `__remove_all__`, an Overwrite, an id seen twice (a replacement), or an item add_messages converts or
+    gives a fresh id (a dict without `type`, a chunk, a bare string, no id). A replacement of an id from
+    before `path` is not seen here: the caller checks the resulting count."""
+    by_task, broken = _by_task(writes)
+    seen: set[str] = set()
+    out: list[Mapping[str, Any]] = []
+    for checkpoint_id in path:
+        if checkpoint_id in broken:
+            return None
+        tasks = by_task.get(checkpoint_id, {})
+        if len(tasks) > 1:
+            return None
+        for items in tasks.values():
+            for item in items:
+                if item is None:
+                    continue
+                if not isinstance(item, Mapping) or item.get("__class__") == "Overwrite":
+                    return None
+                if _is_remove(item) is not None or item.get("type") not in _KEPT_TYPES:
+                    return None
+                found = item.get("id")
+                if not isinstance(found, str) or not found or found in seen:
+                    return None
+                seen.add(found)
+                out.append(item)
+    return out
+
+
 def _deltas(
     writes: Iterable[WriteRow], order_hint: Mapping[str, int]
 ) -> tuple[dict[str, list[Any]], set[str]]:
@@ -186,22 +245,11 @@ def _deltas(
     layout (none) we order tasks by where their messages sit in a decoded leaf, which is that order.
     Returns also the checkpoints whose writes could not be decoded.
     """
-    by_task: dict[str, dict[tuple[str, str], list[tuple[int, Any]]]] = defaultdict(lambda: defaultdict(list))
-    broken: set[str] = set()
-    for w in writes:
-        try:
-            value = decode_typed(w.type, w.value)
-        except UnreadableBlob:
-            broken.add(w.checkpoint_id)
-            continue
-        by_task[w.checkpoint_id][(w.task_path, w.task_id)].append((w.idx, value))
+    by_task, broken = _by_task(writes)
     result: dict[str, list[Any]] = {}
     for checkpoint_id, tasks in by_task.items():
         deltas: list[tuple[tuple[Any, ...], list[Any]]] = []
-        for (task_path, task_id), values in tasks.items():
-            items: list[Any] = []
-            for _idx, value in sorted(values, key=lambda v: v[0]):
-                items.extend(value if isinstance(value, list) else [value])
+        for (task_path, task_id), items in tasks.items():
             hint = min(
                 (order_hint[i["id"]] for i in items if isinstance(i, Mapping) and i.get("id") in order_hint),
                 default=1 << 60,

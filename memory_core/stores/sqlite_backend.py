@@ -8,6 +8,7 @@ queue.py, events.py, sandbox.py.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -89,14 +90,18 @@ class _Snapshot:
     def payload(self, checkpoint_id: str) -> Payload:
         return read_payload(self.db, self.thread_id, checkpoint_id)
 
-    def message_writes(self) -> list[WriteRow] | None:
+    def message_writes(self, only: Sequence[str] | None = None) -> list[WriteRow] | None:
         if not self.db.has_table("writes"):
             return None
         task_path = "task_path" if "task_path" in self.db.columns("writes") else "''"
+        # `only`: a long thread's few new steps, sought by the primary key instead of every write it has.
+        among, params = "", tuple[str, ...]()
+        if only is not None:
+            among, params = "AND checkpoint_id IN (SELECT value FROM json_each(?))", (json.dumps(list(only)),)
         rows = self.db.rows(
             f"SELECT checkpoint_id, task_id, {task_path}, idx, type, value FROM writes "
-            "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = 'messages'",
-            (self.thread_id,),
+            f"WHERE thread_id = ? AND checkpoint_ns = '' AND channel = 'messages' {among}",
+            (self.thread_id, *params),
         )
         return [WriteRow(str(r[0]), str(r[1]), str(r[2] or ""), int(r[3]), r[4], r[5]) for r in rows]
 
@@ -194,6 +199,18 @@ class SqliteBackend:
                     check_checkpoint_layout(db)
                     yielded = True
                     yield _Snapshot(db, thread_id)
+        if not yielded:
+            yield None
+
+    @contextmanager
+    def thread_snapshots(self, problems: list[StoreProblem]) -> Iterator[Callable[[str], _Snapshot] | None]:
+        yielded = False
+        with self._opener.open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.require_table("checkpoints"):
+                with db.snapshot():
+                    check_checkpoint_layout(db)
+                    yielded = True
+                    yield lambda thread_id: _Snapshot(db, thread_id)
         if not yielded:
             yield None
 

@@ -92,9 +92,11 @@ class _Snapshot:
         found = pg.payloads(self.read, self.layout, [(self.thread_id, checkpoint_id)])
         return found[0][2] if found else (None, None)
 
-    def message_writes(self) -> list[WriteRow] | None:
-        # Dev saves whole checkpoints and writes none: every payload is then decoded.
-        return pg.message_writes(self.read, self.layout, self.thread_id) or None
+    def message_writes(self, only: Sequence[str] | None = None) -> list[WriteRow] | None:
+        # Dev saves whole checkpoints and writes none: every payload is then decoded. Asked for a few
+        # steps, none is an answer (they wrote no message; the caller's count check catches the rest).
+        found = pg.message_writes(self.read, self.layout, self.thread_id, only)
+        return found if found or only is not None else None
 
     def metadata_here(self, only: Sequence[str]) -> Metadata:
         # In this very transaction: a second read beside it would hold a second pooled connection while
@@ -360,6 +362,22 @@ class PostgresBackend:
                     yield from got
                     done = {(t, c) for t, c, _ in got}
                     wanted = [pair for pair in wanted if pair not in done]
+
+    @contextmanager
+    def thread_snapshots(self, problems: list[StoreProblem]) -> Iterator[Callable[[str], _Snapshot] | None]:
+        yielded = False
+        with self._read(problems) as found:
+            if found is not None:
+                read, layouts = found
+
+                def snapshot(thread_id: str) -> _Snapshot:
+                    layout = next((la for la in layouts if pg.has_thread(read, la, thread_id)), layouts[0])
+                    return _Snapshot(read, layout, thread_id, self._where(layout))
+
+                yielded = True
+                yield snapshot
+        if not yielded:
+            yield None
 
     @contextmanager
     def checkpoints(self, thread_id: str, problems: list[StoreProblem]) -> Iterator[_Snapshot | None]:

@@ -180,14 +180,18 @@ def fingerprint(read: PgRead, layout: PostgresLayout) -> tuple[object, ...]:
     return tuple(row or ())
 
 
-def message_writes(read: PgRead, layout: PostgresLayout, thread_id: str) -> list[WriteRow]:
-    """The `messages` channel's write deltas of every step (main's graph writes them; the series rebuilds
-    states from them instead of decoding every checkpoint's whole list)."""
+def message_writes(
+    read: PgRead, layout: PostgresLayout, thread_id: str, only: Sequence[str] | None = None
+) -> list[WriteRow]:
+    """The `messages` channel's write deltas of every step, or of the steps stored under `only`'s
+    checkpoints (main's graph writes them; the series rebuilds states from them instead of decoding every
+    checkpoint's whole list, the search index reads a thread's new steps)."""
+    among, params = ("AND checkpoint_id = ANY(%s)", (list(only),)) if only is not None else ("", ())
     rows = read.rows(
         "SELECT checkpoint_id, task_id, task_path, idx, type, blob "
         f"FROM {layout.table('checkpoint_writes')} "
-        "WHERE thread_id = %s AND checkpoint_ns = '' AND channel = 'messages'",
-        (thread_id,),
+        f"WHERE thread_id = %s AND checkpoint_ns = '' AND channel = 'messages' {among}",
+        (thread_id, *params),
     )
     return [WriteRow(str(r[0]), str(r[1]), str(r[2] or ""), int(r[3]), r[4], bytes(r[5])) for r in rows]
 
