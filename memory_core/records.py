@@ -5,7 +5,7 @@ Everything secret-looking has already been redacted by the time a record exists.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -45,6 +45,15 @@ class StoreProblem:
         if self.kind is ProblemKind.MISSING_FILE:
             return self.store != "main"
         return self.kind is ProblemKind.MISSING_TABLE
+
+
+# Files that are often simply absent; saying so on every command or export would bury real problems.
+QUIET_KINDS = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
+
+
+def loud_messages(problems: Iterable[StoreProblem]) -> list[str]:
+    """The messages of the problems worth saying, once each (not the files and tables often absent)."""
+    return [p.message for p in dict.fromkeys(problems) if p.kind not in QUIET_KINDS]
 
 
 @dataclass(frozen=True, slots=True)

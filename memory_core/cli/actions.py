@@ -7,23 +7,21 @@ thread looks busy unless --force. dry-run never writes.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import replace
 from typing import Any
 
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.plan import rules_option, settings_from_flags, trigger_tokens_option
+from memory_core.cli.reading import open_reader
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.messages import Message
 from memory_core.rollback import RollbackImpact
 from memory_core.rules.dev import DevCallPlan
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.settings import MemorySettings
-from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_calls import dev_next_call
-from memory_core.stores.thread_list.derived import default_folder
 from memory_core.stores.thread_settings import thread_memory_settings
 from memory_core.stores.write.rollback_actions import (
     UnknownCheckpoint,
@@ -37,10 +35,6 @@ from memory_core.stores.write.rollback_actions import (
 from memory_core.stores.write.rollback_writer import RollbackRefused
 
 
-def _reader() -> MycelReader:
-    return MycelReader(resolve_locations(), facts_folder=default_folder(os.environ))
-
-
 def _actor(args: argparse.Namespace) -> str:
     import getpass
 
@@ -48,7 +42,7 @@ def _actor(args: argparse.Namespace) -> str:
 
 
 def run_rollback(args: argparse.Namespace) -> int:
-    reader = _reader()
+    reader = open_reader()
     try:
         impact = preview_rollback(reader, args.thread_id, args.target)
     except (UnknownThread, UnknownCheckpoint) as exc:
@@ -57,7 +51,7 @@ def run_rollback(args: argparse.Namespace) -> int:
 
 
 def run_undo(args: argparse.Namespace) -> int:
-    reader = _reader()
+    reader = open_reader()
     try:
         impact = preview_undo(reader, args.thread_id)
     except (UnknownThread, UnknownCheckpoint, RollbackRefused) as exc:
@@ -110,7 +104,7 @@ def _emit(args: argparse.Namespace, report: dict[str, Any], impact: RollbackImpa
 def run_dry_run(args: argparse.Namespace) -> int:
     if args.bundle is not None:
         return _run_dry_run_bundle(args)
-    reader = _reader()
+    reader = open_reader()
     row = reader.get_thread(args.thread_id).value
     if row is None:
         raise CliError(f"unknown thread {args.thread_id!r}")

@@ -13,8 +13,8 @@ from typing import Any
 
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.plan import settings_from_flags
+from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
 from memory_core.cli.table import print_table, short_id
-from memory_core.cli.threads import _reader, _require_data, _warn, _warn_lines
 from memory_core.economics.prompt_cache import CAUSES, Cause
 from memory_core.ids import printable
 from memory_core.settings import MemorySettings
@@ -53,8 +53,8 @@ def proposal(args: argparse.Namespace) -> Propose | None:
 
 def run_cache(args: argparse.Namespace) -> int:
     propose = proposal(args)
-    reader = _reader()
-    _require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     pricing = pricing_of(reader)
     if args.all:
         fleet = fleet_cache(reader, book=pricing.book, propose=propose)
@@ -62,20 +62,20 @@ def run_cache(args: argparse.Namespace) -> int:
         if args.json:
             print_json(document)
             return 0
-        _warn_lines(pricing.notes)
+        warn_lines(pricing.notes)
         _print_fleet(document)
         return 0
     found = reader.get_thread(args.thread_id)
     if found.value is None or found.value.head_checkpoint_id is None:
-        _warn(found.problems)
+        warn(found.problems)
         raise CliError(f"unknown thread {printable(repr(args.thread_id))}: no Mycel store has it")
     cache = thread_cache(reader, found.value, book=pricing.book, propose=propose)
-    _warn(cache.problems)
+    warn(cache.problems)
     document = thread_json(cache, pricing)
     if args.json:
         print_json(document)
         return 0
-    _warn_lines(pricing.notes)
+    warn_lines(pricing.notes)
     _print_thread(document)
     return 0
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 
 from memory_core.cli.common import CliError, print_json
+from memory_core.cli.reading import open_reader, require_data, warn
 from memory_core.cli.table import print_table, short_id
-from memory_core.cli.threads import _reader, _require_data, _warn
 from memory_core.economics.calibration import OVERHEAD_NAME, Spread
 from memory_core.stores.calibration_facts import calibration_document, fleet_calibration
 
@@ -17,13 +17,13 @@ def run_calibration(args: argparse.Namespace) -> int:
     model = args.model.strip() if isinstance(args.model, str) else None
     if model == "":
         raise CliError("--model needs a model name")
-    reader = _reader()
-    _require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     found = fleet_calibration(reader, model=model)
     if model is not None and model not in found.models:
         known = ", ".join(sorted(found.models)) or "none"
         raise CliError(f"no model call used model {model!r} (models with calls: {known})")
-    _warn(found.problems)
+    warn(found.problems)
     report = found.report
     if args.json:
         print_json(calibration_document(found))

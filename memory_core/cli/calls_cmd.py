@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from memory_core.cli.common import CliError, UnknownThread, print_json
+from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
 from memory_core.cli.table import print_table, printable
 from memory_core.memo import digest
 from memory_core.record.as_json import call_json, dev_call_json, settings_json
@@ -92,20 +93,19 @@ def thread_facts(
         raise UnknownThread(
             f"unknown thread {printable(repr(thread_id))}: no Mycel store has it", problems=found.problems
         )
-    return found.value, threads._thread_facts(reader, found.value, rules=rules_option(rules))
+    return found.value, threads.thread_facts(reader, found.value, rules=rules_option(rules))
 
 
 def _facts(args: argparse.Namespace) -> tuple[MycelReader, ThreadRow, dict[str, Any]]:
-    from memory_core.cli import threads
 
-    reader = threads._reader()
-    threads._require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     try:
         row, facts = thread_facts(reader, args.thread_id, rules=args.rules)
     except UnknownThread as exc:
-        threads._warn(exc.problems)
+        warn(exc.problems)
         raise
-    threads._warn_lines(facts["warnings"])
+    warn_lines(facts["warnings"])
     return reader, row, facts
 
 

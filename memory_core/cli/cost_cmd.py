@@ -12,8 +12,8 @@ import re
 from datetime import date
 
 from memory_core.cli.common import CliError, print_json
+from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
 from memory_core.cli.table import print_table, short_id
-from memory_core.cli.threads import _reader, _require_data, _warn, _warn_lines
 from memory_core.storage.cost import Line, usd
 from memory_core.stores.cost_facts import cost_document, fleet_cost
 
@@ -37,11 +37,11 @@ def run_cost(args: argparse.Namespace) -> int:
     since, until = parse_day(args.since, "--since"), parse_day(args.until, "--until")
     if since and until and since > until:
         raise CliError(f"--since {since} is after --until {until}")
-    reader = _reader()
-    _require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     found = fleet_cost(reader, since=since, until=until)
-    _warn(found.problems)
-    _warn_lines(found.notes)
+    warn(found.problems)
+    warn_lines(found.notes)
     report = found.report
     if args.json:
         print_json(cost_document(found))

@@ -18,8 +18,8 @@ from typing import Any
 
 from memory_core.cli.audit_log import record_export
 from memory_core.cli.common import CliError
+from memory_core.cli.reading import open_reader, require_data
 from memory_core.cli.table import printable
-from memory_core.cli.threads import _reader, _require_data
 from memory_core.export.bundle import ExportError, export_bundle
 from memory_core.export.markdown import bundle_markdown
 
@@ -29,8 +29,8 @@ FORMATS = ("json", "md")
 def run_export(args: argparse.Namespace) -> int:
     if args.format not in FORMATS:
         raise CliError(f"--format: must be json or md, got {printable(repr(args.format))}")
-    reader = _reader()
-    _require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     try:
         bundle = export_bundle(
             reader, args.thread_id, checkpoint_id=args.checkpoint, exported_at=datetime.now(UTC)

@@ -17,8 +17,8 @@ from typing import Any
 
 from memory_core.cli.audit_log import record_export
 from memory_core.cli.common import CliError, print_json
+from memory_core.cli.reading import open_reader, require_data, warn
 from memory_core.cli.table import one_line, print_table, printable, short_id
-from memory_core.cli.threads import _reader, _require_data, _warn
 from memory_core.storage.retention import (
     ALWAYS_KEPT,
     NO_WHOLE_THREADS,
@@ -45,10 +45,10 @@ def policy_from_flags(args: argparse.Namespace) -> RetentionPolicy:
 
 def run_retention(args: argparse.Namespace) -> int:
     policy = policy_from_flags(args)
-    reader = _reader()
-    _require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     run = retention_dry_run(reader, policy)
-    _warn(run.problems)
+    warn(run.problems)
     if args.export is not None:
         _export(args, run)
     data = plan_as_dict(run.plan)

@@ -9,8 +9,8 @@ from typing import Any
 
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.cost_cmd import parse_day
+from memory_core.cli.reading import open_reader, require_data, warn
 from memory_core.cli.table import print_table, printable, short_id
-from memory_core.cli.threads import _reader, _require_data, _warn
 from memory_core.search.engine import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -60,8 +60,8 @@ def run_search(args: argparse.Namespace) -> int:
     if since and until and since > until:
         raise CliError(f"--since {since} is after --until {until}")
     limit = limit_option(args.limit)
-    reader = _reader()
-    _require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     try:
         results = search(
             reader,
@@ -78,7 +78,7 @@ def run_search(args: argparse.Namespace) -> int:
         for problem in results.problems:
             if problem.store == StoreRole.MAIN.value and not problem.expected_absence:
                 raise CliError(problem.message)
-    _warn(results.problems)
+    warn(results.problems)
     if results.notice:
         # A very common query ranks only the newest matches: said on stderr, so --json stays the list.
         print(f"note: {results.notice}", file=sys.stderr)

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_core.cli.common import CliError, print_json
+from memory_core.cli.reading import open_reader, require_data, warn
 from memory_core.cli.table import print_table, printable, short_id
-from memory_core.cli.threads import _reader, _require_data, _warn
 from memory_core.records import StoreProblem
 from memory_core.storage.report import (
     DEFAULT_TURNS_AHEAD,
@@ -54,14 +54,14 @@ def _size(n: int | None) -> str:
 
 def run_storage(args: argparse.Namespace) -> int:
     turns = turns_option(args.turns)
-    reader = _reader()
-    _require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     if args.thread_id is not None:
         return _one_thread(reader, args.thread_id, turns, as_json=args.json)
     result = storage_report(reader, turns_ahead=turns)
     if not result.value.threads:
         _refuse_unreadable_checkpoints(result.problems)
-    _warn(result.problems)
+    warn(result.problems)
     data = storage_as_json(result)
     if args.json:
         print_json(data)
@@ -122,7 +122,7 @@ def _print_fleet(data: dict[str, Any]) -> None:
 
 def _one_thread(reader: Any, thread_id: str, turns: int, *, as_json: bool) -> int:
     found = thread_storage(reader, thread_id, turns_ahead=turns)
-    _warn(found.problems)
+    warn(found.problems)
     detail = found.value
     if detail is None:
         raise CliError(f"unknown thread {printable(repr(thread_id))}: no Mycel store has it")

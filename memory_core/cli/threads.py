@@ -9,61 +9,25 @@ derives from the checkpoints is kept in the facts folder, so the next run reads 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from memory_core.cli.calls_cmd import memory_facts
-from memory_core.cli.common import CliError, UnknownThread, print_json
+from memory_core.cli.common import UnknownThread, print_json
+from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
 from memory_core.cli.table import one_line, print_table, printable, short_id
 from memory_core.family import FamilyMember, agents_by_thread, build_family, registered_only_rows
 from memory_core.messages import Message
 from memory_core.record.evidence import Configured
-from memory_core.records import AgentRecord, ProblemKind, StoreProblem, ThreadRow
+from memory_core.records import AgentRecord, ProblemKind, StoreProblem, ThreadRow, loud_messages
 from memory_core.rules.profile import RulesProfile
-from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_list.derived import default_folder
 from memory_core.stores.thread_list.thread_facts import ThreadFactsFile
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
 
-# Files that are often simply absent; saying so on every command would bury real problems.
-_QUIET_KINDS = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
 # Bump when what `_derive_facts` keeps changes: facts kept by an older version are then derived again.
 _FACTS_FORMAT = 3
-
-
-def _reader() -> MycelReader:
-    return MycelReader(resolve_locations(), facts_folder=default_folder(os.environ))
-
-
-def _require_data(locations: MycelLocations) -> None:
-    """No Mycel file at all where the variables point: say where we looked, rather than list nothing."""
-    if locations.postgres_url:
-        from memory_core.cli.status_cmd import postgres_unreadable
-
-        # Checkpoints in PostgreSQL: no readable layout there is the error, said as the server said it.
-        problem = postgres_unreadable(locations)
-        if problem is not None:
-            raise CliError(problem.message)
-        return
-    if not any(path.exists() for path in locations.databases().values()):
-        raise CliError(
-            f"no Mycel data: {locations.main} does not exist (set LEON_DB_PATH to Mycel's leon.db; "
-            "LEON_SANDBOX_DB_PATH and LEON_QUEUE_DB_PATH for the other stores)"
-        )
-
-
-def _warn(problems: Iterable[StoreProblem]) -> None:
-    _warn_lines(problem.message for problem in dict.fromkeys(problems) if problem.kind not in _QUIET_KINDS)
-
-
-def _warn_lines(lines: Iterable[str]) -> None:
-    for line in dict.fromkeys(lines):
-        print(f"mycel-memory: warning: {printable(line)}", file=sys.stderr)
 
 
 def _iso(value: datetime | None) -> str:
@@ -130,10 +94,10 @@ def threads_rows(reader: MycelReader) -> tuple[list[dict[str, Any]], list[StoreP
 
 
 def run_threads(args: argparse.Namespace) -> int:
-    reader = _reader()
-    _require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     rows, problems = threads_rows(reader)
-    _warn(problems)
+    warn(problems)
     if args.json:
         print_json(rows)
         return 0
@@ -170,9 +134,7 @@ def _message_json(index: int, message: Message, count: Any) -> dict[str, Any]:
     }
 
 
-def _thread_facts(
-    reader: MycelReader, row: ThreadRow, *, rules: RulesProfile | None = None
-) -> dict[str, Any]:
+def thread_facts(reader: MycelReader, row: ThreadRow, *, rules: RulesProfile | None = None) -> dict[str, Any]:
     """What the thread's checkpoints yield: the head's messages, every checkpoint's series, an overtaken
     rollback, and the warnings met deriving them; kept under the thread's key, derived only when it moved."""
     kept = (
@@ -243,7 +205,7 @@ def _derive_facts(
             "actor": overtaken.actor,
             "continued_from": overtaken.continued_from,
         },
-        "warnings": [p.message for p in dict.fromkeys(problems) if p.kind not in _QUIET_KINDS],
+        "warnings": loud_messages(problems),
         "memory": memory_facts(
             reader, row, messages, checkpoints.value, row.head_checkpoint_id, today, rules=rules
         ),
@@ -281,7 +243,7 @@ def thread_detail_json(reader: MycelReader, thread_id: str, *, rules: str | None
     row = found.value or registered[0]
     from memory_core.cli.plan import rules_option
 
-    facts = _thread_facts(reader, row, rules=rules_option(rules))
+    facts = thread_facts(reader, row, rules=rules_option(rules))
     summaries = reader.list_summaries(thread_id)
     queue = reader.list_queue(thread_id)
     data: dict[str, Any] = {
@@ -318,22 +280,22 @@ def thread_detail_json(reader: MycelReader, thread_id: str, *, rules: str | None
 
 
 def run_thread(args: argparse.Namespace) -> int:
-    reader = _reader()
-    _require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     try:
         found = thread_detail_json(reader, args.thread_id, rules=args.rules)
     except UnknownThread as exc:
-        _warn(exc.problems)
+        warn(exc.problems)
         raise
-    _warn(found.problems)
-    _warn_lines(found.warnings)
+    warn(found.problems)
+    warn_lines(found.warnings)
     row, data = found.row, found.data
     if args.json:
         print_json(data)
         return 0
     overtaken = data["rollback_overtaken"]
     if overtaken is not None:
-        _warn_lines(
+        warn_lines(
             [
                 f"the rollback {overtaken['rollback_checkpoint_id']} by {overtaken['actor']} is no "
                 f"longer active: the agent went on from {overtaken['continued_from']}"

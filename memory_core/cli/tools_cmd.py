@@ -8,17 +8,17 @@ from __future__ import annotations
 import argparse
 
 from memory_core.cli.common import print_json
+from memory_core.cli.reading import open_reader, require_data, warn
 from memory_core.cli.table import print_table, short_id
-from memory_core.cli.threads import _reader, _require_data, _warn
 from memory_core.economics.tool_pressure import UNIT
 from memory_core.stores.fleet_tools import fleet_tool_pressure, tools_document
 
 
 def run_tools(args: argparse.Namespace) -> int:
-    reader = _reader()
-    _require_data(reader.locations)
+    reader = open_reader()
+    require_data(reader.locations)
     found = fleet_tool_pressure(reader)
-    _warn(found.problems)
+    warn(found.problems)
     report = found.report
     if args.json:
         print_json(tools_document(found))

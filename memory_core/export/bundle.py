@@ -20,14 +20,12 @@ from memory_core.export.read import FORMAT, VERSION
 from memory_core.integrity import integrity_issues
 from memory_core.messages import Message, MessageType
 from memory_core.model_view import newest_active
-from memory_core.records import ProblemKind, SummaryRow, ThreadRow
+from memory_core.records import SummaryRow, ThreadRow, loud_messages
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.redact import encodable_data
 from memory_core.stores.thread_settings import ThreadMemorySettings, thread_memory_settings
 from memory_core.tokens import content_chars
-
-_QUIET_KINDS = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
 
 
 class ExportError(ValueError):
@@ -108,7 +106,7 @@ def export_bundle(
         ],
         # What reading met, as `thread` warns on stderr (an absent side store is normal, so not said).
         "warnings": [
-            *(p.message for p in dict.fromkeys(detail.problems) if p.kind not in _QUIET_KINDS),
+            *loud_messages(detail.problems),
             *detail.warnings,
         ],
     }

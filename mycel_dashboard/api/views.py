@@ -20,9 +20,10 @@ from django.views.decorators.csrf import csrf_exempt
 from memory_core.cli.calls_cmd import thread_facts, whatif_json
 from memory_core.cli.common import CliError, UnknownThread
 from memory_core.cli.cost_cmd import parse_day
+from memory_core.cli.reading import require_data
 from memory_core.cli.search_cmd import results_json
 from memory_core.cli.storage_cmd import _refuse_unreadable_checkpoints, turns_option
-from memory_core.cli.threads import _require_data, thread_detail_json, threads_rows
+from memory_core.cli.threads import thread_detail_json, threads_rows
 from memory_core.records import StoreProblem
 from memory_core.search import engine
 from memory_core.storage.report import storage_as_json, storage_report
@@ -130,11 +131,11 @@ def _readable(problems: Sequence[StoreProblem]) -> None:
         raise ApiError(503, str(exc)) from None
 
 
-def _reader() -> MycelReader:
+def open_reader() -> MycelReader:
     """The dashboard's reader; 503 when no Mycel store can be read at all."""
     _, reader = open_source()
     try:
-        _require_data(reader.locations)
+        require_data(reader.locations)
     except CliError as exc:
         raise ApiError(503, str(exc)) from None
     return reader
@@ -164,7 +165,7 @@ def _paged(request: HttpRequest, items: list[Any], key: Callable[[Any], Any], **
 @api_view
 def threads(request: HttpRequest) -> HttpResponse:
     _only(request.GET, _PAGING)
-    rows, problems = threads_rows(_reader())
+    rows, problems = threads_rows(open_reader())
     if not rows:
         _readable(problems)
     return _paged(request, rows, key=lambda row: row["thread_id"])
@@ -173,20 +174,20 @@ def threads(request: HttpRequest) -> HttpResponse:
 @api_view
 def thread(request: HttpRequest, thread_id: str) -> HttpResponse:
     _only(request.GET, ("rules",))
-    return json_response(thread_detail_json(_reader(), thread_id, rules=request.GET.get("rules")).data)
+    return json_response(thread_detail_json(open_reader(), thread_id, rules=request.GET.get("rules")).data)
 
 
 @api_view
 def calls(request: HttpRequest, thread_id: str) -> HttpResponse:
     _only(request.GET, ("rules", *_PAGING))
-    _, facts = thread_facts(_reader(), thread_id, rules=request.GET.get("rules"))
+    _, facts = thread_facts(open_reader(), thread_id, rules=request.GET.get("rules"))
     return _paged(request, facts["memory"]["calls"], key=lambda call: call["call"])
 
 
 @api_view
 def checkpoint(request: HttpRequest, thread_id: str, checkpoint_id: str) -> HttpResponse:
     _only(request.GET, ())
-    reader = _reader()
+    reader = open_reader()
     found = reader.get_thread(thread_id)
     row = found.value
     if row is None:
@@ -214,7 +215,7 @@ def whatif(request: HttpRequest, thread_id: str) -> HttpResponse:
     if unknown:
         raise ApiError(400, f"unknown setting {unknown[0][:40]!r}; whatif takes {', '.join(WHATIF_FLAGS)}")
     args = argparse.Namespace(runtime_config=None, **{name: flags.get(name) for name in WHATIF_FLAGS})
-    reader = _reader()
+    reader = open_reader()
     row, facts = thread_facts(reader, thread_id, rules=args.rules)
     return json_response(whatif_json(reader, row, facts, args))
 
@@ -227,7 +228,7 @@ def search(request: HttpRequest) -> HttpResponse:
     if since and until and since > until:
         raise ApiError(400, f"since {since} is after until {until}")
     paging_of(query)  # a bad paging value is refused before the index is read
-    reader = _reader()
+    reader = open_reader()
     try:
         # The engine's most matches, paged here: a cursor needs the whole ordered list.
         results = engine.search(
@@ -262,7 +263,7 @@ def storage(request: HttpRequest) -> HttpResponse:
         turns = turns_option(request.GET.get("turns"))
     except CliError as exc:
         raise ApiError(400, str(exc).replace("--turns", "turns")) from None
-    result = storage_report(_reader(), turns_ahead=turns)
+    result = storage_report(open_reader(), turns_ahead=turns)
     if not result.value.threads:
         _readable(result.problems)
     return json_response(storage_as_json(result))

@@ -20,7 +20,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory_core.cli import main
-from memory_core.cli.threads import _reader
+from memory_core.cli.reading import open_reader
 from memory_core.demo import FAKE_API_KEY
 from memory_core.export.bundle import FORMAT, ExportError, export_bundle, export_filename
 from memory_core.export.markdown import bundle_markdown, code, fence
@@ -45,7 +45,7 @@ FENCED_OUTPUT = "before\n```\n# not a heading\n````\n<script>alert(1)</script>\n
 
 
 def _bundle(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
-    return export_bundle(_reader(), thread_id, checkpoint_id=checkpoint_id, exported_at=NOW)
+    return export_bundle(open_reader(), thread_id, checkpoint_id=checkpoint_id, exported_at=NOW)
 
 
 def _cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
@@ -104,7 +104,7 @@ def test_the_bundle_is_the_thread_and_calls_json(
 
 def test_the_messages_are_the_checkpoints_messages(sample_home: Path) -> None:
     for thread_id in SAMPLE_THREADS:
-        state = _reader().get_state(thread_id).value
+        state = open_reader().get_state(thread_id).value
         assert state is not None
         bundle = _bundle(thread_id)
         back = messages_from_dicts(bundle["messages"], strict=True)
@@ -118,7 +118,7 @@ def test_plan_bundle_gives_the_live_threads_decisions_with_no_mycel_files(
 ) -> None:
     bundle = _bundle(thread_id)
     live_dry_run = _cli_json(["dry-run", thread_id, "--json", "--show-text"], capsys)
-    state = _reader().get_state(thread_id).value
+    state = open_reader().get_state(thread_id).value
     assert state is not None
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(bundle, ensure_ascii=False), encoding="utf-8")

@@ -13,7 +13,7 @@ import pytest
 from django.urls import reverse
 
 from memory_core.cli import main
-from memory_core.cli.threads import _reader
+from memory_core.cli.reading import open_reader
 from memory_core.demo import FAKE_API_KEY
 from memory_core.export.bundle import export_bundle
 from memory_core.export.markdown import bundle_markdown
@@ -37,7 +37,7 @@ def _without_time(bundle: dict) -> dict:
 def test_the_thread_page_offers_the_export(viewer_client, sample_home: Path) -> None:
     page = viewer_client.get(reverse("thread", args=[THREAD])).content.decode()
     assert 'id="export-form"' in page and f'action="{reverse("thread_export", args=[THREAD])}"' in page
-    head = _reader().head_checkpoint_id(THREAD)
+    head = open_reader().head_checkpoint_id(THREAD)
     checkpoint = viewer_client.get(reverse("checkpoint", args=[THREAD, head])).content.decode()
     assert 'id="export-form"' in checkpoint and f'name="checkpoint" value="{head}"' in checkpoint
 
@@ -48,7 +48,7 @@ def test_a_viewer_downloads_the_bundle_and_it_is_audited(viewer_client, viewer, 
     assert response["Content-Type"] == "application/json; charset=utf-8"
     assert FILENAME.fullmatch(response["Content-Disposition"])
     bundle = json.loads(response.content)
-    expected = export_bundle(_reader(), THREAD, exported_at=datetime.now(UTC))
+    expected = export_bundle(open_reader(), THREAD, exported_at=datetime.now(UTC))
     assert _without_time(bundle) == _without_time(expected)  # the CLI's bundle, by the same function
     assert FAKE_API_KEY not in response.content.decode()  # Mycel copied it into every checkpoint's metadata
     entry = AuditEntry.objects.get()
@@ -74,7 +74,7 @@ def test_the_markdown_download_holds_every_human_message(viewer_client, sample_h
     assert response.status_code == 200 and response["Content-Type"] == "text/markdown; charset=utf-8"
     assert FILENAME.fullmatch(response["Content-Disposition"]).group(2) == "md"
     text = response.content.decode()
-    bundle = export_bundle(_reader(), THREAD, exported_at=datetime.now(UTC))
+    bundle = export_bundle(open_reader(), THREAD, exported_at=datetime.now(UTC))
     assert text.split("\n", 8)[-1] == bundle_markdown(bundle).split("\n", 8)[-1]  # past the export time
     for message in bundle["messages"]:
         if message["type"] == "human":
@@ -82,7 +82,7 @@ def test_the_markdown_download_holds_every_human_message(viewer_client, sample_h
 
 
 def test_one_checkpoint(viewer_client, sample_home: Path) -> None:
-    oldest = _reader().list_checkpoints(THREAD).value[-1].checkpoint_id
+    oldest = open_reader().list_checkpoints(THREAD).value[-1].checkpoint_id
     bundle = json.loads(_export(viewer_client, THREAD, format="json", checkpoint=oldest).content)
     assert bundle["checkpoint_id"] == oldest and len(bundle["messages"]) < 24
     assert AuditEntry.objects.get().target == oldest
