@@ -121,8 +121,13 @@ TEMPLATES = [
 
 # The dashboard's own database never lives inside Mycel's files.
 DASHBOARD_DB_PATH = Path(os.environ.get("DASHBOARD_DB_PATH", DASHBOARD_DATA_DIR / "dashboard.sqlite3"))
+# Persistent connections, one per gunicorn thread (Django keeps them thread-local), checked before reuse:
+# an open page polls every 3 s, and opening SQLite (and its WAL PRAGMA) or a PostgreSQL session per request
+# cost more than the poll's own work (mycel_dashboard/screens/live/).
 if os.environ.get("DATABASE_URL"):
-    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60)}
+    DATABASES = {
+        "default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60, conn_health_checks=True)
+    }
 else:
     DASHBOARD_DB_PATH.parent.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -130,9 +135,31 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": str(DASHBOARD_DB_PATH),
             "OPTIONS": {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"},
+            "CONN_MAX_AGE": 600,
+            "CONN_HEALTH_CHECKS": True,
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Sessions stay in the database (revocable), read through a cache so a poll does not query for its session.
+# With the SQLite database the dashboard runs on one host, and a file cache is shared by all its gunicorn
+# workers: a logout in one worker deletes the entry the others read (a per-process memory cache would keep
+# serving a logged-out session until it expired). Several hosts share a PostgreSQL database (DATABASE_URL)
+# but not a folder, so there the session is read from the database each time. The user is read every time,
+# so a deactivated user or a changed password ends the session at once either way.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "sessions": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(DASHBOARD_DATA_DIR / "session-cache"),
+    },
+}
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.db"
+    if os.environ.get("DATABASE_URL")
+    else "django.contrib.sessions.backends.cached_db"
+)
+SESSION_CACHE_ALIAS = "sessions"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -8,6 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from memory_core.demo import RunEventsTableRow, write_run_events
@@ -201,3 +204,32 @@ def test_bad_poll_parameters_are_ignored_not_a_500(viewer_client, live_home: Pat
 def test_the_poll_answers_carry_no_secret(viewer_client, live_home: Path) -> None:
     body = viewer_client.get(reverse("thread_live", args=[LIVE]), **HX).content.decode()
     assert "api_key" not in body and json.dumps("sk-") not in body
+
+
+# -- what a poll costs, and who may poll ------------------------------------------------------------
+
+
+def test_an_unchanged_poll_runs_one_query_and_none_for_its_session(viewer_client, live_home: Path) -> None:
+    """16 open pages poll every 3 s: the session comes from the shared session cache, not a row read per
+    poll; the user is still read each time, so a deactivated or re-passworded user is out at once."""
+    url = reverse("thread_live", args=[LIVE])
+    etag = viewer_client.get(url, **HX)["ETag"]
+    with CaptureQueriesContext(connection) as queries:
+        assert viewer_client.get(url, HTTP_IF_NONE_MATCH=etag, **HX).status_code == 304
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert len(sql) == 1 and '"auth_user"' in sql[0], sql
+    # Kept open between requests (one per gunicorn thread): no SQLite open and PRAGMA per poll.
+    assert connection.settings_dict["CONN_MAX_AGE"] > 0 and connection.settings_dict["CONN_HEALTH_CHECKS"]
+
+
+def test_an_anonymous_or_logged_out_poll_gets_the_login_redirect_never_a_304_or_data(
+    client, viewer, live_home: Path
+) -> None:
+    url = reverse("thread_live", args=[LIVE])
+    client.force_login(viewer)
+    etag = client.get(url, **HX)["ETag"]
+    client.post(reverse("logout"))
+    for who in (client, Client()):  # the logged-out session's cookie, and no cookie at all
+        response = who.get(url, HTTP_IF_NONE_MATCH=etag, **HX)
+        assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+        assert "ETag" not in response and b"data-messages" not in response.content
