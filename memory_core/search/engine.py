@@ -125,16 +125,18 @@ def default_index(reader: MycelReader, environ: Mapping[str, str] | None = None)
     return SearchIndex(index_path(folder, where))
 
 
-# The indexed messages' (type, id) digest is a chain, so new messages extend it without the old ids; a
-# digest without the prefix is the whole-list hash older index files keep (compared by `_legacy_digest`).
+# The indexed messages' digest is a chain, so new messages extend it without the old ones; a digest
+# without the prefix is the (type, id) hash older index files keep (compared by `_legacy_digest`). Each
+# link covers what is indexed of a message too, so one replaced in place under its id (add_messages) no
+# longer passes for the indexed one.
 _CHAIN = "c:"
 
 
 def _extend_digest(digest: str, messages: Sequence[Message]) -> str:
     link = bytes.fromhex(digest[len(_CHAIN) :])
-    for message in messages:
-        entry = f"{message.type.value}\x00{message.id or ''}".encode("utf-8", "replace")
-        link = hashlib.blake2b(link + entry, digest_size=12).digest()
+    for m in messages:
+        entry = f"{m.type.value}\x00{m.id or ''}\x00{m.name}\x00{m.content!r}\x00{m.tool_calls!r}"
+        link = hashlib.blake2b(link + entry.encode("utf-8", "replace"), digest_size=12).digest()
     return _CHAIN + link.hex()
 
 

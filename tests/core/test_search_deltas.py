@@ -1,0 +1,290 @@
+"""The search index grows from new checkpoints' `messages` writes (message_deltas.py) without decoding the
+new head, and falls back to the head decode whenever the writes cannot say it exactly; either way the
+index equals one rebuilt from scratch. Threads are played by LangGraph's real graph and SqliteSaver."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.types import Send
+
+from memory_core import memo
+from memory_core.search.engine import default_index, rebuild_index, search
+from memory_core.stores.message_deltas import MessagesSince
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.search_index import SearchIndex
+from memory_core.stores.thread_list import listing
+from tests.core.store_builders import point_locations
+from tests.core.test_search import SECRET
+
+LEAKS = (SECRET, "PLANTED0secret0KEY", "hunter2hunter", "leak-bearer-0002")
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "mycel"
+    folder.mkdir()
+    memo.reset()
+    return folder
+
+
+def _reader(home: Path) -> MycelReader:
+    return MycelReader(point_locations(home), facts_folder=home / "cache")
+
+
+class _State(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def _agent_graph(*, parallel: int, body: Callable[[str], str] | None) -> Any:
+    """An agent that calls Bash `parallel` times per owner turn, then answers; every message it makes
+    carries its id (an id-less one is given a uuid by add_messages, which its write may or may not hold:
+    the serialisation races the reducer, so such a step is read from the head)."""
+
+    def agent(state: _State) -> dict[str, Any]:
+        turn = sum(1 for m in state["messages"] if m.type == "human")
+        tag = f"{len(state['messages'])}-{turn}"
+        if state["messages"][-1].type == "human":
+            calls = [
+                {
+                    "name": "Bash",
+                    "args": {"command": f"echo {turn}-{k}"},
+                    "id": f"call_{tag}_{k}",
+                    "type": "tool_call",
+                }
+                for k in range(parallel)
+            ]
+            return {"messages": [AIMessage(content=f"running {parallel}", tool_calls=calls, id=f"ai-{tag}")]}
+        return {"messages": [AIMessage(content=f"done with turn {turn}", id=f"ai-{tag}")]}
+
+    def route(state: _State) -> Any:
+        last = state["messages"][-1]
+        if isinstance(last, AIMessage) and last.tool_calls:
+            return [Send("tool", {"call": call}) for call in last.tool_calls]
+        return END
+
+    def tool(payload: dict[str, Any]) -> dict[str, Any]:
+        call = payload["call"]
+        text = body(call["id"]) if body else f"{call['id']} output line"
+        return {
+            "messages": [
+                ToolMessage(content=text, tool_call_id=call["id"], name="Bash", id=f"t-{call['id']}")
+            ]
+        }
+
+    builder = StateGraph(_State)
+    builder.add_node("agent", agent)
+    builder.add_node("tool", tool)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", route, ["tool", END])
+    builder.add_edge("tool", "agent")
+    return builder
+
+
+@contextmanager
+def _graph_on(
+    home: Path, thread_id: str, *, parallel: int = 1, body: Callable[[str], str] | None = None
+) -> Iterator[tuple[Any, Any]]:
+    with closing(sqlite3.connect(home / "leon.db", check_same_thread=False)) as conn:
+        graph = _agent_graph(parallel=parallel, body=body).compile(checkpointer=SqliteSaver(conn))
+        yield graph, {"configurable": {"thread_id": thread_id}}
+
+
+def _play(home: Path, thread_id: str, turns: range, *, ids: bool = True, parallel: int = 1) -> None:
+    """Owner turns through the real graph; with `ids` each owner message carries its id (an id-less one
+    gets a fresh uuid from add_messages that no write holds)."""
+    with _graph_on(home, thread_id, parallel=parallel) as (graph, config):
+        for turn in turns:
+            text = f"turn {turn} asks about walrus{turn}"
+            message: Any = (
+                HumanMessage(content=text, id=f"{thread_id}-h{turn}")
+                if ids
+                else {"role": "user", "content": text}
+            )
+            graph.invoke({"messages": [message]}, config)
+
+
+@pytest.fixture
+def head_decodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every head payload the refresh decodes (the head path's one decoder)."""
+    seen: list[str] = []
+    real = listing.decode_checkpoint
+
+    def counting(kind: Any, blob: Any, **kw: Any) -> Any:
+        seen.append(kind)
+        return real(kind, blob, **kw)
+
+    monkeypatch.setattr(listing, "decode_checkpoint", counting)
+    return seen
+
+
+def _contents(index: SearchIndex) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Every document (thread, index, kind, tool, text) and every thread's kept state, sorted."""
+    with closing(sqlite3.connect(index.path)) as db:
+        docs = db.execute(
+            "SELECT e.thread_id, e.idx, e.kind, e.tool, d.text FROM entries e JOIN docs d ON d.rowid = e.id"
+        ).fetchall()
+        threads = db.execute(
+            "SELECT thread_id, head, messages, ids_digest, summaries FROM threads"
+        ).fetchall()
+    return sorted(docs), sorted(threads)
+
+
+def _assert_equals_rebuild(home: Path) -> None:
+    grown = default_index(_reader(home))
+    assert isinstance(grown, SearchIndex)
+    fresh = SearchIndex(home / "rebuilt.sqlite3")
+    rebuild_index(_reader(home), fresh)
+    assert _contents(grown) == _contents(fresh)
+
+
+def _index_now(home: Path, query: str = "walrus1") -> Any:
+    return search(_reader(home), query).refresh
+
+
+def test_new_turns_are_indexed_from_their_writes_alone(home: Path, head_decodes: list[str]):
+    _play(home, "long", range(1, 3))
+    _play(home, "other", range(1, 2))
+    first = _index_now(home)
+    assert first.threads_updated == 2 and first.threads_from_deltas == 0  # new threads: heads decoded
+    assert len(head_decodes) == 2
+    head_decodes.clear()
+
+    indexed = _contents(default_index(_reader(home)))[1]
+    h0, n = next((head, count) for thread, head, count, *_ in indexed if thread == "long")
+    _play(home, "long", range(3, 6))  # three more turns: many checkpoints, each step's writes
+    state = _reader(home).get_state("long").value
+    assert state is not None
+    h1 = state.checkpoint.checkpoint_id
+    appended = _reader(home).messages_since([MessagesSince("long", h0, h1, n, len(state.messages))])
+    found = appended.value["long"]
+    assert found is not None and found.start == n
+    assert found.messages == state.messages[n:]  # the very Messages a head decode gives, redacted alike
+    head_decodes.clear()
+    grown = _index_now(home, "walrus5")
+    assert grown.threads_updated == 1 and grown.threads_from_deltas == 1 and grown.threads_reindexed == 0
+    assert head_decodes == []  # the new head's payload was never decoded
+    hits = search(_reader(home), "walrus5").hits
+    assert [(h.thread_id, h.index) for h in hits] == [
+        ("long", next(i for i, m in enumerate(state.messages) if "walrus5" in m.text))
+    ]
+    _assert_equals_rebuild(home)
+    # A later head decode (here: a rollback-free refresh after a plain new turn) still sees the same digest.
+    _play(home, "long", range(6, 7), ids=False)
+    again = _index_now(home, "walrus6")
+    assert again.threads_from_deltas == 0 and again.threads_reindexed == 0 and again.threads_updated == 1
+    _assert_equals_rebuild(home)
+
+
+def test_an_id_less_owner_message_falls_back_to_the_head(home: Path, head_decodes: list[str]):
+    _play(home, "t", range(1, 2), ids=False)
+    _index_now(home)
+    _play(home, "t", range(2, 3), ids=False)  # Mycel's raw input dict: its id is made by add_messages
+    refresh = _index_now(home, "walrus2")
+    assert refresh.threads_from_deltas == 0 and refresh.threads_reindexed == 0
+    _assert_equals_rebuild(home)
+
+
+def test_parallel_tasks_in_one_step_fall_back(home: Path):
+    _play(home, "t", range(1, 2))
+    _index_now(home)
+    _play(home, "t", range(2, 3), parallel=2)  # two tool tasks in one step: their order is a guess
+    assert _index_now(home, "walrus2").threads_from_deltas == 0
+    _assert_equals_rebuild(home)
+
+
+def test_a_replaced_message_falls_back(home: Path):
+    _play(home, "t", range(1, 3))
+    _index_now(home)
+    with _graph_on(home, "t") as (graph, config):
+        first_ai = next(m for m in graph.get_state(config).values["messages"] if m.type == "ai")
+        graph.update_state(config, {"messages": [AIMessage(content="rewritten zebra", id=first_ai.id)]})
+    _play(home, "t", range(3, 4))
+    refresh = _index_now(home, "zebra")
+    assert refresh.threads_from_deltas == 0
+    assert search(_reader(home), "zebra").hits  # the head decode saw the replacement
+    _assert_equals_rebuild(home)
+
+
+def test_a_removed_message_falls_back(home: Path):
+    _play(home, "t", range(1, 3))
+    _index_now(home)
+    with _graph_on(home, "t") as (graph, config):
+        first_tool = next(m for m in graph.get_state(config).values["messages"] if m.type == "tool")
+        graph.update_state(config, {"messages": [RemoveMessage(id=first_tool.id)]})
+    _play(home, "t", range(3, 4))
+    refresh = _index_now(home, "walrus3")
+    assert refresh.threads_from_deltas == 0 and refresh.threads_reindexed == 1
+    _assert_equals_rebuild(home)
+
+
+def test_a_rollback_falls_back(home: Path):
+    _play(home, "t", range(1, 4))
+    with closing(sqlite3.connect(home / "leon.db")) as db:
+        ids = [r[0] for r in db.execute("SELECT checkpoint_id FROM checkpoints ORDER BY checkpoint_id")]
+    _index_now(home)
+    keep_up_to = ids[len(ids) // 2]
+    with closing(sqlite3.connect(home / "leon.db")) as db:  # Mycel's rollback: newer checkpoints deleted
+        db.execute("DELETE FROM checkpoints WHERE checkpoint_id > ?", (keep_up_to,))
+        db.execute("DELETE FROM writes WHERE checkpoint_id >= ?", (keep_up_to,))
+        db.commit()
+    _play(home, "t", range(9, 10))
+    refresh = _index_now(home, "walrus9")
+    assert refresh.threads_from_deltas == 0 and refresh.threads_reindexed == 1
+    _assert_equals_rebuild(home)
+
+
+def test_a_fork_falls_back(home: Path):
+    _play(home, "t", range(1, 3))
+    with _graph_on(home, "t") as (graph, config):
+        older = list(graph.get_state_history(config))[4].config
+    _index_now(home)
+    with _graph_on(home, "t") as (graph, config):
+        forked = graph.update_state(older, {"messages": [HumanMessage(content="a forked walrus7", id="fk")]})
+        graph.invoke(None, forked)
+    refresh = _index_now(home, "walrus7")
+    assert refresh.threads_from_deltas == 0 and refresh.threads_reindexed == 1
+    _assert_equals_rebuild(home)
+
+
+def test_no_planted_secret_reaches_the_index_from_writes(home: Path):
+    _play(home, "t", range(1, 2))
+    _index_now(home)
+    leaky = f'{{"Authorization": "Bearer leak-bearer-0002", "token": "{SECRET}"}}'
+    with _graph_on(home, "t", body=lambda _call_id: leaky) as (graph, config):
+        message = HumanMessage(content=f"my key is {SECRET}, and password=hunter2hunter", id="secret-h")
+        graph.invoke({"messages": [message]}, config)
+    refresh = _index_now(home, "key")
+    assert refresh.threads_from_deltas == 1  # the secrets came in through the writes
+    assert search(_reader(home), "Authorization").hits  # the rest of the output is indexed
+    for probe in (SECRET, "hunter2hunter", "leak-bearer-0002", "0002"):
+        assert search(_reader(home), probe).hits == (), probe
+    index = default_index(_reader(home))
+    data = b"".join(p.read_bytes() for p in index.path.parent.glob(index.path.name + "*"))
+    for needle in LEAKS:
+        assert needle.encode() not in data and needle.lower().encode() not in data, needle
+
+
+def test_an_older_index_files_digest_is_still_recognised(home: Path, monkeypatch: pytest.MonkeyPatch):
+    from memory_core.search import engine
+
+    _play(home, "t", range(1, 3))
+    monkeypatch.setattr(engine, "_ids_digest", engine._legacy_digest)  # what older files kept
+    _index_now(home)
+    monkeypatch.undo()
+    _play(home, "t", range(3, 4))
+    refresh = _index_now(home, "walrus3")
+    # Decoded once (no chain to extend), but recognised: the thread is not indexed again.
+    assert refresh.threads_from_deltas == 0 and refresh.threads_reindexed == 0
+    _play(home, "t", range(4, 5))
+    assert _index_now(home, "walrus4").threads_from_deltas == 1
+    _assert_equals_rebuild(home)
