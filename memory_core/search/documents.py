@@ -49,10 +49,14 @@ _NAMED_VALUE = re.compile(
 )
 # Every name `is_secret_key` accepts contains one of these (key, token, auth, pass, pwd, secret, …).
 _SECRET_HINTS = ("key", "token", "auth", "pass", "pwd", "secret", "cookie", "bearer", "credential", "jwt")
+_NOT_LETTERS = re.compile("[^a-z0-9]")
+_HINTED = re.compile("|".join(_SECRET_HINTS))  # on the lowered text: one scan for all the stems
 _BEARER = re.compile(r"(?i)\bbearer\s+\S+")
 # The very rule `is_secret_value` applies to a whole string, found anywhere in a text (one regex pass: a
 # callback per word made indexing three times slower).
 _KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9_\-])" + _SECRET_VALUE.pattern.removeprefix("^"))
+# The same rule without the word boundary: a cheaper scan that every key-shaped word also matches.
+_KEY_START = re.compile(_SECRET_VALUE.pattern.removeprefix("^"))
 # The index's snippet marks: never allowed in the text, so a mark always means a match.
 _MARKS = re.compile("[\x01\x02\x00]")
 
@@ -72,15 +76,30 @@ def redact_text(text: str) -> str:
             else match.group(0)
         )
 
+    # Each pass runs only when the text holds what any of its matches needs: most texts name no secret,
+    # and these plain scans cost a fraction of the passes (the key-shaped one checks a word boundary at
+    # every position).
     lower = text.lower()
-    if any(hint in lower for hint in _SECRET_HINTS):  # most texts name no secret: skip the slower passes
-        text = _NAMED_VALUE.sub(named, text)
-        text = _BEARER.sub(f"Bearer {REDACTED}", text)
-    return _KEY_SHAPED.sub(REDACTED, text)
+    if _may_name_a_secret(lower):
+        if ":" in text or "=" in text:  # every `name=value` separator has one
+            text = _NAMED_VALUE.sub(named, text)
+        if "bearer" in lower:
+            text = _BEARER.sub(f"Bearer {REDACTED}", text)
+    if _KEY_START.search(text):
+        text = _KEY_SHAPED.sub(REDACTED, text)
+    return text
+
+
+def _may_name_a_secret(lower: str) -> bool:
+    # is_secret_key reads a name's letters and digits only (`p-a-s-s` is `pass`): the stems are looked for
+    # with the rest dropped too, else such a name's value was left in the text.
+    letters = lower.replace("_", "").replace("-", "") if lower.isascii() else _NOT_LETTERS.sub("", lower)
+    return _HINTED.search(letters) is not None
 
 
 def clean_text(text: str) -> str:
-    return _MARKS.sub(" ", redact_text(text))
+    text = redact_text(text)
+    return _MARKS.sub(" ", text) if "\x00" in text or "\x01" in text or "\x02" in text else text
 
 
 def canonical_args(name: str, args: Any) -> str:

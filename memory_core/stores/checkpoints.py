@@ -188,13 +188,30 @@ def messages_from_value(value: Any, *, redacted: bool = True) -> tuple[Message, 
     return tuple(message_from_plain(item, redacted=redacted) for item in value)
 
 
+# Every key message_from_dict reads: redacting only these builds the very same Message (redaction is per key,
+# and a cleaned key equals one of these ASCII names only if it was that name), while a message's
+# additional_kwargs, invalid_tool_calls and provider metadata (often most of its bytes) are never walked.
+_MESSAGE_FIELDS = frozenset(
+    {"type", "__class__", "role", "content", "id", "name", "tool_calls", "tool_call_id", "usage_metadata"}
+    | {"metadata", "status"}
+)
+
+
+def _fields_read(item: Mapping[Any, Any]) -> dict[Any, Any]:
+    fields = {k: v for k, v in item.items() if k in _MESSAGE_FIELDS}
+    response = item.get("response_metadata")
+    if isinstance(response, Mapping) and "model_name" in response:
+        fields["response_metadata"] = {"model_name": response["model_name"]}
+    return fields
+
+
 def message_from_plain(item: Any, *, redacted: bool = True) -> Message:
     """A Message from one decoded item: a message dict, a ("role", text) pair or a bare string.
 
     `redacted=False` is only for numbers that never leave stores/ (the series counts characters).
     """
     if isinstance(item, Mapping):
-        return message_from_dict(redact(item) if redacted else item)
+        return message_from_dict(redact(_fields_read(item)) if redacted else item)
     if isinstance(item, str):
         return message_from_dict({"type": "human", "content": item})
     if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str):

@@ -35,7 +35,7 @@ POSTGRES_CHECKPOINT = "postgres-checkpoint"
 MAX_NESTING = 100
 _ext_depth = threading.local()
 _CONTAINERS = (dict, list)  # exactly what ormsgpack and json build
-_PLAIN_KEYS = (str, int, float, bool, bytes, type(None))
+_PLAIN_KEYS = frozenset({str, int, float, bool, bytes, type(None)})
 
 
 class UnreadableBlob(ValueError):
@@ -81,36 +81,26 @@ def _skip_ext(code: int, data: bytes) -> None:
     return None
 
 
-def _nested_too_deep(value: Any) -> bool:
-    """Whether lists/maps nest deeper than MAX_NESTING; level by level, so it never recurses itself."""
+def _shallow(value: Any, what: str) -> Any:
+    """`value` itself once no list or map in it nests deeper than MAX_NESTING and every map key is plain
+    (with OPT_NON_STR_KEYS a map keyed by an array decodes with a tuple key: it becomes its repr); raise
+    UnreadableBlob. One walk, level by level, so it never recurses itself."""
     level = [value] if type(value) in _CONTAINERS else []
     for _ in range(MAX_NESTING):
         deeper: list[Any] = []
         for node in level:
-            deeper += [v for v in (node.values() if type(node) is dict else node) if type(v) in _CONTAINERS]
+            if type(node) is dict:
+                # The key types checked in C (map, issuperset): nearly every map has only text keys.
+                if not _PLAIN_KEYS.issuperset(map(type, node)):
+                    for key in [k for k in node if type(k) not in _PLAIN_KEYS]:
+                        node[repr(key)] = node.pop(key)
+                deeper += [v for v in node.values() if type(v) in _CONTAINERS]
+            else:
+                deeper += [v for v in node if type(v) in _CONTAINERS]
         if not deeper:
-            return False
+            return value
         level = deeper
-    return True
-
-
-def _plain_keys(value: Any) -> None:
-    """With OPT_NON_STR_KEYS a map keyed by an array decodes with a tuple key: make every key plain text."""
-    stack = [value] if type(value) in _CONTAINERS else []
-    while stack:
-        node = stack.pop()
-        children = node.values() if type(node) is dict else node
-        if type(node) is dict:
-            for key in [k for k in node if type(k) not in _PLAIN_KEYS]:
-                node[repr(key)] = node.pop(key)
-        stack.extend(child for child in children if type(child) in _CONTAINERS)
-
-
-def _shallow(value: Any, what: str) -> Any:
-    if _nested_too_deep(value):
-        raise UnreadableBlob(f"{what} is nested deeper than {MAX_NESTING} levels")
-    _plain_keys(value)
-    return value
+    raise UnreadableBlob(f"{what} is nested deeper than {MAX_NESTING} levels")
 
 
 def _as_bytes(blob: object, what: str) -> bytes:

@@ -12,6 +12,7 @@ from memory_core.secrets import redact as redact_with
 __all__ = ["REDACTED", "encodable", "encodable_data", "is_secret_key", "redact"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_PLAIN_LEAVES = frozenset({int, float, bool, type(None), bytes})
 
 
 def redact(value: Any) -> Any:
@@ -19,6 +20,35 @@ def redact(value: Any) -> Any:
 
     Lone surrogates (JSON can spell them as "\\ud800") become U+FFFD too: no page or log can encode them.
     """
+    # Exactly `redact_with(value, clean=encodable)` (tests/core/test_search_fast_path.py), walked by exact type
+    # with the leaves inline: decoded checkpoints are plain dicts, lists and leaves, and the general walk's
+    # Mapping ABC checks and calls per leaf were most of the time a head's decoding took. Anything
+    # else (a tuple, a Mapping that is not a dict) takes the general walk.
+    kind = type(value)
+    if kind is dict:
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            if type(key) is str:
+                clean_key = key if key.isascii() else _SURROGATE.sub("\ufffd", key)
+                if is_secret_key(key):
+                    out[clean_key] = REDACTED
+                    continue
+            else:
+                clean_key = encodable(key)
+            leaf = type(item)
+            if leaf is str:
+                out[clean_key] = item if item.isascii() else _SURROGATE.sub("\ufffd", item)
+            elif leaf in _PLAIN_LEAVES:
+                out[clean_key] = item
+            else:
+                out[clean_key] = redact(item)
+        return out
+    if kind is str:
+        return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+    if kind is list:
+        return [redact(item) for item in value]
+    if kind in _PLAIN_LEAVES:
+        return value
     return redact_with(value, clean=encodable)
 
 
