@@ -653,10 +653,12 @@ def main() -> int:
             f"{len(live_tally.errors)} errors; p50 {percentile(values, 50) * 1000:.1f} ms, "
             f"p95 {percentile(values, 95) * 1000:.1f} ms"
         )
+        polls = live_tally.not_modified + live_tally.changed
         print(
             f"live cost: the polls add {live_share * 100:.1f} % of one core (server CPU {total_share * 100:.1f} % "
             f"over the phase, {server_cpu:.2f} CPU s in {seconds:.1f} s; the same server idle "
-            f"{idle_share * 100:.1f} % over {idle_seconds:.0f} s before it)"
+            f"{idle_share * 100:.1f} % over {idle_seconds:.0f} s before it): "
+            f"{live_share * seconds / max(polls, 1) * 1000:.1f} ms of server CPU per poll"
         )
         tallies.setdefault("live poll", Tally()).errors.extend(live_tally.errors)
 
