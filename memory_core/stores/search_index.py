@@ -266,21 +266,23 @@ class IndexWriter:
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def add(self, documents: Iterable[SearchDocument]) -> int:
-        first = int(self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM entries").fetchone()[0])
-        items = list(documents)
-        ids = range(first, first + len(items))
+        entry = int(self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM entries").fetchone()[0])
+        entries: list[tuple[object, ...]] = []
+        texts: list[tuple[int, str]] = []
+        # One pass, and a thread's documents share one time: it is converted once, not per document.
+        at: datetime | None = None
+        epoch = None
+        for d in documents:
+            if d.at is not at:
+                at, epoch = d.at, _epoch(d.at)
+            entries.append((entry, d.thread_id, d.index, d.kind.value, d.tool, epoch))
+            texts.append((entry, d.text))
+            entry += 1
         self.db.executemany(
-            "INSERT INTO entries (id, thread_id, idx, kind, tool, at) VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (i, d.thread_id, d.index, d.kind.value, d.tool, _epoch(d.at))
-                for i, d in zip(ids, items, strict=True)
-            ],
+            "INSERT INTO entries (id, thread_id, idx, kind, tool, at) VALUES (?, ?, ?, ?, ?, ?)", entries
         )
-        self.db.executemany(
-            "INSERT INTO docs (rowid, text) VALUES (?, ?)",
-            [(i, d.text) for i, d in zip(ids, items, strict=True)],
-        )
-        return len(items)
+        self.db.executemany("INSERT INTO docs (rowid, text) VALUES (?, ?)", texts)
+        return len(texts)
 
     def remove(self, thread_id: str | None, kinds: Sequence[str], *, keep: bool = False) -> None:
         """Remove the documents of these kinds (or, with `keep`, of every other kind), of one thread or of
