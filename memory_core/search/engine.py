@@ -255,7 +255,6 @@ def _index_messages(
     documents added, threads indexed again, threads done and threads done from their writes. A thread
     new to the index, or indexed again, keeps no summaries signature, so its summaries follow."""
     added = reindexed = done = from_deltas = 0
-    deltas = _appended(reader, moved, known, problems)
 
     def out_of_time() -> bool:
         # At least one thread per call, so each search goes on where the last one stopped.
@@ -266,46 +265,60 @@ def _index_messages(
         known[row.thread_id] = state
         writer.keep_thread(row.thread_id, state)
 
-    # Runs of threads done from their writes, and runs whose heads are read together (one query each run).
-    for from_writes, run in itertools.groupby(moved, key=lambda row: deltas.get(row.thread_id) is not None):
-        if from_writes:
-            for row in run:
+    # In chunks, so the writes read ahead of the deadline's checks stay a few hundred threads' worth.
+    for first in range(0, len(moved), _CHUNK):
+        chunk = moved[first : first + _CHUNK]
+        deltas = _appended(reader, chunk, known, problems)
+        # Runs done from their writes, and runs whose heads are read together (one query each run).
+        for from_writes, run in itertools.groupby(
+            chunk, key=lambda row: deltas.get(row.thread_id) is not None
+        ):
+            if from_writes:
+                for row in run:
+                    if out_of_time():
+                        return added, reindexed, done, from_deltas
+                    done += 1
+                    from_deltas += 1
+                    appended, indexed = deltas[row.thread_id], known[row.thread_id]
+                    assert appended is not None
+                    tail = _Tail(appended)
+                    added += writer.add(
+                        message_documents(row.thread_id, tail, start=indexed.messages, at=row.updated_at)
+                    )
+                    digest = _extend_digest(indexed.ids_digest, appended.messages)
+                    keep(row, IndexedThread(row.head_checkpoint_id, len(tail), digest, indexed.summaries))
+                continue
+            for row, messages in reader.head_messages(list(run), problems):
                 if out_of_time():
                     return added, reindexed, done, from_deltas
                 done += 1
-                from_deltas += 1
-                appended, indexed = deltas[row.thread_id], known[row.thread_id]
-                assert appended is not None
-                tail = _Tail(appended)
+                if messages is None:
+                    continue  # an unreadable head: keep what was indexed, try again when the head moves
+                old = known.get(row.thread_id)
+                start, signature, digest = 0, "", _CHAIN
+                if old is not None:
+                    held = _held_digest(messages, old)
+                    if held is not None:
+                        start, signature, digest = old.messages, old.summaries, held
+                    else:
+                        writer.remove_thread(row.thread_id)
+                        reindexed += 1
                 added += writer.add(
-                    message_documents(row.thread_id, tail, start=indexed.messages, at=row.updated_at)
+                    message_documents(row.thread_id, messages, start=start, at=row.updated_at)
                 )
-                digest = _extend_digest(indexed.ids_digest, appended.messages)
-                keep(row, IndexedThread(row.head_checkpoint_id, len(tail), digest, indexed.summaries))
-            continue
-        for row, messages in reader.head_messages(list(run), problems):
-            if out_of_time():
-                return added, reindexed, done, from_deltas
-            done += 1
-            if messages is None:
-                continue  # an unreadable head: keep what was indexed, try again when the head moves
-            old = known.get(row.thread_id)
-            start, signature, digest = 0, "", _CHAIN
-            if old is not None:
-                held = _held_digest(messages, old)
-                if held is not None:
-                    start, signature, digest = old.messages, old.summaries, held
-                else:
-                    writer.remove_thread(row.thread_id)
-                    reindexed += 1
-            added += writer.add(message_documents(row.thread_id, messages, start=start, at=row.updated_at))
-            digest = _extend_digest(digest, messages[start:])
-            keep(row, IndexedThread(row.head_checkpoint_id, len(messages), digest, signature))
+                digest = _extend_digest(digest, messages[start:])
+                keep(row, IndexedThread(row.head_checkpoint_id, len(messages), digest, signature))
     return added, reindexed, done, from_deltas
 
 
+_CHUNK = 500
+
+
 def _appended(
-    reader: MycelReader, moved: list[ThreadRow], known: dict[str, IndexedThread], problems: list[StoreProblem]
+    reader: MycelReader,
+    moved: Sequence[ThreadRow],
+    known: dict[str, IndexedThread],
+    problems: list[StoreProblem],
 ) -> dict[str, AppendedMessages | None]:
     """The new messages of every moved thread already indexed, from its new steps' writes, in one read
     (None where they cannot say it: the head is decoded instead)."""
