@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memory_core.demo import DemoManifest, write_demo_home
+from tests.conftest import SAMPLE_HOME
 from tests.support.server import PASSWORD, ROOT, DashboardServer, running_server
 
 __all__ = ["PASSWORD", "ROOT", "BrowserPage", "DashboardServer"]
@@ -48,6 +49,20 @@ def chromium_path() -> str:
 def _write_data_home(folder: Path) -> DemoManifest:
     """Demo data written by LangGraph's real AsyncSqliteSaver driving a real graph (memory_core.demo)."""
     return write_demo_home(folder, seed=7)
+
+
+@pytest.fixture(scope="session")
+def sample_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
+    """One server over a copy of Mycel's own sample home, shared by every journey that only reads it (the
+    fleet reports: storage, cost, tools, calibration, cache, search). A module opts in by naming it as its
+    `dashboard_server`; a journey that writes, or needs other settings, starts its own."""
+    base = tmp_path_factory.mktemp("sample-server")
+    home = base / "mycel-home"
+    shutil.copytree(SAMPLE_HOME, home)
+    for path in [home, *home.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    with running_server(base, home) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -6,29 +6,20 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.browser.conftest import BrowserPage, DashboardServer
-from tests.conftest import SAMPLE_HOME
-from tests.support.server import running_server
 
 THREAD = "m_npRsndIka9dx-2"  # call 11 trims a result that left protect_recent: 12,665 tokens re-written
 BARS = "(() => { const el = document.getElementById('cache-chart'); return el && el.data ? [Array.from(el.data[0].x), Array.from(el.data[0].y)] : null; })()"
 
 
 @pytest.fixture(scope="module")
-def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
-    base = tmp_path_factory.mktemp("live-cache")
-    home = base / "mycel-home"
-    shutil.copytree(SAMPLE_HOME, home)
-    for path in [home, *home.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    with running_server(base, home) as server:
-        yield server
+def dashboard_server(sample_server: DashboardServer) -> DashboardServer:
+    return sample_server  # read-only over the sample home: the shared server (conftest.py)
 
 
 def test_cache_screen_thread_calls_and_the_whatif_before_and_after(

@@ -3,29 +3,19 @@ to one model, follow "see it in the what-if" to the Config screen with the recom
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.browser.conftest import BrowserPage, DashboardServer
-from tests.conftest import SAMPLE_HOME
-from tests.support.server import running_server
 
 SONNET = "claude-sonnet-4-5-20250929"
 TRACES = "(() => { const el = document.getElementById('calibration-chart'); return el && el.data ? el.data.map(t => [t.name, t.x.length]) : null; })()"
 
 
 @pytest.fixture(scope="module")
-def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
-    base = tmp_path_factory.mktemp("live-calibration")
-    home = base / "mycel-home"
-    shutil.copytree(SAMPLE_HOME, home)
-    for path in [home, *home.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    with running_server(base, home) as server:
-        yield server
+def dashboard_server(sample_server: DashboardServer) -> DashboardServer:
+    return sample_server  # read-only over the sample home: the shared server (conftest.py)
 
 
 def test_calibration_chart_figures_filter_and_whatif_link(

@@ -3,29 +3,19 @@ open a thread from the per-thread table."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from tests.browser.conftest import BrowserPage, DashboardServer
-from tests.conftest import SAMPLE_HOME
-from tests.support.server import running_server
 
 BARS = "(() => { const el = document.getElementById('cost-chart'); return el && el.data ? el.data.map(t => [t.name, Array.from(t.x), Array.from(t.y)]) : null; })()"
 
 
 @pytest.fixture(scope="module")
-def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
-    base = tmp_path_factory.mktemp("live-cost")
-    home = base / "mycel-home"
-    shutil.copytree(SAMPLE_HOME, home)
-    for path in [home, *home.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    with running_server(base, home) as server:
-        yield server
+def dashboard_server(sample_server: DashboardServer) -> DashboardServer:
+    return sample_server  # read-only over the sample home: the shared server (conftest.py)
 
 
 def test_cost_chart_tables_period_and_thread_link(viewer_page: BrowserPage, dashboard_server: Any) -> None:

@@ -4,15 +4,11 @@ bytes card links back to it."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.browser.conftest import BrowserPage, DashboardServer
-from tests.conftest import SAMPLE_HOME
-from tests.support.server import running_server
 
 BARS = (
     "(() => { const el = document.getElementById('storage-chart'); return el && el.data ? "
@@ -21,14 +17,8 @@ BARS = (
 
 
 @pytest.fixture(scope="module")
-def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
-    base = tmp_path_factory.mktemp("live-storage")
-    home = base / "mycel-home"
-    shutil.copytree(SAMPLE_HOME, home)
-    for path in [home, *home.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    with running_server(base, home) as server:
-        yield server
+def dashboard_server(sample_server: DashboardServer) -> DashboardServer:
+    return sample_server  # read-only over the sample home: the shared server (conftest.py)
 
 
 def test_storage_chart_ranking_and_breakdown(viewer_page: BrowserPage, dashboard_server: Any) -> None:

@@ -3,15 +3,11 @@ the thread's timeline filtered to that tool's changed results, the table fallbac
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.browser.conftest import BrowserPage, DashboardServer
-from tests.conftest import SAMPLE_HOME
-from tests.support.server import running_server
 
 HEATMAP = "(() => { const el = document.getElementById('tools-chart'); return el && el.data ? {x: Array.from(el.data[0].x), y: Array.from(el.data[0].y)} : null; })()"
 # The pixel centre of a cell (column c, row r) inside the chart element, from Plotly's own axes.
@@ -21,14 +17,8 @@ TRIMMING = "m_npRsndIka9dx-2"  # the sample thread whose Bash result Mycel trimm
 
 
 @pytest.fixture(scope="module")
-def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
-    base = tmp_path_factory.mktemp("live-tools")
-    home = base / "mycel-home"
-    shutil.copytree(SAMPLE_HOME, home)
-    for path in [home, *home.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    with running_server(base, home) as server:
-        yield server
+def dashboard_server(sample_server: DashboardServer) -> DashboardServer:
+    return sample_server  # read-only over the sample home: the shared server (conftest.py)
 
 
 def test_heatmap_cell_click_opens_the_threads_calls_of_that_tool(
