@@ -19,9 +19,14 @@ from datetime import time as clock_time
 from typing import overload
 
 from memory_core.memo import Key, Memo
-from memory_core.messages import Message
+from memory_core.messages import Message, MessageType, text_of
 from memory_core.records import StoreProblem, ThreadRow
-from memory_core.search.documents import message_documents, queue_documents, summary_documents
+from memory_core.search.documents import (
+    canonical_args,
+    message_documents,
+    queue_documents,
+    summary_documents,
+)
 from memory_core.search.query import ParsedQuery, QueryError, parse_query
 from memory_core.stores.message_deltas import AppendedMessages, MessagesSince
 from memory_core.stores.reader import MycelReader, Result
@@ -125,24 +130,37 @@ def default_index(reader: MycelReader, environ: Mapping[str, str] | None = None)
     return SearchIndex(index_path(folder, where))
 
 
-# The indexed messages' digest is a chain, so new messages extend it without the old ones; a digest
-# without the prefix is the (type, id) hash older index files keep (compared by `_legacy_digest`). Each
-# link also takes the message's name, content length and call count, so a message replaced in place under
-# its id (add_messages) with another length no longer passes for the indexed one; hashing every body
-# would cost a first index of 500,000 messages seconds.
-_CHAIN = "c:"
+# The indexed messages' digest is a chain, so new messages extend it without the old ones. Each link hashes
+# exactly what message_documents indexes of a message (`_indexed_link`), never its id: the head decode and
+# the writes (where add_messages has not yet given an id-less input its uuid) give the same digest, and two
+# messages with the same link give the same documents. A digest without a prefix is the (type, id) hash
+# older index files keep (`_legacy_digest`: decoded once, not indexed again); any other prefix (`c:`, an
+# unreleased id-based chain) is unknown, so the thread is indexed again once.
+_CHAIN = "d:"
+
+
+def _indexed_link(previous: bytes, message: Message) -> bytes:
+    """The next chain link: the message's type, its tool name (tool messages), its text and each tool
+    call as indexed (canonical_args), each length-prefixed so no two field splits hash alike."""
+    h = hashlib.blake2b(previous, digest_size=12)
+    tool = message.name if message.type is MessageType.TOOL else None
+    fields = [message.type.value, tool or "", text_of(message.content)]
+    fields.extend(canonical_args(call.name, call.args) for call in message.tool_calls)
+    for text in fields:
+        data = text.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.digest()
 
 
 def _extend_digest(digest: str, messages: Sequence[Message]) -> str:
     link = bytes.fromhex(digest[len(_CHAIN) :])
     for m in messages:
-        size = len(m.content) if isinstance(m.content, str | list) else 0
-        entry = f"{m.type.value}\x00{m.id or ''}\x00{m.name}\x00{size}\x00{len(m.tool_calls)}"
-        link = hashlib.blake2b(link + entry.encode("utf-8", "replace"), digest_size=12).digest()
+        link = _indexed_link(link, m)
     return _CHAIN + link.hex()
 
 
-def _ids_digest(messages: Sequence[Message]) -> str:
+def _content_digest(messages: Sequence[Message]) -> str:
     return _extend_digest(_CHAIN, messages)
 
 
@@ -153,15 +171,22 @@ def _legacy_digest(messages: Sequence[Message]) -> str:
     return h.hexdigest()
 
 
+def _is_legacy(digest: str) -> bool:
+    return ":" not in digest
+
+
 def _held_digest(messages: Sequence[Message], old: IndexedThread) -> str | None:
-    """The chain digest of the messages `old` indexed when `messages` start with them, else None."""
+    """The chain digest of the messages `old` indexed when `messages` start with them, else None (also
+    for a digest of unknown form)."""
     if len(messages) < old.messages:
         return None
     prefix = messages[: old.messages]
-    digest = _ids_digest(prefix)
     if old.ids_digest.startswith(_CHAIN):
+        digest = _content_digest(prefix)
         return digest if digest == old.ids_digest else None
-    return digest if _legacy_digest(prefix) == old.ids_digest else None
+    if _is_legacy(old.ids_digest) and _legacy_digest(prefix) == old.ids_digest:
+        return _content_digest(prefix)
+    return None
 
 
 class _Tail(Sequence[Message]):
@@ -328,7 +353,7 @@ def _appended(
         if row.head_checkpoint_id is not None
         and (old := known.get(row.thread_id)) is not None
         and old.head is not None
-        and old.ids_digest.startswith(_CHAIN)  # an older file's digest cannot be extended: decode once
+        and old.ids_digest.startswith(_CHAIN)  # a legacy or unknown digest cannot be extended: decode once
     ]
     if not asks:
         return {}
@@ -347,7 +372,7 @@ def _index_summaries(
     """Index again the summaries of each thread whose summaries changed (count or active one)."""
     added = 0
     for row in rows.values():
-        state = indexed.get(row.thread_id) or IndexedThread(None, 0, _ids_digest(()), "")
+        state = indexed.get(row.thread_id) or IndexedThread(None, 0, _content_digest(()), "")
         signature = _summaries_signature(row)
         if state.summaries == signature and row.thread_id in indexed:
             continue

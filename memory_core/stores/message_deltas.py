@@ -4,9 +4,12 @@ A head checkpoint holds the thread's whole message list (a 200-turn thread's is 
 writes stored under each checkpoint are the step that made its child: on the path from a checkpoint
 already read (H0) to the new head (H1), the writes under H0 ... H1's parent hold exactly what was added
 (writes under H1 itself are pending, not in H1's state). They are applied with series.py's add_messages
-rules, and only when those rules say "appended, as written"; anything else answers None, and the caller
-decodes the head instead (a rollback or fork, a replacement, a removal, an Overwrite, a step of several
-tasks, an undecodable write, an id-less input, or a count that does not add up).
+rules, and only when those rules say "appended": a message object, or a message dict or bare string
+converted as convert_to_messages would (Mycel's own input is a `{"role": "user", ...}` dict). An id-less
+one is a pure append (add_messages gives it a fresh uuid no write holds, so its Message has no id; the
+search index's digest never reads ids). Anything else answers None, and the caller decodes the head
+instead (a rollback or fork, a replacement, a removal, an Overwrite, a chunk, an unknown role, a step of
+several tasks, an undecodable write, or a count that does not add up).
 """
 
 from __future__ import annotations

@@ -200,17 +200,105 @@ def _by_task(writes: Iterable[WriteRow]) -> tuple[dict[str, dict[tuple[str, str]
     return out, broken
 
 
-# Message types add_messages keeps as they are written (a chunk, a dict or a string is converted first).
+# Message classes add_messages keeps as they are written (a chunk is converted to its message first).
+_KEPT_CLASSES = frozenset({"HumanMessage", "AIMessage", "ToolMessage", "SystemMessage"})
 _KEPT_TYPES = frozenset({"human", "ai", "tool", "system"})
+# langchain_core.messages.utils._create_message_from_message_type: the roles a message dict may name.
+_ROLES = {
+    "human": "human",
+    "user": "human",
+    "ai": "ai",
+    "assistant": "ai",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+}
+# The keys of a message dict we convert exactly; any other key becomes an additional kwarg (or, for
+# response_metadata, status, example, a field) whose effect we do not replay: such a step is read from the head.
+_DICT_KEYS = frozenset({"role", "type", "content", "name", "tool_call_id", "tool_calls", "id"})
+
+
+def _plain_content(value: Any) -> Any:
+    """The content a message gets from `value` (None and empty become ""), or None when pydantic would
+    refuse or coerce it (a ToolMessage turns other content into text)."""
+    if not value:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(block, str | Mapping) for block in value):
+        return value
+    return None
+
+
+def _plain_calls(value: Any) -> list[Mapping[str, Any]] | None:
+    """LangChain-form tool calls as given; None for OpenAI-form ones (`function`: their arguments are
+    parsed) or any call AIMessage would refuse."""
+    if not isinstance(value, list):
+        return None
+    for call in value:
+        if not isinstance(call, Mapping) or "function" in call:
+            return None
+        call_id = call.get("id")
+        if not isinstance(call.get("name"), str) or not isinstance(call.get("args"), Mapping):
+            return None
+        if call_id is not None and not isinstance(call_id, str):
+            return None
+    return value
+
+
+def _from_message_dict(item: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What add_messages makes of a plain message dict (convert_to_messages: `role`, else `type`, names
+    the class; `content` is required), as the message dict a head decode would read; None when it is not
+    exactly one of the four message classes built from these keys alone."""
+    if not item.keys() <= _DICT_KEYS or "content" not in item:
+        return None
+    role = item["role"] if "role" in item else item.get("type")
+    if "role" in item and "type" in item:
+        return None  # `type` would become an additional kwarg
+    kind = _ROLES.get(role) if isinstance(role, str) else None
+    content = _plain_content(item["content"])
+    if kind is None or content is None:
+        return None
+    message: dict[str, Any] = {"type": kind, "content": content}
+    for key in ("id", "name", "tool_call_id"):
+        value = item.get(key)
+        if value is not None and not isinstance(value, str):
+            return None
+        message[key] = value
+    if kind == "tool":
+        if message["tool_call_id"] is None:
+            return None  # ToolMessage requires it: the step failed
+        message["status"] = "success"  # ToolMessage's default, which a head decode reads
+    if "tool_calls" in item and item["tool_calls"] is not None:
+        calls = _plain_calls(item["tool_calls"])
+        if calls is None:
+            return None
+        message["tool_calls"] = calls
+    return message
+
+
+def _as_appended(item: Any) -> Mapping[str, Any] | None:
+    """`item` as the message dict add_messages appends (its id aside: add_messages gives an id-less one a
+    fresh uuid), or None when it is not certainly one appended message: a chunk, a RemoveMessage, an
+    Overwrite, an unknown role or class, a dict with keys we do not convert."""
+    if isinstance(item, str):
+        return {"type": "human", "content": item}  # convert_to_messages: a bare string is a human message
+    if not isinstance(item, Mapping) or _is_remove(item) is not None:
+        return None
+    if "__class__" in item:  # a serialised message object
+        if item["__class__"] not in _KEPT_CLASSES or item.get("type") not in _KEPT_TYPES:
+            return None
+        return item
+    return _from_message_dict(item)
 
 
 def appended_items(writes: Iterable[WriteRow], path: Sequence[str]) -> list[Mapping[str, Any]] | None:
-    """The message items the `messages` writes stored under `path`'s checkpoints (oldest step first) add
-    to the state, when add_messages only appends them as written; None when the writes cannot say so
-    exactly: a step with several tasks (their order is a guess), an undecodable write, a RemoveMessage or
-    `__remove_all__`, an Overwrite, an id seen twice (a replacement), or an item add_messages converts or
-    gives a fresh id (a dict without `type`, a chunk, a bare string, no id). A replacement of an id from
-    before `path` is not seen here: the caller checks the resulting count."""
+    """The messages the `messages` writes stored under `path`'s checkpoints (oldest step first) add to
+    the state, as message dicts for message_from_plain, when add_messages only appends them; None when the
+    writes cannot say so exactly: a step with several tasks (their order is a guess), an undecodable
+    write, an item `_as_appended` cannot convert exactly, or an id seen twice (a replacement). An id-less
+    item is always an append (add_messages gives it a fresh id). A replacement of an id from before `path`
+    is not seen here: the caller checks the resulting count."""
     by_task, broken = _by_task(writes)
     seen: set[str] = set()
     out: list[Mapping[str, Any]] = []
@@ -224,15 +312,15 @@ def appended_items(writes: Iterable[WriteRow], path: Sequence[str]) -> list[Mapp
             for item in items:
                 if item is None:
                     continue
-                if not isinstance(item, Mapping) or item.get("__class__") == "Overwrite":
+                message = _as_appended(item)
+                if message is None:
                     return None
-                if _is_remove(item) is not None or item.get("type") not in _KEPT_TYPES:
-                    return None
-                found = item.get("id")
-                if not isinstance(found, str) or not found or found in seen:
-                    return None
-                seen.add(found)
-                out.append(item)
+                found = message.get("id")
+                if found is not None:
+                    if not isinstance(found, str) or not found or found in seen:
+                        return None
+                    seen.add(found)
+                out.append(message)
     return out
 
 

@@ -4,22 +4,35 @@ index equals one rebuilt from scratch. Threads are played by LangGraph's real gr
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    AnyMessage,
+    HumanMessage,
+    RemoveMessage,
+    ToolMessage,
+)
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import Send
 
 from memory_core import memo
+from memory_core.messages import Message
 from memory_core.search.engine import default_index, rebuild_index, search
-from memory_core.stores.message_deltas import MessagesSince
+from memory_core.stores.checkpoints import decode_checkpoint
+from memory_core.stores.decode import decode_metadata
+from memory_core.stores.message_deltas import MessagesSince, messages_since
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.search_index import SearchIndex
 from memory_core.stores.thread_list import listing
@@ -45,10 +58,13 @@ class _State(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
 
-def _agent_graph(*, parallel: int, body: Callable[[str], str] | None) -> Any:
-    """An agent that calls Bash `parallel` times per owner turn, then answers; every message it makes
-    carries its id (an id-less one is given a uuid by add_messages, which its write may or may not hold:
-    the serialisation races the reducer, so such a step is read from the head)."""
+def _agent_graph(*, parallel: int, body: Callable[[str], str] | None, ids: bool = False) -> Any:
+    """An agent that calls Bash `parallel` times per owner turn, then answers. As Mycel does, its AI
+    answers and ToolMessages carry no id (add_messages gives each a uuid, which its write may or may not
+    hold); with `ids` every message carries one."""
+
+    def mark(made: str) -> str | None:
+        return made if ids else None
 
     def agent(state: _State) -> dict[str, Any]:
         turn = sum(1 for m in state["messages"] if m.type == "human")
@@ -63,8 +79,10 @@ def _agent_graph(*, parallel: int, body: Callable[[str], str] | None) -> Any:
                 }
                 for k in range(parallel)
             ]
-            return {"messages": [AIMessage(content=f"running {parallel}", tool_calls=calls, id=f"ai-{tag}")]}
-        return {"messages": [AIMessage(content=f"done with turn {turn}", id=f"ai-{tag}")]}
+            return {
+                "messages": [AIMessage(content=f"running {parallel}", tool_calls=calls, id=mark(f"ai-{tag}"))]
+            }
+        return {"messages": [AIMessage(content=f"done with turn {turn}", id=mark(f"ai-{tag}"))]}
 
     def route(state: _State) -> Any:
         last = state["messages"][-1]
@@ -77,7 +95,7 @@ def _agent_graph(*, parallel: int, body: Callable[[str], str] | None) -> Any:
         text = body(call["id"]) if body else f"{call['id']} output line"
         return {
             "messages": [
-                ToolMessage(content=text, tool_call_id=call["id"], name="Bash", id=f"t-{call['id']}")
+                ToolMessage(content=text, tool_call_id=call["id"], name="Bash", id=mark(f"t-{call['id']}"))
             ]
         }
 
@@ -92,17 +110,23 @@ def _agent_graph(*, parallel: int, body: Callable[[str], str] | None) -> Any:
 
 @contextmanager
 def _graph_on(
-    home: Path, thread_id: str, *, parallel: int = 1, body: Callable[[str], str] | None = None
+    home: Path,
+    thread_id: str,
+    *,
+    parallel: int = 1,
+    body: Callable[[str], str] | None = None,
+    ids: bool = False,
 ) -> Iterator[tuple[Any, Any]]:
     with closing(sqlite3.connect(home / "leon.db", check_same_thread=False)) as conn:
-        graph = _agent_graph(parallel=parallel, body=body).compile(checkpointer=SqliteSaver(conn))
+        graph = _agent_graph(parallel=parallel, body=body, ids=ids).compile(checkpointer=SqliteSaver(conn))
         yield graph, {"configurable": {"thread_id": thread_id}}
 
 
-def _play(home: Path, thread_id: str, turns: range, *, ids: bool = True, parallel: int = 1) -> None:
-    """Owner turns through the real graph; with `ids` each owner message carries its id (an id-less one
-    gets a fresh uuid from add_messages that no write holds)."""
-    with _graph_on(home, thread_id, parallel=parallel) as (graph, config):
+def _play(home: Path, thread_id: str, turns: range, *, ids: bool = False, parallel: int = 1) -> None:
+    """Owner turns through the real graph, written as Mycel main writes them: the owner's input a raw
+    `{"role": "user"}` dict and no message with an id (add_messages gives each a fresh uuid that no write
+    need hold); with `ids` every message, the owner's too, carries its id."""
+    with _graph_on(home, thread_id, parallel=parallel, ids=ids) as (graph, config):
         for turn in turns:
             text = f"turn {turn} asks about walrus{turn}"
             message: Any = (
@@ -151,9 +175,9 @@ def _index_now(home: Path, query: str = "walrus1") -> Any:
     return search(_reader(home), query).refresh
 
 
-def test_new_turns_are_indexed_from_their_writes_alone(home: Path, head_decodes: list[str]):
-    _play(home, "long", range(1, 3))
-    _play(home, "other", range(1, 2))
+def test_new_turns_with_ids_are_indexed_from_their_writes_alone(home: Path, head_decodes: list[str]):
+    _play(home, "long", range(1, 3), ids=True)
+    _play(home, "other", range(1, 2), ids=True)
     first = _index_now(home)
     assert first.threads_updated == 2 and first.threads_from_deltas == 0  # new threads: heads decoded
     assert len(head_decodes) == 2
@@ -161,7 +185,7 @@ def test_new_turns_are_indexed_from_their_writes_alone(home: Path, head_decodes:
 
     indexed = _contents(default_index(_reader(home)))[1]
     h0, n = next((head, count) for thread, head, count, *_ in indexed if thread == "long")
-    _play(home, "long", range(3, 6))  # three more turns: many checkpoints, each step's writes
+    _play(home, "long", range(3, 6), ids=True)  # three more turns: many checkpoints, each step's writes
     state = _reader(home).get_state("long").value
     assert state is not None
     h1 = state.checkpoint.checkpoint_id
@@ -178,19 +202,100 @@ def test_new_turns_are_indexed_from_their_writes_alone(home: Path, head_decodes:
         ("long", next(i for i, m in enumerate(state.messages) if "walrus5" in m.text))
     ]
     _assert_equals_rebuild(home)
-    # A later head decode (here: a rollback-free refresh after a plain new turn) still sees the same digest.
-    _play(home, "long", range(6, 7), ids=False)
+    # Then a turn in Mycel's shape (no ids) extends the same chain.
+    _play(home, "long", range(6, 7))
+    head_decodes.clear()  # the rebuild above decoded every head
     again = _index_now(home, "walrus6")
-    assert again.threads_from_deltas == 0 and again.threads_reindexed == 0 and again.threads_updated == 1
+    assert again.threads_from_deltas == 1 and again.threads_reindexed == 0 and again.threads_updated == 1
+    assert head_decodes == []
     _assert_equals_rebuild(home)
 
 
-def test_an_id_less_owner_message_falls_back_to_the_head(home: Path, head_decodes: list[str]):
-    _play(home, "t", range(1, 2), ids=False)
+def _without_ids(messages: Any) -> list[Message]:
+    return [replace(m, id=None) for m in messages]
+
+
+def test_mycel_shaped_turns_grow_from_their_writes_with_no_head_decoded(home: Path, head_decodes: list[str]):
+    """The owner's input a raw role dict, AI answers and ToolMessages without ids: each new turn is read
+    from its writes, gives the head's very Messages but their ids, and the index equals a rebuild."""
+    _play(home, "t", range(1, 2))
+    assert _index_now(home).threads_from_deltas == 0  # new to the index: its head decoded once
+    for turn in range(2, 5):
+        indexed = _contents(default_index(_reader(home)))[1]
+        h0, n = next((head, count) for thread, head, count, *_ in indexed if thread == "t")
+        _play(home, "t", range(turn, turn + 1))
+        state = _reader(home).get_state("t").value
+        assert state is not None
+        asked = MessagesSince("t", h0, state.checkpoint.checkpoint_id, n, len(state.messages))
+        found = _reader(home).messages_since([asked]).value["t"]
+        assert found is not None and found.start == n
+        assert found.messages[0].id is None  # the owner's input: no write holds the uuid it was given
+        assert _without_ids(found.messages) == _without_ids(state.messages[n:])
+        # Where a write holds an id (the serialisation raced add_messages), it is the head's.
+        assert all(m.id in (None, h.id) for m, h in zip(found.messages, state.messages[n:], strict=True))
+        head_decodes.clear()
+        refresh = _index_now(home, f"walrus{turn}")
+        assert (refresh.threads_updated, refresh.threads_from_deltas, refresh.threads_reindexed) == (1, 1, 0)
+        assert head_decodes == []
+        hits = search(_reader(home), f"walrus{turn}").hits
+        assert [(h.thread_id, h.index) for h in hits] == [("t", n)]
+    _assert_equals_rebuild(home)
+
+
+_EVERY_FORM: list[Any] = [
+    "a bare string about walrus7",
+    {"role": "system", "content": "system walrus7"},
+    {"role": "developer", "content": "developer walrus7"},
+    {"role": "human", "content": [{"type": "text", "text": "block walrus7"}, "tail"]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"name": "Grep", "args": {"pattern": "walrus7"}, "id": "call-g"}],
+    },
+    {"role": "tool", "content": "grep walrus7 output", "tool_call_id": "call-g", "name": "Grep"},
+    {"type": "ai", "content": "typed dict walrus7", "id": "typed-ai"},
+    HumanMessage(content="an id-less HumanMessage walrus7"),
+    {"role": "user", "content": "walrus7 last"},
+]
+
+
+def test_every_form_add_messages_converts_gives_the_heads_messages(home: Path, head_decodes: list[str]):
+    _play(home, "t", range(1, 2))
     _index_now(home)
-    _play(home, "t", range(2, 3), ids=False)  # Mycel's raw input dict: its id is made by add_messages
-    refresh = _index_now(home, "walrus2")
+    indexed = _contents(default_index(_reader(home)))[1]
+    h0, n = next((head, count) for thread, head, count, *_ in indexed if thread == "t")
+    with _graph_on(home, "t") as (graph, config):
+        graph.invoke({"messages": _EVERY_FORM}, config)
+    state = _reader(home).get_state("t").value
+    assert state is not None
+    asked = MessagesSince("t", h0, state.checkpoint.checkpoint_id, n, len(state.messages))
+    found = _reader(home).messages_since([asked]).value["t"]
+    assert found is not None
+    assert _without_ids(found.messages) == _without_ids(state.messages[n:])
+    assert found.messages[6].id == "typed-ai"
+    head_decodes.clear()
+    refresh = _index_now(home, "walrus7")
+    assert refresh.threads_from_deltas == 1 and head_decodes == []
+    _assert_equals_rebuild(home)
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        AIMessageChunk(content="a chunk walrus7"),  # add_messages turns it into an AIMessage
+        {"role": "function", "content": "walrus7", "name": "f"},  # a FunctionMessage: not one of the four
+        {"role": "user", "content": "walrus7", "example": True},  # a key that becomes a field
+    ],
+    ids=["chunk", "function-role", "extra-key"],
+)
+def test_what_cannot_be_said_exactly_falls_back(home: Path, odd: Any):
+    _play(home, "t", range(1, 2))
+    _index_now(home)
+    with _graph_on(home, "t") as (graph, config):
+        graph.invoke({"messages": [odd]}, config)
+    refresh = _index_now(home, "walrus7")
     assert refresh.threads_from_deltas == 0 and refresh.threads_reindexed == 0
+    assert search(_reader(home), "walrus7").hits
     _assert_equals_rebuild(home)
 
 
@@ -261,7 +366,8 @@ def test_no_planted_secret_reaches_the_index_from_writes(home: Path):
     _index_now(home)
     leaky = f'{{"Authorization": "Bearer leak-bearer-0002", "token": "{SECRET}"}}'
     with _graph_on(home, "t", body=lambda _call_id: leaky) as (graph, config):
-        message = HumanMessage(content=f"my key is {SECRET}, and password=hunter2hunter", id="secret-h")
+        # Mycel's id-less input dict, carrying the secrets.
+        message = {"role": "user", "content": f"my key is {SECRET}, and password=hunter2hunter"}
         graph.invoke({"messages": [message]}, config)
     refresh = _index_now(home, "key")
     assert refresh.threads_from_deltas == 1  # the secrets came in through the writes
@@ -293,3 +399,66 @@ def test_an_older_index_files_digest_is_still_recognised(home: Path):
     _play(home, "t", range(4, 5))
     assert _index_now(home, "walrus4").threads_from_deltas == 1
     _assert_equals_rebuild(home)
+
+
+def test_an_unreleased_chain_digest_is_unknown_indexed_again_once(home: Path):
+    _play(home, "t", range(1, 3))
+    _index_now(home)
+    index = default_index(_reader(home))
+    with closing(sqlite3.connect(index.path)) as db:  # the id-based chain of an unreleased build
+        db.execute("UPDATE threads SET ids_digest = 'c:00112233445566778899aabb'")
+        db.commit()
+    memo.reset()
+    _play(home, "t", range(3, 4))
+    refresh = _index_now(home, "walrus3")
+    assert refresh.threads_from_deltas == 0 and refresh.threads_reindexed == 1
+    _play(home, "t", range(4, 5))
+    assert _index_now(home, "walrus4").threads_from_deltas == 1
+    _assert_equals_rebuild(home)
+
+
+def test_the_sample_homes_own_turns_and_one_more_come_from_their_writes(
+    sample_home: Path, head_decodes: list[str]
+):
+    """Mycel's own code wrote the sample home: each owner turn there (an update_state of the owner's
+    input, then the loop) is read from its writes unless a step ran parallel tool tasks; and a turn
+    appended as Mycel does is indexed from its writes, equal to a rebuild."""
+    memo.reset()
+    reader = _reader(sample_home)
+    turns = Counter[bool]()
+    with closing(sqlite3.connect(sample_home / "leon.db")) as db:
+        sources = {
+            c: decode_metadata(m).get("source")
+            for c, m in db.execute("SELECT checkpoint_id, metadata FROM checkpoints")
+        }
+    for row in reader.list_threads().value:
+        with reader.backend.checkpoints(row.thread_id, []) as snapshot:
+            assert snapshot is not None
+            metas = snapshot.skeleton()
+            ends = [m.parent_checkpoint_id for m in metas if sources[m.checkpoint_id] == "update"]
+            ends = [e for e in ends if e is not None] + [metas[-1].checkpoint_id]
+            held = {e: decode_checkpoint(*snapshot.payload(e)).messages for e in ends}
+            for since, head in itertools.pairwise(ends):
+                ask = MessagesSince(row.thread_id, since, head, len(held[since]), len(held[head]))
+                found = messages_since(snapshot, ask)
+                if found is not None:
+                    assert _without_ids(found.messages) == _without_ids(held[head][len(held[since]) :])
+                tasks = {(w.checkpoint_id, w.task_id) for w in snapshot.message_writes() or []}
+                path_parallel = any(
+                    sum(1 for c, _t in tasks if c == m.checkpoint_id) > 1
+                    for m in metas
+                    if since <= m.checkpoint_id < head
+                )
+                assert (found is None) == path_parallel, (row.thread_id, since)
+                turns[found is not None] += 1
+    assert turns == Counter({True: 13, False: 2})  # the two misses ran parallel tool tasks
+
+    _index_now(sample_home)
+    thread_id = "m_0D8EzdJXJhk9-2"
+    _play(sample_home, thread_id, range(7, 8))  # the owner's raw dict input, id-less answers
+    head_decodes.clear()
+    refresh = _index_now(sample_home, "walrus7")
+    assert (refresh.threads_updated, refresh.threads_from_deltas, refresh.threads_reindexed) == (1, 1, 0)
+    assert head_decodes == []
+    assert [h.thread_id for h in search(_reader(sample_home), "walrus7").hits] == [thread_id]
+    _assert_equals_rebuild(sample_home)

@@ -1,6 +1,7 @@
 """The search index grows from new steps' writes on PostgreSQL too: Mycel main's layout (LangGraph's real
-PostgresSaver keeps `checkpoint_writes`) is read from its writes without a head decode; Mycel dev's
-layout keeps no writes and no parents, so its moved heads are decoded, and both indexes equal a rebuild."""
+PostgresSaver keeps `checkpoint_writes`), written in Mycel's shape (id-less input dicts and answers), is
+read from its writes without a head decode; Mycel dev's layout keeps no writes and no parents, so its
+moved heads are decoded, and both indexes equal a rebuild."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Any
 
 import psycopg
 import pytest
-from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from memory_core import memo
@@ -40,12 +40,13 @@ def _reader(url: str, tmp_path: Path, **env: str) -> MycelReader:
 
 
 def _play(url: str, thread_id: str, turns: range) -> None:
+    """Turns as Mycel main writes them: the owner's input a raw role dict, no message with an id."""
     with PostgresSaver.from_conn_string(url) as saver:
         saver.setup()
         graph = _agent_graph(parallel=1, body=None).compile(checkpointer=saver)
         config = {"configurable": {"thread_id": thread_id}}
         for turn in turns:
-            message = HumanMessage(content=f"turn {turn} asks about walrus{turn}", id=f"{thread_id}-h{turn}")
+            message = {"role": "user", "content": f"turn {turn} asks about walrus{turn}"}
             graph.invoke({"messages": [message]}, config)
 
 
