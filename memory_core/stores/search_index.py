@@ -9,7 +9,10 @@ signature) and `meta` (the queue's signature). Several processes may refresh it 
 from __future__ import annotations
 
 import hashlib
+import json
+import queue
 import sqlite3
+import threading
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass
@@ -150,12 +153,16 @@ class SearchIndex:
                 db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise self._error(exc) from exc
+            writer = IndexWriter(db)
             try:
-                yield IndexWriter(db)
+                yield writer
+                writer.finish()  # the background inserts done, or their error raised here
             except sqlite3.Error as exc:
+                writer.abandon()
                 db.execute("ROLLBACK")
                 raise self._error(exc) from exc
             except BaseException:
+                writer.abandon()
                 db.execute("ROLLBACK")
                 raise
             try:
@@ -248,27 +255,141 @@ class SearchIndex:
             return int(db.execute("SELECT count(*) FROM entries").fetchone()[0])
 
 
-class IndexWriter:
+# Documents buffered before their rows are handed to the inserter: each hand-off costs the inserter a wait
+# for the GIL (up to the 5 ms switch interval while the main thread decodes), so hand-offs are few.
+_BATCH = 2_000
+# Rows cross to SQLite as one JSON array per table, inserted by one statement: a single step that runs
+# with the GIL released, where executemany would take the GIL back for every row.
+_INSERTS = (  # the entries, docs and threads rows of a hand-off, each: the statement and its columns
+    ("INSERT INTO entries (id, thread_id, idx, kind, tool, at)", 6),
+    ("INSERT INTO docs (rowid, text)", 2),
+    ("INSERT OR REPLACE INTO threads (thread_id, head, messages, ids_digest, summaries)", 5),
+)
+_Rows = list[tuple[object, ...]]
+
+
+class _Inserter:
+    """One background thread that runs the buffered inserts while the refresh decodes the next threads:
+    Python's sqlite3 releases the GIL while SQLite works, so FTS5's inserts use the second core. The
+    connection is used by one thread at a time: the writer touches it only once the queue is drained."""
+
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        self.error: BaseException | None = None
+        self.abandoned = False
+        self.jobs: queue.Queue[tuple[_Rows, _Rows, _Rows] | None] = queue.Queue(maxsize=2)
+        self.thread = threading.Thread(target=self._run, name="search-index-inserter", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            try:
+                if self.error is None and not self.abandoned:
+                    _insert(self.db, *job)
+            except BaseException as exc:  # raised again in the writer's thread, at its next call
+                self.error = exc
+            finally:
+                self.jobs.task_done()
+        self.jobs.task_done()
+
+    def submit(self, job: tuple[_Rows, _Rows, _Rows]) -> None:
+        self.raise_error()
+        self.jobs.put(job)
+
+    def drain(self) -> None:
+        self.jobs.join()
+        self.raise_error()
+
+    def raise_error(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        self.jobs.put(None)
+        self.thread.join()
+
+
+def _insert(db: sqlite3.Connection, *tables: _Rows) -> None:
+    for (insert, width), rows in zip(_INSERTS, tables, strict=True):
+        if not rows:
+            continue
+        payload = json.dumps(rows, ensure_ascii=False)
+        if "\\u0000" in payload:  # SQLite's JSON ends a text at an escaped NUL: these rows go one by one
+            db.executemany(f"{insert} VALUES ({', '.join('?' * width)})", rows)
+        else:
+            columns = ", ".join(f"value->>{i}" for i in range(width))
+            db.execute(f"{insert} SELECT {columns} FROM json_each(?)", (payload,))
+
+
+class IndexWriter:
+    """Inside one write transaction. `add` and `keep_thread` only buffer their rows (handed to the
+    inserter in batches); every other call first waits for the inserts before it, so the transaction
+    sees the statements in the order they were asked for."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self._inserter: _Inserter | None = None
+        self._next_entry: int | None = None  # read again after anything that may delete entries
+        self._entries: _Rows = []
+        self._texts: _Rows = []
+        self._threads: _Rows = []
+
+    def _hand_off(self) -> None:
+        if not (self._entries or self._threads):
+            return
+        if self._inserter is None:
+            self._inserter = _Inserter(self.db)
+        job, self._entries, self._texts, self._threads = (
+            (self._entries, self._texts, self._threads),
+            [],
+            [],
+            [],
+        )
+        self._inserter.submit(job)
+
+    def _settled(self) -> sqlite3.Connection:
+        """The connection, once every buffered insert has run (their error, if any, raised here)."""
+        self._hand_off()
+        if self._inserter is not None:
+            self._inserter.drain()
+        return self.db
+
+    def finish(self) -> None:
+        """Every buffered insert done, the inserter stopped; its error raised."""
+        try:
+            self._settled()
+        finally:
+            self.abandon()
+
+    def abandon(self) -> None:
+        """Stop the inserter, skipping what it was not yet doing (the transaction is rolled back)."""
+        if self._inserter is not None:
+            self._inserter.abandoned = True
+            self._inserter.stop()
+            self._inserter = None
 
     def threads(self) -> dict[str, IndexedThread]:
         return {
             r[0]: IndexedThread(r[1], int(r[2]), r[3], r[4])
-            for r in self.db.execute("SELECT thread_id, head, messages, ids_digest, summaries FROM threads")
+            for r in self._settled().execute(
+                "SELECT thread_id, head, messages, ids_digest, summaries FROM threads"
+            )
         }
 
     def get_meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        row = self._settled().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+        self._settled().execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def add(self, documents: Iterable[SearchDocument]) -> int:
-        entry = int(self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM entries").fetchone()[0])
-        entries: list[tuple[object, ...]] = []
-        texts: list[tuple[int, str]] = []
+        if self._next_entry is None:
+            self._next_entry = int(
+                self._settled().execute("SELECT coalesce(max(id), 0) + 1 FROM entries").fetchone()[0]
+            )
+        entry = first = self._next_entry
+        entries, texts = self._entries, self._texts
         # One pass, and a thread's documents share one time: it is converted once, not per document.
         at: datetime | None = None
         epoch = None
@@ -278,11 +399,10 @@ class IndexWriter:
             entries.append((entry, d.thread_id, d.index, d.kind.value, d.tool, epoch))
             texts.append((entry, d.text))
             entry += 1
-        self.db.executemany(
-            "INSERT INTO entries (id, thread_id, idx, kind, tool, at) VALUES (?, ?, ?, ?, ?, ?)", entries
-        )
-        self.db.executemany("INSERT INTO docs (rowid, text) VALUES (?, ?)", texts)
-        return len(texts)
+        self._next_entry = entry
+        if len(texts) >= _BATCH:
+            self._hand_off()
+        return entry - first
 
     def remove(self, thread_id: str | None, kinds: Sequence[str], *, keep: bool = False) -> None:
         """Remove the documents of these kinds (or, with `keep`, of every other kind), of one thread or of
@@ -293,8 +413,10 @@ class IndexWriter:
         if thread_id is not None:
             where += " AND thread_id = ?"
             params.append(thread_id)
-        self.db.execute(f"DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE {where})", params)
-        self.db.execute(f"DELETE FROM entries WHERE {where}", params)
+        db = self._settled()
+        db.execute(f"DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE {where})", params)
+        db.execute(f"DELETE FROM entries WHERE {where}", params)
+        self._next_entry = None
 
     def remove_thread(self, thread_id: str) -> None:
         """Every document of the thread but its queued items (the queue is indexed on its own)."""
@@ -302,13 +424,13 @@ class IndexWriter:
         self.db.execute("DELETE FROM threads WHERE thread_id = ?", (thread_id,))
 
     def keep_thread(self, thread_id: str, state: IndexedThread) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO threads (thread_id, head, messages, ids_digest, summaries) VALUES (?, ?, ?, ?, ?)",
-            (thread_id, state.head, state.messages, state.ids_digest, state.summaries),
-        )
+        # Buffered with the documents: the threads table is written after them, in the same hand-off.
+        self._threads.append((thread_id, state.head, state.messages, state.ids_digest, state.summaries))
 
     def clear(self) -> None:
-        self.db.execute("DELETE FROM docs")
-        self.db.execute("DELETE FROM entries")
-        self.db.execute("DELETE FROM threads")
-        self.db.execute("DELETE FROM meta")
+        db = self._settled()
+        db.execute("DELETE FROM docs")
+        db.execute("DELETE FROM entries")
+        db.execute("DELETE FROM threads")
+        db.execute("DELETE FROM meta")
+        self._next_entry = None
