@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ from memory_core.config import (
     redact_secrets,
 )
 from memory_core.context_limits import ContextLimit, resolve_context_limit
+from memory_core.memo import Key, Memo
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.redact import encodable_data
 
@@ -164,6 +165,21 @@ def get_pricing_file(locations: MycelLocations | None = None) -> JsonFile:
     return read_json_file((locations or resolve_locations()).config_home / "pricing_cache.json")
 
 
+# Per content of the four files it reads: a thread page asks for its threads' config several times.
+_LOADED: Memo[LoadedConfig] = Memo("config.loaded", max_entries=64)
+
+
+def _files_version(paths: Iterable[Path]) -> tuple[Hashable, ...]:
+    """Each file's content digest (they are small; a stat would miss two same-size writes in one tick)."""
+    version: list[Hashable] = []
+    for path in paths:
+        try:
+            version.append((str(path), hashlib.blake2b(path.read_bytes(), digest_size=16).digest()))
+        except OSError as exc:
+            version.append((str(path), type(exc).__name__))
+    return tuple(version)
+
+
 def get_loaded_config(
     locations: MycelLocations | None = None,
     *,
@@ -171,8 +187,31 @@ def get_loaded_config(
     project_dir: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
 ) -> LoadedConfig:
-    """Read every layer, resolve the context limit for `model` as Mycel would, and merge."""
+    """Read every layer, resolve the context limit for `model` as Mycel would, and merge; kept per content
+    of the files read, so they are parsed and merged again only when one changed."""
     locations = locations or resolve_locations()
+    paths = [
+        *layer_paths(locations, project_dir=project_dir).values(),
+        locations.config_home / "models.json",
+        locations.config_home / "pricing_cache.json",
+    ]
+    key = Key(
+        _files_version(paths),
+        what=(
+            "loaded-config",
+            model,
+            json.dumps(overrides, sort_keys=True, default=repr) if overrides else None,
+        ),
+    )
+    return _LOADED.get_or_compute(key, lambda: _load_config(locations, model, project_dir, overrides))
+
+
+def _load_config(
+    locations: MycelLocations,
+    model: str | None,
+    project_dir: Path | None,
+    overrides: Mapping[str, Any] | None,
+) -> LoadedConfig:
     layers = list_layer_files(locations, project_dir=project_dir)
     models, pricing = get_models_file(locations), get_pricing_file(locations)
     config_layers = [layer.as_layer() for layer in layers]
