@@ -140,17 +140,16 @@ _CHAIN = "d:"
 
 
 def _indexed_link(previous: bytes, message: Message) -> bytes:
-    """The next chain link: the message's type, its tool name (tool messages), its text and each tool
-    call as indexed (canonical_args), each length-prefixed so no two field splits hash alike."""
-    h = hashlib.blake2b(previous, digest_size=12)
-    tool = message.name if message.type is MessageType.TOOL else None
-    fields = [message.type.value, tool or "", text_of(message.content)]
-    fields.extend(canonical_args(call.name, call.args) for call in message.tool_calls)
-    for text in fields:
-        data = text.encode("utf-8", "surrogatepass")
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.digest()
+    """The next chain link: the message's type, its tool name (tool messages), its text and each tool call
+    as indexed (canonical_args), each length-prefixed so no two splits read alike; one sha256 per message
+    (its constructor is cheaper per call than blake2b's with a digest size: a first index hashes 500,000)."""
+    text = text_of(message.content)
+    tool = (message.name or "") if message.type is MessageType.TOOL else ""
+    entry = f"{message.type.value}:{len(tool)}:{tool}{len(text)}:{text}"
+    for call in message.tool_calls:
+        args = canonical_args(call.name, call.args)
+        entry += f"{len(args)}:{args}"
+    return hashlib.sha256(previous + entry.encode("utf-8", "surrogatepass")).digest()[:12]
 
 
 def _extend_digest(digest: str, messages: Sequence[Message]) -> str:

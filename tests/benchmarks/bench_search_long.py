@@ -1,6 +1,8 @@
 """Search benchmark, the long thread: one new turn on a 2,000-message thread written by LangGraph's real
-graph and SqliteSaver (so every step has its `messages` writes), indexed from the new steps' writes and,
-from the same index state, by decoding the new head; both in the same run, with their ratio.
+graph and SqliteSaver (so every step has its `messages` writes), in Mycel's shape (the owner's input a raw
+role dict, the answer without an id), indexed from the new steps' writes and, from the same index state,
+by decoding the new head; both in the same run, with their ratio, and the share of moved threads that took
+the writes' path. Also the index digest's own cost over 50,000 messages (the first index pays it once).
 
 Run: .venv/bin/python tests/benchmarks/bench_search_long.py   (not collected by pytest). The thread is
 built again under var/bench/search-long/ on each run.
@@ -20,7 +22,7 @@ from typing import Annotated, Any, TypedDict
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage  # noqa: E402
+from langchain_core.messages import AIMessage, AnyMessage  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from langgraph.graph import END, START, StateGraph  # noqa: E402
 from langgraph.graph.message import add_messages  # noqa: E402
@@ -36,14 +38,15 @@ LONG_MESSAGES = 2_000
 
 
 def _echo_graph(saver: SqliteSaver) -> Any:
-    """One node answering each owner message: a turn is two checkpoints and two `messages` writes."""
+    """One node answering each owner message (no id, as Mycel's model answers): a turn is two checkpoints
+    and two `messages` writes."""
 
     class State(TypedDict):
         messages: Annotated[list[AnyMessage], add_messages]
 
     def agent(state: State) -> dict[str, Any]:
         n = len(state["messages"])
-        return {"messages": [AIMessage(content=f"noted {n}", id=f"echo-{n}")]}
+        return {"messages": [AIMessage(content=f"noted {n}")]}
 
     builder = StateGraph(State)
     builder.add_node("agent", agent)
@@ -74,11 +77,12 @@ def long_thread() -> None:
     head_bytes = reader().list_threads().value[0].bytes_on_disk
     by_deltas: list[float] = []
     by_head: list[float] = []
+    moved = from_deltas = 0
     real = reader_module.MycelReader.messages_since
     for round_ in range(3):
         with closing(sqlite3.connect(folder / "leon.db", check_same_thread=False)) as conn:
             _echo_graph(SqliteSaver(conn)).invoke(
-                {"messages": [HumanMessage(content=f"quokka{round_} new turn", id=f"q{round_}")]}, config
+                {"messages": [{"role": "user", "content": f"quokka{round_} new turn"}]}, config
             )
         for way, times in (("head", by_head), ("deltas", by_deltas)):
             index = folder / f"{way}-index.sqlite3"
@@ -93,6 +97,9 @@ def long_thread() -> None:
             assert [h.thread_id for h in found.hits] == ["long"], found.hits
             assert found.refresh.threads_from_deltas == (1 if way == "deltas" else 0), found.refresh
             times.append(seconds)
+            if way == "deltas":
+                moved += found.refresh.threads_updated
+                from_deltas += found.refresh.threads_from_deltas
         shutil.copyfile(folder / "deltas-index.sqlite3", base)
     print(
         f"one new turn (2 checkpoints, 2 messages) on a {LONG_MESSAGES:,}-message thread "
@@ -100,13 +107,14 @@ def long_thread() -> None:
         + ", ".join(f"{t * 1000:.0f} ms" for t in by_deltas)
         + "; by decoding the head "
         + ", ".join(f"{t * 1000:.0f} ms" for t in by_head)
-        + f": {median(by_head) / median(by_deltas):.1f}x (medians)"
+        + f": {median(by_head) / median(by_deltas):.1f}x (medians); moved threads from their writes: "
+        f"{from_deltas} of {moved}"
     )
     # The part that differs, alone: the new messages read from the writes, or the head read and decoded.
     with closing(sqlite3.connect(base)) as db:
         h0, n = db.execute("SELECT head, messages FROM threads WHERE thread_id = 'long'").fetchone()
     with closing(sqlite3.connect(folder / "leon.db", check_same_thread=False)) as conn:
-        _echo_graph(SqliteSaver(conn)).invoke({"messages": [HumanMessage(content="last", id="last")]}, config)
+        _echo_graph(SqliteSaver(conn)).invoke({"messages": [{"role": "user", "content": "last"}]}, config)
     row = reader().list_threads().value[0]
     ask = [MessagesSince("long", h0, str(row.head_checkpoint_id), n, row.messages)]
     read_writes = median(timed(lambda: reader().messages_since(ask))[0] for _ in range(5))
@@ -118,5 +126,18 @@ def long_thread() -> None:
     )
 
 
+def digest_cost() -> None:
+    """The index digest over 50,000 messages (the bench's mix): each link hashes what is indexed of a
+    message, so the head path and the writes agree without ids."""
+    from memory_core.search.engine import _content_digest
+    from memory_core.stores.checkpoints import message_from_plain
+
+    plain = [m.model_dump() for m in _messages(random.Random(3), 50_000, 0)]
+    messages = [message_from_plain(m) for m in plain]
+    seconds = median(timed(lambda: _content_digest(messages))[0] for _ in range(3))
+    print(f"index digest of 50,000 messages: {seconds * 1000:.0f} ms (median of 3)")
+
+
 if __name__ == "__main__":
     long_thread()
+    digest_cost()

@@ -239,7 +239,11 @@ def test_mycel_shaped_turns_grow_from_their_writes_with_no_head_decoded(home: Pa
         assert head_decodes == []
         hits = search(_reader(home), f"walrus{turn}").hits
         assert [(h.thread_id, h.index) for h in hits] == [("t", n)]
-    _assert_equals_rebuild(home)
+    # A turn of parallel tool tasks is read from its head, which holds the chain the writes built.
+    _play(home, "t", range(5, 6), parallel=2)
+    refresh = _index_now(home, "walrus5")
+    assert (refresh.threads_from_deltas, refresh.threads_reindexed) == (0, 0)
+    _assert_equals_rebuild(home)  # the kept digests too: the writes' chain is the head's
 
 
 _EVERY_FORM: list[Any] = [
