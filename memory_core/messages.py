@@ -143,7 +143,7 @@ def _tool_calls_of(value: Any) -> tuple[ToolCall, ...]:
         return ()
     calls: list[ToolCall] = []
     for item in value:
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             continue
         call_id = item.get("id")
         name = item.get("name")
@@ -152,7 +152,7 @@ def _tool_calls_of(value: Any) -> tuple[ToolCall, ...]:
             ToolCall(
                 id=call_id if isinstance(call_id, str) else None,
                 name=name if isinstance(name, str) else "",
-                args=args if isinstance(args, Mapping) else {},
+                args=args if type(args) is dict or isinstance(args, Mapping) else {},
             )
         )
     return tuple(calls)
@@ -162,11 +162,17 @@ def _optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# The exact-type checks first: decoded messages hold plain dicts or nothing, and the Mapping ABC's check
+# (a negative one for None included) cost more than the rest of building a Message.
 def _optional_mapping(value: Any) -> Mapping[str, Any] | None:
+    if value is None or type(value) is dict:
+        return value
     return value if isinstance(value, Mapping) else None
 
 
 def _response_model(value: Any) -> str | None:
+    if value is None:
+        return None
     return _optional_str(value.get("model_name")) if isinstance(value, Mapping) else None
 
 
@@ -176,21 +182,22 @@ def message_from_dict(raw: Mapping[str, Any], *, strict: bool = False) -> Messag
     With strict=True an unknown type raises UnknownMessageType; otherwise it becomes MessageType.OTHER.
     """
     kind = message_type_of(raw)
-    raw_type = raw.get("type") or raw.get("__class__") or raw.get("role") or ""
+    get = raw.get
+    raw_type = get("type") or get("__class__") or get("role") or ""
     if kind is MessageType.OTHER and strict:
         raise UnknownMessageType(f"unknown message type {raw_type!r}")
     return Message(
         type=kind,
-        content=_content_of(raw.get("content")),
-        id=_optional_str(raw.get("id")),
-        name=_optional_str(raw.get("name")),
-        tool_calls=_tool_calls_of(raw.get("tool_calls")) if kind is MessageType.AI else (),
-        tool_call_id=_optional_str(raw.get("tool_call_id")),
-        usage_metadata=_optional_mapping(raw.get("usage_metadata")),
-        metadata=_optional_mapping(raw.get("metadata")),
-        status=_optional_str(raw.get("status")),
-        raw_type=str(raw_type),
-        model_name=_response_model(raw.get("response_metadata")),
+        content=_content_of(get("content")),
+        id=_optional_str(get("id")),
+        name=_optional_str(get("name")),
+        tool_calls=_tool_calls_of(get("tool_calls")) if kind is MessageType.AI else (),
+        tool_call_id=_optional_str(get("tool_call_id")),
+        usage_metadata=_optional_mapping(get("usage_metadata")),
+        metadata=_optional_mapping(get("metadata")),
+        status=_optional_str(get("status")),
+        raw_type=raw_type if type(raw_type) is str else str(raw_type),
+        model_name=_response_model(get("response_metadata")),
     )
 
 
