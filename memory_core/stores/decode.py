@@ -7,8 +7,8 @@ can run code. Here every msgpack extension becomes a plain dict or value, and pi
 from __future__ import annotations
 
 import json
-import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import ormsgpack
@@ -33,7 +33,6 @@ POSTGRES_CHECKPOINT = "postgres-checkpoint"
 # recurses, and a blob nested hundreds of levels deep raised RecursionError past the reader (found by
 # tests/core/test_decoder_fuzz.py). Real checkpoints nest about a dozen levels.
 MAX_NESTING = 100
-_ext_depth = threading.local()
 _CONTAINERS = (dict, list)  # exactly what ormsgpack and json build
 _PLAIN_KEYS = frozenset({str, int, float, bool, bytes, type(None)})
 
@@ -43,26 +42,32 @@ class UnreadableBlob(ValueError):
 
 
 def _unpack(data: bytes) -> Any:
-    return ormsgpack.unpackb(data, ext_hook=_plain_ext, option=_OPTIONS)
+    return ormsgpack.unpackb(data, ext_hook=_EXT_HOOKS[0], option=_OPTIONS)
 
 
-def _plain_ext(code: int, data: bytes) -> Any:
-    # Each ext payload is unpacked by a fresh call, which restarts ormsgpack's own depth limit.
-    depth = getattr(_ext_depth, "value", 0)
+def _ext_hook(depth: int) -> Callable[[int, bytes], Any]:
+    """The extension hook for payloads nested `depth` extensions deep. Each ext payload is unpacked by a
+    fresh call, which restarts ormsgpack's own depth limit: the depth is counted here instead, carried by
+    which hook runs (one per depth, built once), so no per-call state is kept."""
     if depth >= MAX_NESTING:
-        return {"__ext__": code, "bytes": len(data)}
-    _ext_depth.value = depth + 1
-    try:
-        payload = _unpack(data)
-    except Exception:
-        return {"__ext__": code, "bytes": len(data)}
-    finally:
-        _ext_depth.value = depth
-    if not isinstance(payload, list) or len(payload) < 2:
+        return lambda code, data: {"__ext__": code, "bytes": len(data)}
+
+    def hook(code: int, data: bytes) -> Any:
+        try:
+            payload = ormsgpack.unpackb(data, ext_hook=_EXT_HOOKS[depth + 1], option=_OPTIONS)
+        except Exception:
+            return {"__ext__": code, "bytes": len(data)}
+        return _plain_ext(code, payload)
+
+    return hook
+
+
+def _plain_ext(code: int, payload: Any) -> Any:
+    if type(payload) is not list or len(payload) < 2:
         return {"__ext__": code, "payload": payload}
     module, name = payload[0], payload[1]
     rest = payload[2] if len(payload) > 2 else None
-    if code in (EXT_PYDANTIC_V1, EXT_PYDANTIC_V2, EXT_CONSTRUCTOR_KW_ARGS) and isinstance(rest, dict):
+    if code in (EXT_PYDANTIC_V1, EXT_PYDANTIC_V2, EXT_CONSTRUCTOR_KW_ARGS) and type(rest) is dict:
         return {"__class__": name, "__module__": module, **rest}
     if code == EXT_CONSTRUCTOR_SINGLE_ARG and (module, name) == ("uuid", "UUID") and isinstance(rest, str):
         try:
@@ -75,6 +80,9 @@ def _plain_ext(code: int, data: bytes) -> Any:
     if code == EXT_CONSTRUCTOR_POS_ARGS:
         return {"__class__": name, "__module__": module, "args": rest}
     return {"__ext__": code, "payload": payload}
+
+
+_EXT_HOOKS = [_ext_hook(depth) for depth in range(MAX_NESTING + 1)]
 
 
 def _skip_ext(code: int, data: bytes) -> None:
