@@ -36,6 +36,27 @@ _MYCEL_ENV = (
 )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def test_process_settings(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """Two settings of this test process only (servers the tests start keep the production ones):
+    - a fast password hash: the tests create hundreds of users, and Django's default PBKDF2 (1,000,000
+      rounds, 0.6 s a user here) was a third of the dashboard tests' time; who may do what is what is
+      tested, not the hash;
+    - the sessions' file cache in a temp folder, not the repo's var/."""
+    from django.test.utils import override_settings
+
+    from mycel_dashboard import settings as production
+
+    caches = {
+        **production.CACHES,
+        "sessions": {**production.CACHES["sessions"], "LOCATION": str(tmp_path_factory.mktemp("sessions"))},
+    }
+    with override_settings(
+        PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"], CACHES=caches
+    ) as overridden:
+        yield overridden
+
+
 @pytest.fixture(autouse=True)
 def isolated_mycel_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty Mycel home under tmp_path; HOME moves there too."""
