@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from memory_core.memo import Key, Memo
 from memory_core.records import ProblemKind, StoreProblem
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -145,6 +146,11 @@ def _lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
+# Each file's tables and columns per schema: every open of a store asks, and reading them is 1 + a query
+# per table. Keyed by the file's identity and change time and its schema cookie.
+_SCHEMAS: Memo[dict[str, tuple[str, ...]]] = Memo("sqlite.schemas", max_entries=256)
+
+
 class ReadOnlyDB:
     """One read-only connection with a per-query deadline and a row cap; records truncations."""
 
@@ -242,20 +248,32 @@ class ReadOnlyDB:
         return found[0] if found else None
 
     def tables(self) -> dict[str, tuple[str, ...]]:
-        """Every table with its column names (schema detection, reference §9)."""
+        """Every table with its column names (schema detection, reference §9); read once per schema of
+        the file (its schema cookie, which every change of a table moves), not once per connection."""
         if self._tables is None:
-            names = [
-                r[0]
-                for r in self.rows(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", cap=_SCHEMA_CAP
-                )
-            ]
-            self._tables = {}
-            for name in names:
-                quoted = name.replace('"', '""')
-                columns = self.rows(f'PRAGMA table_info("{quoted}")', cap=_SCHEMA_CAP)
-                self._tables[name] = tuple(str(c[1]) for c in columns)
+            cookie = next(iter(self.rows("PRAGMA schema_version", cap=1)), None)
+            try:
+                stat = os.stat(self.path)
+                file: tuple[object, ...] = (str(self.path), stat.st_dev, stat.st_ino, stat.st_ctime_ns)
+            except OSError:
+                file = (str(self.path), None)
+            key = Key(file, what=("tables", cookie[0] if cookie else None))
+            self._tables = _SCHEMAS.get_or_compute(key, self._read_tables)
         return self._tables
+
+    def _read_tables(self) -> dict[str, tuple[str, ...]]:
+        names = [
+            r[0]
+            for r in self.rows(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", cap=_SCHEMA_CAP
+            )
+        ]
+        tables: dict[str, tuple[str, ...]] = {}
+        for name in names:
+            quoted = name.replace('"', '""')
+            columns = self.rows(f'PRAGMA table_info("{quoted}")', cap=_SCHEMA_CAP)
+            tables[name] = tuple(str(c[1]) for c in columns)
+        return tables
 
     def has_table(self, name: str) -> bool:
         return name in self.tables()
