@@ -38,7 +38,7 @@ test: $(STAMP) browser postgres ## Set up, lint, type-check memory_core and myce
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q -n 2
+	$(BIN)/pytest -q -n 2 --durations=25
 	$(MAKE) --no-print-directory load-smoke
 
 # The browser journeys are part of every test run, never skipped: install Chromium where we can (root with
