@@ -97,9 +97,14 @@ class BrowserPage:
     console_errors: list[str]
     shots: Path
 
-    def shot(self, name: str) -> Path:
+    def shot(self, name: str, selector: str | None = None) -> Path:
+        """The whole page, or only the element `selector` finds (a card on a long page); copied to
+        SCREENSHOT_DIR when it is set, so an operator can look at every shot of a run."""
         path = self.shots / f"{name}.png"
-        self.page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
+        if selector is None:
+            self.page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
+        else:
+            self.page.locator(selector).screenshot(path=str(path))  # type: ignore[attr-defined]
         target = os.environ.get("SCREENSHOT_DIR")
         if target:
             Path(target).mkdir(parents=True, exist_ok=True)

@@ -4,9 +4,6 @@ protect_recent, reading the cache-rewrite tokens before and after the change."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,8 +58,5 @@ def test_cache_screen_thread_calls_and_the_whatif_before_and_after(
     assert page.inner_text("#whatif-cache [data-thread='cache-now']") == "12,665"
     viewer_page.shot("cache-whatif")
     # the what-if card alone, readable at its size (the full page is long)
-    card = viewer_page.shots / "cache-whatif-card.png"
-    page.locator("#whatif").screenshot(path=str(card))
-    if os.environ.get("SCREENSHOT_DIR"):
-        shutil.copy(card, Path(os.environ["SCREENSHOT_DIR"]) / card.name)
+    viewer_page.shot("cache-whatif-card", "#whatif")
     assert not viewer_page.console_errors

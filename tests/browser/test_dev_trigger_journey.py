@@ -4,7 +4,6 @@ trigger_tokens slider and watch the proposed compaction points move on the chart
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,12 +25,7 @@ STARS = (
 
 def _shot_whatif(browser_page: BrowserPage, name: str) -> None:
     """The what-if card alone, where the slider and the chart are (the full page is 5,000 px tall)."""
-    path = browser_page.shots / f"{name}.png"
-    browser_page.page.locator("#whatif").screenshot(path=str(path))  # type: ignore[attr-defined]
-    target = os.environ.get("SCREENSHOT_DIR")
-    if target:
-        Path(target).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(target) / path.name)
+    browser_page.shot(name, "#whatif")
 
 
 def _wait_for_stars_other_than(page: Any, old: list[int]) -> None:
@@ -100,9 +94,5 @@ def test_a_dev_thread_page_shows_its_breaker_and_notices(viewer_page: BrowserPag
         ("dev-breaker-card", "#breaker-card"),
         ("dev-breaker-notice", "li.notice-compact_breaker"),
     ):
-        path = viewer_page.shots / f"{name}.png"
-        page.locator(selector).screenshot(path=str(path))
-        target = os.environ.get("SCREENSHOT_DIR")
-        if target:
-            shutil.copy(path, Path(target) / path.name)
+        viewer_page.shot(name, selector)
     assert viewer_page.console_errors == []

@@ -118,7 +118,7 @@ def test_side_panels_keep_long_values_inside_their_column(
     # Open every long value, so the measure covers the expanded text too.
     page.evaluate("document.querySelectorAll('.thread-side details').forEach(d => d.open = true)")
     width = page.viewport_size["width"]
-    page.locator(".thread-side").screenshot(path=str(long_values_page.shots / f"panels-{width}.png"))
+    long_values_page.shot(f"panels-{width}", ".thread-side")
     long_values_page.shot(f"thread-panels-{width}")
     for name in PANELS:
         measured = page.evaluate(_MEASURE, name)

@@ -72,7 +72,7 @@ def test_storage_chart_ranking_and_breakdown(viewer_page: BrowserPage, dashboard
     page.click("text=Open the thread →")
     page.wait_for_selector("#thread-bytes .main-svg", timeout=20_000)
     assert page.inner_text("#thread-growth") == growth_line
-    page.locator("#thread-bytes").screenshot(path=str(viewer_page.shots / "thread-bytes.png"))
+    viewer_page.shot("thread-bytes", "#thread-bytes")
     viewer_page.shot("thread-with-bytes")
     page.click("#thread-bytes-breakdown")
     page.wait_for_selector("#storage-thread")

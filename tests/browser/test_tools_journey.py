@@ -47,7 +47,7 @@ def test_heatmap_cell_click_opens_the_threads_calls_of_that_tool(
     matches = page.inner_text("#timeline-matches")
     assert "tool Bash" in matches and matches.startswith("1 of ")  # the one Bash result Mycel trimmed
     # The timeline card alone (the whole Thread page is ten screens tall).
-    page.locator("#timeline").screenshot(path=str(viewer_page.shots / "tools-cell-timeline.png"))
+    viewer_page.shot("tools-cell-timeline", "#timeline")
 
     # The accessible fallback: the same cells as a table, each with its link.
     page.go_back()
