@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -110,11 +110,10 @@ def canonical_args(name: str, args: Any) -> str:
 
 
 def message_documents(
-    thread_id: str, messages: Sequence[Message], *, start: int, at: datetime | None
+    thread_id: str, messages: Iterable[Message], *, first_index: int, at: datetime | None
 ) -> Iterator[SearchDocument]:
-    """Documents of messages[start:], each at its index in the list."""
-    for index in range(start, len(messages)):
-        message = messages[index]
+    """Documents of `messages`, the first of which sits at `first_index` in its thread's list."""
+    for index, message in enumerate(messages, start=first_index):
         kind = _KIND_OF.get(message.type, DocumentKind.OTHER)
         tool = message.name if kind is DocumentKind.TOOL else None
         text = text_of(message.content)

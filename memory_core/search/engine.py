@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock_time
-from typing import overload
 
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message, MessageType, text_of
@@ -188,27 +187,6 @@ def _held_digest(messages: Sequence[Message], old: IndexedThread) -> str | None:
     return None
 
 
-class _Tail(Sequence[Message]):
-    """New messages addressed by their index in the whole list, as message_documents reads them."""
-
-    def __init__(self, appended: AppendedMessages) -> None:
-        self._start, self._messages = appended.start, appended.messages
-
-    def __len__(self) -> int:
-        return self._start + len(self._messages)
-
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Message]: ...
-
-    def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
-        if isinstance(index, slice) or index < self._start:
-            raise IndexError("only the new messages are here")
-        return self._messages[index - self._start]
-
-
 def _summaries_signature(row: ThreadRow) -> str:
     return f"{row.summaries}:{int(row.active_summary)}" if row.summaries else ""
 
@@ -305,12 +283,14 @@ def _index_messages(
                     from_deltas += 1
                     appended, indexed = deltas[row.thread_id], known[row.thread_id]
                     assert appended is not None
-                    tail = _Tail(appended)
                     added += writer.add(
-                        message_documents(row.thread_id, tail, start=indexed.messages, at=row.updated_at)
+                        message_documents(
+                            row.thread_id, appended.messages, first_index=appended.start, at=row.updated_at
+                        )
                     )
                     digest = _extend_digest(indexed.ids_digest, appended.messages)
-                    keep(row, IndexedThread(row.head_checkpoint_id, len(tail), digest, indexed.summaries))
+                    count = appended.start + len(appended.messages)
+                    keep(row, IndexedThread(row.head_checkpoint_id, count, digest, indexed.summaries))
                 continue
             for row, messages in reader.head_messages(list(run), problems):
                 if out_of_time():
@@ -328,7 +308,7 @@ def _index_messages(
                         writer.remove_thread(row.thread_id)
                         reindexed += 1
                 added += writer.add(
-                    message_documents(row.thread_id, messages, start=start, at=row.updated_at)
+                    message_documents(row.thread_id, messages[start:], first_index=start, at=row.updated_at)
                 )
                 digest = _extend_digest(digest, messages[start:])
                 keep(row, IndexedThread(row.head_checkpoint_id, len(messages), digest, signature))
