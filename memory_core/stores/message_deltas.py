@@ -54,11 +54,12 @@ def messages_since(snapshot: CheckpointSnapshot, ask: MessagesSince) -> Appended
     children = Counter(m.parent_checkpoint_id for m in metas if m.parent_checkpoint_id is not None)
     path: list[str] = []
     node = parent_of[ask.head]
-    while node is not None and node != ask.since:
+    # At most one step per checkpoint: damaged parent ids that loop must end the walk, not hang it.
+    while node is not None and node != ask.since and len(path) < len(metas):
         path.append(node)
         node = parent_of.get(node)
-    if node is None:
-        return None  # `since` is not an ancestor: a rollback or another branch
+    if node != ask.since:
+        return None  # `since` is not an ancestor: a rollback, another branch, or parents that loop
     path.append(ask.since)
     path.reverse()
     # A checkpoint with two children: its writes are the step of one of them only.

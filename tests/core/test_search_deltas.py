@@ -352,6 +352,28 @@ def test_a_rollback_falls_back(home: Path):
     _assert_equals_rebuild(home)
 
 
+def test_parent_ids_that_loop_end_the_walk_and_fall_back(home: Path):
+    def checkpoint_ids() -> list[str]:
+        with closing(sqlite3.connect(home / "leon.db")) as db:
+            return [r[0] for r in db.execute("SELECT checkpoint_id FROM checkpoints ORDER BY checkpoint_id")]
+
+    _play(home, "t", range(1, 3))
+    _index_now(home)
+    indexed = set(checkpoint_ids())
+    _play(home, "t", range(3, 4))
+    new = [c for c in checkpoint_ids() if c not in indexed]
+    with closing(
+        sqlite3.connect(home / "leon.db")
+    ) as db:  # damaged: the new turn's first step names the head
+        db.execute(
+            "UPDATE checkpoints SET parent_checkpoint_id = ? WHERE checkpoint_id = ?", (new[-1], new[0])
+        )
+        db.commit()
+    refresh = _index_now(home, "walrus3")  # the walk from the head back to the indexed one loops, and ends
+    assert refresh.threads_from_deltas == 0 and refresh.threads_updated == 1
+    _assert_equals_rebuild(home)
+
+
 def test_a_fork_falls_back(home: Path):
     _play(home, "t", range(1, 3))
     with _graph_on(home, "t") as (graph, config):
