@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 from django.urls import reverse
 
 from memory_core.demo import scripts
@@ -17,17 +15,6 @@ from memory_core.demo.graph import build_thread
 
 HX = {"HTTP_HX_REQUEST": "true"}
 THREAD = "m_pgMain0001-1"
-
-
-@pytest.fixture
-def viewer_client(client, db, settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    settings.DASHBOARD_DEMO_HOME = tmp_path / "demo-home"
-    settings.DASHBOARD_FACTS_DIR = tmp_path / "facts-cache"
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    for name in ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH", "MYCEL_CONFIG_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    client.force_login(User.objects.create_user("viewer", password="viewer-pass-123"))
-    return client
 
 
 def _messages(body: str) -> int:

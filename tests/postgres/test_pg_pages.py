@@ -6,21 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 
 HEAVY = "m_sK5yDq1FvT7a-3"  # 39 checkpoints, 44 head messages
 HEAVY_HEAD = "1f1ed664-81a0-6488-802c-badfc4e83a5b"
-
-
-@pytest.fixture
-def viewer_client(client, db, settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    settings.DASHBOARD_DEMO_HOME = tmp_path / "demo-home"
-    settings.DASHBOARD_FACTS_DIR = tmp_path / "facts-cache"
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    for name in ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH", "MYCEL_CONFIG_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    client.force_login(User.objects.create_user("viewer", password="viewer-pass-123"))
-    return client
 
 
 def test_list_and_thread_pages_over_postgres(

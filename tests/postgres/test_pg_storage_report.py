@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 from django.urls import reverse
 
 from memory_core.cli import main
@@ -23,14 +22,6 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     out = capsys.readouterr().out
     assert FAKE_API_KEY not in out
     return json.loads(out)
-
-
-@pytest.fixture
-def viewer_client(client: Any, db: Any, settings: Any, tmp_path: Path) -> Any:
-    settings.DASHBOARD_DEMO_HOME = tmp_path / "demo-home"
-    settings.DASHBOARD_FACTS_DIR = tmp_path / "facts-cache"
-    client.force_login(User.objects.create_user("viewer", password="viewer-pass-123"))
-    return client
 
 
 def _on_postgres(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str) -> None:
