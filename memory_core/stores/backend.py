@@ -17,9 +17,9 @@ which the shared decoder then learns (decode.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from memory_core.records import (
     AgentRecord,
@@ -52,6 +52,26 @@ class KnownBytes(Protocol):
     def latest(self, thread_id: str) -> ThreadBytes | None:
         """The thread's facts remembered last, under whatever key: rows never rewritten need no re-read."""
         ...
+
+
+S = TypeVar("S")
+
+
+@contextmanager
+def one_snapshot(
+    snapshots: AbstractContextManager[Callable[[str], S] | None], thread_id: str
+) -> Iterator[S | None]:
+    """One thread's snapshot out of a backend's `thread_snapshots` read: the one way both engines open a
+    thread's checkpoints. A failure while making it becomes the read's problem, so this still yields once:
+    None."""
+    yielded = False
+    with snapshots as snapshot_of:
+        if snapshot_of is not None:
+            snapshot = snapshot_of(thread_id)
+            yielded = True
+            yield snapshot
+    if not yielded:
+        yield None
 
 
 def known_or_read(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,7 +36,7 @@ from memory_core.stores import queue as queue_store
 from memory_core.stores import sandbox as sandbox_store
 from memory_core.stores import storage_facts
 from memory_core.stores import summaries as summaries_store
-from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read
+from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read, one_snapshot
 from memory_core.stores.checkpoints import (
     CheckpointMeta,
     checkpoint_metadata,
@@ -188,22 +188,15 @@ class SqliteBackend:
         for thread_id, checkpoint_id, kind, blob in payloads:
             yield thread_id, checkpoint_id, (kind, blob)
 
-    @contextmanager
-    def checkpoints(self, thread_id: str, problems: list[StoreProblem]) -> Iterator[_Snapshot | None]:
-        # The opener turns a failure inside the block into a problem, so a refused layout or a locked
-        # BEGIN still has to yield once: None.
-        yielded = False
-        with self._opener.open(StoreRole.MAIN, problems) as db:
-            if db is not None and db.require_table("checkpoints"):
-                with db.snapshot():
-                    check_checkpoint_layout(db)
-                    yielded = True
-                    yield _Snapshot(db, thread_id)
-        if not yielded:
-            yield None
+    def checkpoints(
+        self, thread_id: str, problems: list[StoreProblem]
+    ) -> AbstractContextManager[_Snapshot | None]:
+        return one_snapshot(self.thread_snapshots(problems), thread_id)
 
     @contextmanager
     def thread_snapshots(self, problems: list[StoreProblem]) -> Iterator[Callable[[str], _Snapshot] | None]:
+        # The opener turns a failure inside the block into a problem, so a refused layout or a locked
+        # BEGIN still has to yield once: None.
         yielded = False
         with self._opener.open(StoreRole.MAIN, problems) as db:
             if db is not None and db.require_table("checkpoints"):

@@ -11,7 +11,7 @@ nothing. Sandbox and sub-agents stay on SQLite: those reads are the SQLite backe
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -32,7 +32,7 @@ from memory_core.records import (
     ThreadRow,
 )
 from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
-from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read
+from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read, one_snapshot
 from memory_core.stores.checkpoints import CheckpointMeta
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_typed
 from memory_core.stores.locations import SQLITE_PATH_VARIABLES, MycelLocations, StoreRole
@@ -365,6 +365,8 @@ class PostgresBackend:
 
     @contextmanager
     def thread_snapshots(self, problems: list[StoreProblem]) -> Iterator[Callable[[str], _Snapshot] | None]:
+        # A failure inside the read becomes a problem (self._read), so a read that fails before the
+        # snapshot exists still has to yield once: None.
         yielded = False
         with self._read(problems) as found:
             if found is not None:
@@ -379,19 +381,10 @@ class PostgresBackend:
         if not yielded:
             yield None
 
-    @contextmanager
-    def checkpoints(self, thread_id: str, problems: list[StoreProblem]) -> Iterator[_Snapshot | None]:
-        # A failure inside the read becomes a problem (self._read), so a read that fails before the
-        # snapshot exists still has to yield once: None.
-        yielded = False
-        with self._read(problems) as found:
-            if found is not None:
-                read, layouts = found
-                layout = next((la for la in layouts if pg.has_thread(read, la, thread_id)), layouts[0])
-                yielded = True
-                yield _Snapshot(read, layout, thread_id, self._where(layout))
-        if not yielded:
-            yield None
+    def checkpoints(
+        self, thread_id: str, problems: list[StoreProblem]
+    ) -> AbstractContextManager[_Snapshot | None]:
+        return one_snapshot(self.thread_snapshots(problems), thread_id)
 
     def checkpoint_metadata(
         self, thread_id: str, only: Sequence[str], problems: list[StoreProblem]
