@@ -138,6 +138,17 @@ def test_a_new_turn_appears_without_a_reload(live_setup: dict[str, Any], tmp_pat
     pill = page.locator("#live-new")
     pill.wait_for(state="visible", timeout=15_000)
     seen_after = time.monotonic() - started
+    # A poll may have caught the turn half-written (the owner's message and the call, say): the next polls
+    # bring the rest, and the pill then counts every new message of the finished turn.
+    page.wait_for_function(
+        """before => {
+            const shown = Number(document.getElementById('live-thread').dataset.messages);
+            const pill = document.getElementById('live-new');
+            return shown >= before + 4 && !pill.hidden && pill.textContent.startsWith((shown - before) + ' new message');
+        }""",
+        arg=before,
+        timeout=15_000,
+    )
     assert page.evaluate("window.scrollY") == 0
     assert "new message" in pill.inner_text()
     assert page.locator("text=live turn 1").count() == 0
@@ -148,6 +159,8 @@ def test_a_new_turn_appears_without_a_reload(live_setup: dict[str, Any], tmp_pat
     assert page.locator(f"#msg-{before}").is_visible()  # scrolled to the first new message
     after = int(page.get_attribute("#live-thread", "data-messages") or 0)
     assert after >= before + 4  # the owner's turn, the tool call, its result, the answer
+    placed = int(page.get_attribute("#timeline", "data-live-messages") or 0)
+    assert placed == after  # the pill placed the finished turn, not a half-written one
     assert "Turn 1 done." in page.inner_text("#timeline")
     grown = page.evaluate("document.querySelector('[data-plotly=\"fill-figure\"]').data[0].x.length")
     assert grown >= points + 2, (points, grown)  # two model calls more, drawn in place
