@@ -21,6 +21,7 @@ from memory_core.memo import Key, Memo
 from memory_core.messages import Message, MessageType, text_of
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.search.documents import (
+    INDEXING_RULES,
     canonical_args,
     message_documents,
     queue_documents,
@@ -132,9 +133,8 @@ def default_index(reader: MycelReader, environ: Mapping[str, str] | None = None)
 # The indexed messages' digest is a chain, so new messages extend it without the old ones. Each link hashes
 # exactly what message_documents indexes of a message (`_indexed_link`), never its id: the head decode and
 # the writes (where add_messages has not yet given an id-less input its uuid) give the same digest, and two
-# messages with the same link give the same documents. A digest without a prefix is the (type, id) hash
-# older index files keep (`_legacy_digest`: decoded once, not indexed again); any other prefix (`c:`, an
-# unreleased id-based chain) is unknown, so the thread is indexed again once.
+# messages with the same link give the same documents. A digest of another form (`c:`, an unreleased
+# id-based chain) is unknown, so the thread is indexed again once.
 _CHAIN = "d:"
 
 
@@ -162,29 +162,15 @@ def _content_digest(messages: Sequence[Message]) -> str:
     return _extend_digest(_CHAIN, messages)
 
 
-def _legacy_digest(messages: Sequence[Message]) -> str:
-    h = hashlib.blake2b(digest_size=12)
-    for message in messages:
-        h.update(f"{message.type.value}\x00{message.id or ''}\x01".encode("utf-8", "replace"))
-    return h.hexdigest()
-
-
-def _is_legacy(digest: str) -> bool:
-    return ":" not in digest
-
-
 def _held_digest(messages: Sequence[Message], old: IndexedThread) -> str | None:
     """The chain digest of the messages `old` indexed when `messages` start with them, else None (also
     for a digest of unknown form)."""
     if len(messages) < old.messages:
         return None
-    prefix = messages[: old.messages]
-    if old.ids_digest.startswith(_CHAIN):
-        digest = _content_digest(prefix)
-        return digest if digest == old.ids_digest else None
-    if _is_legacy(old.ids_digest) and _legacy_digest(prefix) == old.ids_digest:
-        return _content_digest(prefix)
-    return None
+    if not old.ids_digest.startswith(_CHAIN):
+        return None
+    digest = _content_digest(messages[: old.messages])
+    return digest if digest == old.ids_digest else None
 
 
 def _summaries_signature(row: ThreadRow) -> str:
@@ -216,6 +202,7 @@ def _refresh(reader: MycelReader, index: SearchStore, deadline: float | None = N
     listed = reader.list_threads()
     problems = list(listed.problems)
     rows = {row.thread_id: row for row in listed.value}
+    _RULES_CHECKED.get_or_compute(Key(str(index.path), what="indexing-rules"), lambda: _follow_rules(index))
     with index.writing() as writer:
         known = writer.threads()
         # A list read with problems (a locked or damaged leon.db) may miss threads: nothing is removed then.
@@ -239,6 +226,24 @@ def _refresh(reader: MycelReader, index: SearchStore, deadline: float | None = N
         added += _index_queue(reader, writer, rows, problems)
     refresh = IndexRefresh(done, added, reindexed, len(removed), len(moved) - done, from_deltas)
     return Result(refresh, tuple(dict.fromkeys(problems)))
+
+
+# Per index: that this process saw it made under today's INDEXING_RULES.
+_RULES_CHECKED: Memo[bool] = Memo("search.rules_checked", max_entries=16)
+
+
+def _follow_rules(index: SearchStore) -> bool:
+    """Empty an index made under other indexing rules, and leave none of what it held on disk: an older
+    redaction rule may have let a secret in. A new index just records the rules."""
+    with index.writing() as writer:
+        if writer.get_meta("rules") == INDEXING_RULES:
+            return True
+        held = bool(writer.threads()) or writer.get_meta("queue") is not None
+        writer.clear()
+        writer.set_meta("rules", INDEXING_RULES)
+    if held:
+        index.purge_deleted()
+    return True
 
 
 def _updated(row: ThreadRow) -> float:
@@ -332,7 +337,7 @@ def _appended(
         if row.head_checkpoint_id is not None
         and (old := known.get(row.thread_id)) is not None
         and old.head is not None
-        and old.ids_digest.startswith(_CHAIN)  # a legacy or unknown digest cannot be extended: decode once
+        and old.ids_digest.startswith(_CHAIN)  # an unknown digest cannot be extended: decode once
     ]
     if not asks:
         return {}
@@ -392,6 +397,7 @@ def rebuild_index(reader: MycelReader, index: SearchStore | None = None) -> Resu
     index = index or default_index(reader)
     with index.writing() as writer:
         writer.clear()
+    index.purge_deleted()
     return _refresh(reader, index)
 
 

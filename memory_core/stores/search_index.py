@@ -23,8 +23,11 @@ from typing import Protocol
 from memory_core.search.documents import SearchDocument
 from memory_core.search.query import ParsedQuery, fts_match
 
-_SCHEMA = """
-CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+_DOCS_TABLE = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')"
+)
+_SCHEMA = f"""
+{_DOCS_TABLE};
 -- Beside the text, keyed by the same rowid: a thread's documents are found by index, not by a scan.
 CREATE TABLE IF NOT EXISTS entries (
     id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL, tool TEXT,
@@ -114,6 +117,7 @@ class SearchStore(Protocol):
         phrase_first: ParsedQuery | None = None,
     ) -> IndexMatches: ...
     def document_count(self) -> int: ...
+    def purge_deleted(self) -> None: ...  # after a clear(): what the deleted rows held leaves the disk
 
 
 def _epoch(value: datetime | None) -> float | None:
@@ -254,6 +258,16 @@ class SearchIndex:
     def document_count(self) -> int:
         with closing(self._connect()) as db:
             return int(db.execute("SELECT count(*) FROM entries").fetchone()[0])
+
+    def purge_deleted(self) -> None:
+        """Rewrite the file without the pages deleted rows left behind (VACUUM) and empty the WAL, so no
+        deleted text can be read back from either. A reader still open elsewhere may keep the WAL for now."""
+        with closing(self._connect()) as db:
+            try:
+                db.execute("VACUUM")
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
 
 
 # FTS5 merges its segments as they pile up (by default from 4 per level, all at once from 16). At the
@@ -463,7 +477,10 @@ class IndexWriter:
 
     def clear(self) -> None:
         db = self._settled()
-        db.execute("DELETE FROM docs")
+        # Made again, not emptied: FTS5 keeps a deleted text's terms in its segments until they merge.
+        db.execute("DROP TABLE docs")
+        db.execute(_DOCS_TABLE)
+        _merge_less(db)
         db.execute("DELETE FROM entries")
         db.execute("DELETE FROM threads")
         db.execute("DELETE FROM meta")

@@ -262,6 +262,17 @@ class PgSearchIndex:
             row = cursor.fetchone()
         return int(row[0]) if row else 0
 
+    def purge_deleted(self) -> None:
+        """VACUUM the index's tables, so the rebuild that follows writes over the deleted rows' space.
+        PostgreSQL does not zero that space, and VACUUM FULL would lock every store's search meanwhile."""
+        try:
+            with psycopg.connect(
+                self.url, connect_timeout=max(1, int(self.timeout_s)), autocommit=True
+            ) as db:
+                db.execute("VACUUM mycel_search_docs, mycel_search_threads, mycel_search_meta")
+        except psycopg.Error as exc:
+            raise self._error(exc) from exc
+
 
 class PgIndexWriter:
     def __init__(self, cursor: psycopg.Cursor[Any], store: str) -> None:

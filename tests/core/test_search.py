@@ -299,6 +299,31 @@ def test_no_planted_secret_reaches_the_index(home: Path):
         assert needle.lower().encode() not in data, needle
 
 
+def test_an_index_made_under_an_older_redaction_rule_is_built_again(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from memory_core.search import documents, engine
+
+    nested = "nested0leak0value"  # a named secret inside another name's value: rule 1 let it through
+    text = f'run it with {{"env": "X_API_KEY={nested}"}} please'
+    plant_thread(home / "leon.db", "t-nested", [HumanMessage(content=text, id="h1")])
+    with monkeypatch.context() as older:
+        older.setattr(engine, "INDEXING_RULES", "1")
+        older.setattr(documents, "clean_text", lambda t: t)  # the older rule, as far as this text goes
+        assert search(_reader(home), nested).hits  # the leak this fix is about
+    index = default_index(_reader(home))
+    assert nested.encode() in b"".join(p.read_bytes() for p in index.path.parent.glob(index.path.name + "*"))
+
+    memo.reset()
+    again = search(_reader(home), "please")
+    assert again.hits and again.refresh.threads_updated == 1  # emptied, then built again
+    assert search(_reader(home), nested).hits == ()
+    data = b"".join(p.read_bytes() for p in index.path.parent.glob(index.path.name + "*"))
+    assert nested.encode() not in data
+    memo.reset()
+    assert search(_reader(home), "please").refresh.threads_updated == 0  # once: the rule is now recorded
+
+
 # -- incremental -----------------------------------------------------------------------------------------
 
 

@@ -406,27 +406,6 @@ def test_no_planted_secret_reaches_the_index_from_writes(home: Path):
         assert needle.encode() not in data and needle.lower().encode() not in data, needle
 
 
-def test_an_older_index_files_digest_is_still_recognised(home: Path):
-    from memory_core.search import engine
-
-    _play(home, "t", range(1, 3))
-    _index_now(home)
-    state = _reader(home).get_state("t").value
-    assert state is not None
-    index = default_index(_reader(home))
-    with closing(sqlite3.connect(index.path)) as db:  # what an older file kept: the (type, id) hash
-        db.execute("UPDATE threads SET ids_digest = ?", (engine._legacy_digest(state.messages),))
-        db.commit()
-    memo.reset()
-    _play(home, "t", range(3, 4))
-    refresh = _index_now(home, "walrus3")
-    # Decoded once (no chain to extend), but recognised: the thread is not indexed again.
-    assert refresh.threads_from_deltas == 0 and refresh.threads_reindexed == 0
-    _play(home, "t", range(4, 5))
-    assert _index_now(home, "walrus4").threads_from_deltas == 1
-    _assert_equals_rebuild(home)
-
-
 def test_an_unreleased_chain_digest_is_unknown_indexed_again_once(home: Path):
     _play(home, "t", range(1, 3))
     _index_now(home)

@@ -30,9 +30,10 @@ from tests.dashboard.planting import plant_thread
 
 def _plain_clean(text: str) -> str:
     def named(match: re.Match[str]) -> str:
-        if not is_secret_key(match.group("name")) or match.group("value").lower() == "bearer":
-            return match.group(0)
-        return f"{match.group('name')}{match.group('sep')}{REDACTED}"
+        name, sep, value = match.group("name", "sep", "value")
+        if not is_secret_key(name):
+            return f"{name}{sep}{documents._NAMED_VALUE.sub(named, value)}"  # a named secret inside the value
+        return match.group(0) if value.lower() == "bearer" else f"{name}{sep}{REDACTED}"
 
     text = documents._NAMED_VALUE.sub(named, text)
     text = documents._BEARER.sub(f"Bearer {REDACTED}", text)
@@ -98,7 +99,12 @@ def test_planted_secrets_give_the_same_documents_and_stay_hidden(
                     {
                         "id": "c1",
                         "name": "Bash",
-                        "args": {"command": "export X_API-KEY=argspelled1", "n": [1, 2]},
+                        # A named secret inside another name's value: the outer match once consumed it.
+                        "args": {
+                            "command": "export X_API-KEY=argspelled1",
+                            "env": "PASS=nestspelled",
+                            "n": [1],
+                        },
                     }
                 ],
                 additional_kwargs={"client_secret": "kwargs-secret-1"},
@@ -106,7 +112,10 @@ def test_planted_secrets_give_the_same_documents_and_stay_hidden(
                 usage_metadata={"input_tokens": 5, "output_tokens": 1, "total_tokens": 6},
             ),
             ToolMessage(
-                content="Authorization: bearer   tokbearer99 done", tool_call_id="c1", name="Bash", id="t1"
+                content="Authorization: bearer   tokbearer99 done, see url=https://x.example/?token=urlspelled",
+                tool_call_id="c1",
+                name="Bash",
+                id="t1",
             ),
         ],
     )
@@ -119,6 +128,20 @@ def test_planted_secrets_give_the_same_documents_and_stay_hidden(
     assert "https://x.example" in joined and "marks  inside  and" in joined
     for needle in (SECRET, "hunter2", "leak-arg", "leak-bearer", "spelled", "ghp_", "tokbearer99", "\x01"):
         assert needle not in joined, needle
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "hidden"),
+    [
+        ('{"env": "X_API_KEY=abc123"}', '{"env": "X_API_KEY=', "abc123"),
+        ("url=https://x.example/a?token=abc123&page=2", "url=https://x.example/a?token=", "abc123"),
+        ("env: PASSWORD=abc123 then cwd=/tmp", "then cwd=/tmp", "abc123"),
+        ("a=b=c:d", "a=b=c:d", "[redacted]"),  # nothing secret: kept as written
+    ],
+)
+def test_a_named_secret_inside_another_names_value_is_hidden(text: str, kept: str, hidden: str):
+    redacted = documents.redact_text(text)
+    assert kept in redacted and hidden not in redacted, redacted
 
 
 NESTED: list[Any] = [

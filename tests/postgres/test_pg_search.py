@@ -140,6 +140,33 @@ def test_no_planted_secret_reaches_the_table(home: Path, dashboard_db: str):
         assert needle not in dumped and needle.lower() not in dumped, needle
 
 
+def test_a_table_filled_under_an_older_redaction_rule_is_filled_again(
+    home: Path, dashboard_db: str, monkeypatch: pytest.MonkeyPatch
+):
+    from langchain_core.messages import HumanMessage
+
+    from memory_core.search import documents, engine
+
+    nested = "nested0leak0value"
+    plant_thread(home / "leon.db", "t-nested", [HumanMessage(content=f"env: X_API_KEY={nested} ok", id="h")])
+    other = PgSearchIndex(dashboard_db, "another store")  # the same tables, another fleet: left as it is
+    other_home = home.parent / "other"
+    other_home.mkdir()
+    _plant_fleet(other_home)
+    search(_reader(other_home), "deploy", index=other)
+    with monkeypatch.context() as older:
+        older.setattr(engine, "INDEXING_RULES", "1")
+        older.setattr(documents, "clean_text", lambda t: t)  # the older rule, as far as this text goes
+        assert search(_reader(home), nested, index=PgSearchIndex(dashboard_db, "the fleet")).hits
+    memo.reset()
+    index = PgSearchIndex(dashboard_db, "the fleet")
+    assert search(_reader(home), "ok", index=index).refresh.threads_updated == 1  # filled again
+    with psycopg.connect(dashboard_db) as db:
+        bodies = "\n".join(str(row) for row in db.execute("SELECT body, tsv::text FROM mycel_search_docs"))
+    assert nested not in bodies and "[redacted]" in bodies
+    assert search(_reader(other_home), '"deploy server"', index=other).refresh.documents_added == 0
+
+
 def test_mycels_database_is_left_alone(pg_main_db, dashboard_db: str, tmp_path: Path):
     url, _built = pg_main_db
     environ = {"HOME": str(tmp_path / "home"), "LEON_POSTGRES_URL": url}
