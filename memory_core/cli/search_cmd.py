@@ -79,6 +79,8 @@ def run_search(args: argparse.Namespace) -> int:
             if problem.store == StoreRole.MAIN.value and not problem.expected_absence:
                 raise CliError(problem.message)
     warn(results.problems)
+    if said := results.refresh.describe():
+        print(f"note: {said}", file=sys.stderr)  # on stderr, so --json stays the list
     if results.notice:
         # A very common query ranks only the newest matches: said on stderr, so --json stays the list.
         print(f"note: {results.notice}", file=sys.stderr)

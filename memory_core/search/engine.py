@@ -71,6 +71,27 @@ class IndexRefresh:
     threads_pending: int = 0  # moved or new threads left for the next search (the time budget ran out)
     threads_from_deltas: int = 0  # moved threads whose new messages came from their writes, no head decoded
 
+    def describe(self) -> str | None:
+        """What the refresh did, in a sentence (None when the index was already up to date)."""
+        if not (self.threads_updated or self.threads_removed or self.threads_pending):
+            return None
+        how = [
+            f"{n:,} {what}"
+            for n, what in (
+                (self.threads_from_deltas, "from their new writes"),
+                (self.threads_reindexed, "again"),
+            )
+            if n
+        ]
+        said = f"indexed {self.threads_updated:,} thread{'' if self.threads_updated == 1 else 's'}"
+        said += f" ({', '.join(how)})" if how else ""
+        said += f", {self.documents_added:,} documents added"
+        if self.threads_removed:
+            said += f", {self.threads_removed:,} gone from the store removed"
+        if self.threads_pending:
+            said += f"; {self.threads_pending:,} not indexed yet (search again to go on)"
+        return said
+
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
@@ -185,7 +206,16 @@ def refresh_index(
     call (`threads_pending`), so a first search over a big fleet answers instead of hanging."""
     key = Key(reader.backend.version(), what=("search-index", str(index.path)))
     deadline = None if budget_s is None else time.monotonic() + budget_s
-    return _CHECKED.get_or_compute(key, lambda: _refresh(reader, index, deadline), keep=_complete)
+    ran = False
+
+    def refresh() -> Result[IndexRefresh]:
+        nonlocal ran
+        ran = True
+        return _refresh(reader, index, deadline)
+
+    checked = _CHECKED.get_or_compute(key, refresh, keep=_complete)
+    # Kept from an earlier call (or a caller it waited for): this call added nothing itself.
+    return checked if ran else Result(IndexRefresh(), checked.problems)
 
 
 def _complete(result: Result[IndexRefresh]) -> bool:

@@ -7,6 +7,7 @@ a script that holds it. The API never writes (writes stay in the UI and the CLI,
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -253,6 +254,7 @@ def search(request: HttpRequest) -> HttpResponse:
         more=results.more,
         newest_only=results.newest_only,  # a very common query: the best of the newest N matches
         notice=results.notice,
+        indexed=dataclasses.asdict(results.refresh),  # what this search added to the index first
     )
 
 

@@ -14,7 +14,7 @@ from memory_core.search.engine import search
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_list.derived import default_folder
 from tests.conftest import point_env_at
-from tests.core.store_builders import point_locations
+from tests.core.store_builders import build_thread, point_locations
 from tests.dashboard.planting import plant_thread
 
 
@@ -115,3 +115,16 @@ def test_an_unusable_index_folder_is_one_line(
     monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(blocker))
     code, _, err = _run(capsys, "search", "ran")
     assert code == 2 and "search index" in err and len(err.strip().splitlines()) == 1
+
+
+def test_stderr_says_what_each_search_added_to_the_index(capsys: pytest.CaptureFixture[str], home: Path):
+    db = home / "leon.db"
+    build_thread(db, "t-graph", turns=2, parallel=1)
+    code, out, err = _run(capsys, "search", "ran", "--json")
+    assert code == 0 and json.loads(out)  # --json stays the list: the note is on stderr
+    assert "note: indexed 3 threads" in err
+    code, _, err = _run(capsys, "search", "ran")
+    assert code == 0 and "indexed" not in err  # nothing moved: nothing added, nothing said
+    build_thread(db, "t-graph", turns=1, parallel=1)  # the real graph: one more owner turn
+    code, _, err = _run(capsys, "search", "ran")
+    assert code == 0 and "note: indexed 1 thread (1 from their new writes)" in err

@@ -226,6 +226,16 @@ def test_search_equals_the_clis_json(client, sample_home: Path, token: str, caps
     assert all(hit["thread_id"] == thread_id for hit in filtered)
 
 
+def test_search_says_what_it_added_to_the_index_first(client, sample_home: Path, token: str) -> None:
+    url = reverse("api_search")
+    threads = _json(_get(client, reverse("api_threads"), token))["count"]
+    first = _json(_get(client, url, token, q="the"))["indexed"]
+    assert first["threads_updated"] == threads and first["documents_added"] > threads
+    assert first["threads_pending"] == 0
+    again = _json(_get(client, url, token, q="file"))["indexed"]
+    assert again == dict.fromkeys(first, 0)  # nothing moved: this search added nothing
+
+
 @pytest.mark.parametrize(
     ("query", "status"),
     [({"q": ""}, 400), ({}, 400), ({"q": "x", "since": "yesterday"}, 400), ({"q": "x", "limit": "0"}, 400)],
