@@ -80,3 +80,69 @@ def redact(
         return placeholder
 
     return walk(value)
+
+
+# -- secrets inside free text (tool outputs, messages, tool arguments as text) ---------------------------
+
+# `api_key=sk-…`, `"password": "hunter2"`, `Authorization: Bearer x`: a secret-looking name, then its value.
+_NAMED_VALUE = re.compile(
+    r"""(?P<name>[A-Za-z_][\w\-]{1,63})(?P<sep>["']?\s*[:=]\s*["']?)(?P<value>[^\s"',;}&]+)"""
+)
+# Every name `is_secret_key` accepts contains one of these (key, token, auth, pass, pwd, secret, …).
+_SECRET_HINTS = ("key", "token", "auth", "pass", "pwd", "secret", "cookie", "bearer", "credential", "jwt")
+_HINTED = re.compile("|".join(_SECRET_HINTS))  # on the lowered text: one scan for all the stems
+_BEARER = re.compile(r"(?i)\b(?P<scheme>bearer\s+)(?P<value>\S+)")
+# The very rule `is_secret_value` applies to a whole string, found anywhere in a text (one regex pass: a
+# callback per word made indexing three times slower).
+_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9_\-])" + _SECRET_VALUE.pattern.removeprefix("^"))
+# The same rule without the word boundary: a cheaper scan that every key-shaped word also matches.
+_KEY_START = re.compile(_SECRET_VALUE.pattern.removeprefix("^"))
+MASK = "*"
+
+
+def redact_text(text: str, *, keep_length: bool = False) -> str:
+    """Free text with secrets hidden: every key-shaped word (sk-…, ghp_…, AKIA…) and every value written
+    after a secret-looking name (`api_key=…`, `"password": "…"`, `Authorization: Bearer …`), also inside
+    another name's value (`"env": "X_API_KEY=…"`).
+
+    Each is replaced by REDACTED, or with `keep_length` by as many MASK characters: the text keeps its
+    length, so Mycel's character arithmetic on it (pruning, the estimate) decides as on the original.
+    """
+
+    def hidden(value: str) -> str:
+        return MASK * len(value) if keep_length else REDACTED
+
+    def named(match: re.Match[str]) -> str:
+        name, sep, value = match.group("name", "sep", "value")
+        if not is_secret_key(name):
+            # The value may hold a named secret of its own (`"env": "X_API_KEY=abc"`, `url=…?token=abc`),
+            # which this match consumed: it is read again alone, a shorter text each time.
+            inner = _NAMED_VALUE.sub(named, value) if ":" in value or "=" in value else value
+            return match.group(0) if inner == value else f"{name}{sep}{inner}"
+        # "Bearer <token>": the scheme is a word, the credential the word after it (the next pass).
+        return match.group(0) if value.lower() == "bearer" else f"{name}{sep}{hidden(value)}"
+
+    def bearer(match: re.Match[str]) -> str:
+        return (
+            f"{match.group('scheme')}{hidden(match.group('value'))}" if keep_length else f"Bearer {REDACTED}"
+        )
+
+    # Each pass runs only when the text holds what any of its matches needs: most texts name no secret,
+    # and these plain scans cost a fraction of the passes (the key-shaped one checks a word boundary at
+    # every position).
+    lower = text.lower()
+    if _may_name_a_secret(lower):
+        if ":" in text or "=" in text:  # every `name=value` separator has one
+            text = _NAMED_VALUE.sub(named, text)
+        if "bearer" in lower:
+            text = _BEARER.sub(bearer, text)
+    if _KEY_START.search(text):
+        text = _KEY_SHAPED.sub((lambda m: hidden(m.group(0))) if keep_length else REDACTED, text)
+    return text
+
+
+def _may_name_a_secret(lower: str) -> bool:
+    # is_secret_key reads a name's letters and digits only (`p-a-s-s` is `pass`): the stems are looked for
+    # with the rest dropped too, else such a name's value was left in the text.
+    letters = lower.replace("_", "").replace("-", "") if lower.isascii() else _NOT_LETTERS.sub("", lower)
+    return _HINTED.search(letters) is not None

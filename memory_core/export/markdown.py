@@ -70,8 +70,8 @@ def bundle_markdown(bundle: Mapping[str, Any]) -> str:
         f"{settings.get('soft_trim_chars')}, hard_clear_threshold {settings.get('hard_clear_threshold')}, "
         f"protect_recent {settings.get('protect_recent')}, keep_recent_tokens "
         f"{settings.get('keep_recent_tokens')}",
-        f"- exported {bundle.get('exported_at')} by mycel-memory, secrets redacted; badges are what memory "
-        "does at the next model call under this config",
+        f"- exported {bundle.get('exported_at')} by mycel-memory, secrets redacted (inside texts, masked with * to their length); badges are "
+        "what memory does at the next model call under this config",
     ]
     for issue in bundle.get("integrity") or []:
         lines.append(f"- integrity: {issue.get('kind')} at message {issue.get('index')}")

@@ -13,7 +13,7 @@ from typing import Any
 
 from memory_core.messages import Message, MessageType, text_of
 from memory_core.records import QueueItem, SummaryRow
-from memory_core.secrets import _SECRET_VALUE, REDACTED, is_secret_key
+from memory_core.secrets import redact_text
 
 # What an index holds was redacted by the rule of its day: when the rule (or what is indexed of a message)
 # changes, this moves, and an index made under another is emptied and built again (search/engine.py), so a
@@ -48,61 +48,8 @@ _KIND_OF = {
     MessageType.TOOL: DocumentKind.TOOL,
     MessageType.SYSTEM: DocumentKind.SYSTEM,
 }
-# `api_key=sk-…`, `"password": "hunter2"`, `Authorization: Bearer x`: a secret-looking name, then its value.
-_NAMED_VALUE = re.compile(
-    r"""(?P<name>[A-Za-z_][\w\-]{1,63})(?P<sep>["']?\s*[:=]\s*["']?)(?P<value>[^\s"',;}&]+)"""
-)
-# Every name `is_secret_key` accepts contains one of these (key, token, auth, pass, pwd, secret, …).
-_SECRET_HINTS = ("key", "token", "auth", "pass", "pwd", "secret", "cookie", "bearer", "credential", "jwt")
-_NOT_LETTERS = re.compile("[^a-z0-9]")
-_HINTED = re.compile("|".join(_SECRET_HINTS))  # on the lowered text: one scan for all the stems
-_BEARER = re.compile(r"(?i)\bbearer\s+\S+")
-# The very rule `is_secret_value` applies to a whole string, found anywhere in a text (one regex pass: a
-# callback per word made indexing three times slower).
-_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9_\-])" + _SECRET_VALUE.pattern.removeprefix("^"))
-# The same rule without the word boundary: a cheaper scan that every key-shaped word also matches.
-_KEY_START = re.compile(_SECRET_VALUE.pattern.removeprefix("^"))
 # The index's snippet marks: never allowed in the text, so a mark always means a match.
 _MARKS = re.compile("[\x01\x02\x00]")
-
-
-def redact_text(text: str) -> str:
-    """Free text with secrets hidden: every key-shaped word (sk-…, ghp_…, AKIA…) and every value written
-    after a secret-looking name (`api_key=…`, `"password": "…"`, `Authorization: Bearer …`)."""
-
-    def named(match: re.Match[str]) -> str:
-        value = match.group("value")
-        if not is_secret_key(match.group("name")):
-            # The value may hold a named secret of its own (`"env": "X_API_KEY=abc"`, `url=…?token=abc`),
-            # which this match consumed: it is read again alone, a shorter text each time.
-            inner = _NAMED_VALUE.sub(named, value) if ":" in value or "=" in value else value
-            return match.group(0) if inner == value else f"{match.group('name')}{match.group('sep')}{inner}"
-        # "Bearer <token>": the scheme is a word, the credential the word after it.
-        return (
-            f"{match.group('name')}{match.group('sep')}{REDACTED}"
-            if value.lower() != "bearer"
-            else match.group(0)
-        )
-
-    # Each pass runs only when the text holds what any of its matches needs: most texts name no secret,
-    # and these plain scans cost a fraction of the passes (the key-shaped one checks a word boundary at
-    # every position).
-    lower = text.lower()
-    if _may_name_a_secret(lower):
-        if ":" in text or "=" in text:  # every `name=value` separator has one
-            text = _NAMED_VALUE.sub(named, text)
-        if "bearer" in lower:
-            text = _BEARER.sub(f"Bearer {REDACTED}", text)
-    if _KEY_START.search(text):
-        text = _KEY_SHAPED.sub(REDACTED, text)
-    return text
-
-
-def _may_name_a_secret(lower: str) -> bool:
-    # is_secret_key reads a name's letters and digits only (`p-a-s-s` is `pass`): the stems are looked for
-    # with the rest dropped too, else such a name's value was left in the text.
-    letters = lower.replace("_", "").replace("-", "") if lower.isascii() else _NOT_LETTERS.sub("", lower)
-    return _HINTED.search(letters) is not None
 
 
 def clean_text(text: str) -> str:

@@ -279,6 +279,73 @@ def test_no_planted_secret_in_either_format(sample_home: Path) -> None:
     assert args["command"] == "ls" and args["api_key"] != SECRET_ARG  # the key is kept, its value hidden
 
 
+def test_secrets_inside_texts_are_masked_to_their_length_and_decide_alike(
+    sample_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    key, token = "sk-proj-InsideTheOutput0099xyz", "tok-in-a-header-0099"
+    output = (
+        f"OPENAI_API_KEY={key}\nHOME=/root\n"
+        + "line of env output\n" * 400
+        + f"Authorization: Bearer {token}"
+    )
+    thread_id = "export-env-dump"
+    plant_thread(
+        sample_home / "leon.db",
+        thread_id,
+        [
+            HumanMessage("print the environment", id="h1"),
+            AIMessage(
+                "", id="a1", tool_calls=[{"id": "c1", "name": "Bash", "args": {"command": f"env K={key}"}}]
+            ),
+            ToolMessage(output, tool_call_id="c1", id="t1", name="Bash"),
+            HumanMessage("thanks", id="h2"),
+            *[  # later tool-calling steps, so the env dump is no longer protected and gets pruned
+                m
+                for n in range(2, 7)
+                for m in (
+                    AIMessage(
+                        "",
+                        id=f"a{n}",
+                        tool_calls=[{"id": f"c{n}", "name": "Bash", "args": {"command": "ls"}}],
+                    ),
+                    ToolMessage("a\nb", tool_call_id=f"c{n}", id=f"t{n}", name="Bash"),
+                )
+            ],
+            AIMessage("done", id="a9"),
+        ],
+    )
+    bundle = _bundle(thread_id)
+    for text in (json.dumps(bundle, ensure_ascii=False), bundle_markdown(bundle)):
+        assert key not in text and token not in text
+    shown = bundle["messages"][2]["content"]
+    assert len(shown) == len(output) and shown.startswith("OPENAI_API_KEY=" + "*" * len(key) + "\nHOME=/root")
+    assert shown.endswith("Bearer " + "*" * len(token))
+    assert bundle["messages"][1]["tool_calls"][0]["args"]["command"] == "env K=" + "*" * len(key)
+
+    state = open_reader().get_state(thread_id).value
+    assert state is not None
+    from memory_core.export.bundle import message_dict
+
+    path, live = tmp_path / "bundle.json", tmp_path / "live-messages.json"
+    path.write_text(json.dumps(bundle, ensure_ascii=False), encoding="utf-8")
+    live.write_text(json.dumps([message_dict(m) for m in state.messages]), encoding="utf-8")
+    _empty_env(tmp_path, monkeypatch)
+    from_bundle = _cli_json(["plan", "--bundle", str(path), "--json"], capsys)
+    from_live = _cli_json(
+        ["plan", "--messages", str(live), *_config_flags(bundle["config"]), "--json"], capsys
+    )
+    actions = [d["action"] for d in from_bundle["pruning"]]
+    assert "soft_trimmed" in actions  # the env dump is pruned: its length decides
+
+    def sized(
+        plan: dict[str, Any],
+    ) -> list[dict[str, Any]]:  # the text as its length: masks differ, sizes not
+        return [{**d, "content": len(d["content"])} for d in plan["pruning"]]
+
+    assert sized(from_bundle) == sized(from_live)  # every decision and size alike
+    assert actions == [d["action"] for d in from_live["pruning"]] == [d["action"] for d in bundle["pruning"]]
+
+
 def test_a_tool_output_cannot_break_out_of_its_fence(sample_home: Path) -> None:
     text = bundle_markdown(_bundle(_plant_hostile(sample_home)))
     assert f"`````text\n{FENCED_OUTPUT}\n`````" in text

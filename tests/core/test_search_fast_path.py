@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from memory_core import memo
+from memory_core import memo, secrets
 from memory_core.messages import Message, message_from_dict
 from memory_core.search import documents
 from memory_core.search.documents import SearchDocument, message_documents
@@ -32,12 +32,12 @@ def _plain_clean(text: str) -> str:
     def named(match: re.Match[str]) -> str:
         name, sep, value = match.group("name", "sep", "value")
         if not is_secret_key(name):
-            return f"{name}{sep}{documents._NAMED_VALUE.sub(named, value)}"  # a named secret inside the value
+            return f"{name}{sep}{secrets._NAMED_VALUE.sub(named, value)}"  # a named secret inside the value
         return match.group(0) if value.lower() == "bearer" else f"{name}{sep}{REDACTED}"
 
-    text = documents._NAMED_VALUE.sub(named, text)
-    text = documents._BEARER.sub(f"Bearer {REDACTED}", text)
-    text = documents._KEY_SHAPED.sub(REDACTED, text)
+    text = secrets._NAMED_VALUE.sub(named, text)
+    text = secrets._BEARER.sub(f"Bearer {REDACTED}", text)
+    text = secrets._KEY_SHAPED.sub(REDACTED, text)
     return documents._MARKS.sub(" ", text)
 
 
@@ -140,7 +140,7 @@ def test_planted_secrets_give_the_same_documents_and_stay_hidden(
     ],
 )
 def test_a_named_secret_inside_another_names_value_is_hidden(text: str, kept: str, hidden: str):
-    redacted = documents.redact_text(text)
+    redacted = secrets.redact_text(text)
     assert kept in redacted and hidden not in redacted, redacted
 
 
