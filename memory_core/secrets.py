@@ -90,12 +90,12 @@ _NAMED_VALUE = re.compile(
 )
 # Every name `is_secret_key` accepts contains one of these (key, token, auth, pass, pwd, secret, …).
 _SECRET_HINTS = ("key", "token", "auth", "pass", "pwd", "secret", "cookie", "bearer", "credential", "jwt")
-_HINTED = re.compile("|".join(_SECRET_HINTS))  # on the lowered text: one scan for all the stems
 _BEARER = re.compile(r"(?i)\b(?P<scheme>bearer\s+)(?P<value>\S+)")
 # The very rule `is_secret_value` applies to a whole string, found anywhere in a text (one regex pass: a
 # callback per word made indexing three times slower).
 _KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9_\-])" + _SECRET_VALUE.pattern.removeprefix("^"))
-# The same rule without the word boundary: a cheaper scan that every key-shaped word also matches.
+# The same rule without the word boundary: a cheaper scan that every key-shaped word also matches, run only
+# when the start of one of its prefixes is there (`_may_hold_a_key`: plain substring scans, four times cheaper).
 _KEY_START = re.compile(_SECRET_VALUE.pattern.removeprefix("^"))
 MASK = "*"
 
@@ -108,7 +108,17 @@ def redact_text(text: str, *, keep_length: bool = False) -> str:
     Each is replaced by REDACTED, or with `keep_length` by as many MASK characters: the text keeps its
     length, so Mycel's character arithmetic on it (pruning, the estimate) decides as on the original.
     """
+    # Each pass runs only when the text holds what any of its matches needs: most texts name no secret,
+    # and these plain scans cost a fraction of the passes (the key-shaped one checks a word boundary at
+    # every position). Such a text returns before anything else is made.
+    lower = text.lower()
+    names_one = _may_name_a_secret(lower)
+    if not names_one and not _may_hold_a_key(text):
+        return text
+    return _hidden_in(text, lower, names_one, keep_length)
 
+
+def _hidden_in(text: str, lower: str, names_one: bool, keep_length: bool) -> str:
     def hidden(value: str) -> str:
         return MASK * len(value) if keep_length else REDACTED
 
@@ -127,16 +137,12 @@ def redact_text(text: str, *, keep_length: bool = False) -> str:
             f"{match.group('scheme')}{hidden(match.group('value'))}" if keep_length else f"Bearer {REDACTED}"
         )
 
-    # Each pass runs only when the text holds what any of its matches needs: most texts name no secret,
-    # and these plain scans cost a fraction of the passes (the key-shaped one checks a word boundary at
-    # every position).
-    lower = text.lower()
-    if _may_name_a_secret(lower):
+    if names_one:
         if ":" in text or "=" in text:  # every `name=value` separator has one
             text = _NAMED_VALUE.sub(named, text)
         if "bearer" in lower:
             text = _BEARER.sub(bearer, text)
-    if _KEY_START.search(text):
+    if _may_hold_a_key(text):
         text = _KEY_SHAPED.sub((lambda m: hidden(m.group(0))) if keep_length else REDACTED, text)
     return text
 
@@ -145,4 +151,23 @@ def _may_name_a_secret(lower: str) -> bool:
     # is_secret_key reads a name's letters and digits only (`p-a-s-s` is `pass`): the stems are looked for
     # with the rest dropped too, else such a name's value was left in the text.
     letters = lower.replace("_", "").replace("-", "") if lower.isascii() else _NOT_LETTERS.sub("", lower)
-    return _HINTED.search(letters) is not None
+    # Ten substring scans, spelled out (a generator's frames cost more than the scans of a short text), take
+    # half the time of one regex alternation over a long one.
+    return (
+        "key" in letters
+        or "token" in letters
+        or "auth" in letters
+        or "pass" in letters
+        or "pwd" in letters
+        or "secret" in letters
+        or "cookie" in letters
+        or "bearer" in letters
+        or "credential" in letters
+        or "jwt" in letters
+    )
+
+
+def _may_hold_a_key(text: str) -> bool:
+    if not ("sk" in text or "xox" in text or "gh" in text or "AKIA" in text):
+        return False
+    return _KEY_START.search(text) is not None
