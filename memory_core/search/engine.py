@@ -87,7 +87,7 @@ class IndexRefresh:
         said += f" ({', '.join(how)})" if how else ""
         said += f", {self.documents_added:,} documents added"
         if self.threads_removed:
-            said += f", {self.threads_removed:,} gone from the store removed"
+            said += f"; removed {self.threads_removed:,} no longer in the store"
         if self.threads_pending:
             said += f"; {self.threads_pending:,} not indexed yet (search again to go on)"
         return said
