@@ -22,9 +22,8 @@ from memory_core.messages import Message, MessageType
 from memory_core.model_view import newest_active
 from memory_core.records import SummaryRow, ThreadRow, loud_messages
 from memory_core.rules.profile import RulesProfile, rules_reason
-from memory_core.secrets import redact_text
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.redact import encodable_data
+from memory_core.stores.redact import encodable_data, masked_texts
 from memory_core.stores.thread_settings import ThreadMemorySettings, thread_memory_settings
 from memory_core.tokens import content_chars
 
@@ -114,18 +113,8 @@ def export_bundle(
     # The project's one rule (memory_core/secrets.py): secret keys at any depth and key-shaped values, then
     # the secrets inside texts (a tool output's `OPENAI_API_KEY=sk-…`), masked to their length so that
     # `plan --bundle` prunes the bundle's messages exactly as the live thread's.
-    redacted: dict[str, Any] = _masked_in_texts(encodable_data(redact_secrets(bundle)))
+    redacted: dict[str, Any] = masked_texts(encodable_data(redact_secrets(bundle)))
     return redacted
-
-
-def _masked_in_texts(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact_text(value, keep_length=True)
-    if isinstance(value, dict):
-        return {key: _masked_in_texts(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_masked_in_texts(item) for item in value]
-    return value
 
 
 def _summary_json(row: SummaryRow) -> dict[str, Any]:

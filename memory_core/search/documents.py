@@ -53,34 +53,38 @@ _MARKS = re.compile("[\x01\x02\x00]")
 
 
 def clean_text(text: str) -> str:
-    text = redact_text(text)
+    """A text read beside the checkpoints (a summary, a queued item), redacted, without the index's marks."""
+    return _unmarked(redact_text(text))
+
+
+def _unmarked(text: str) -> str:
     return _MARKS.sub(" ", text) if "\x00" in text or "\x01" in text or "\x02" in text else text
 
 
 def canonical_args(name: str, args: Any) -> str:
     """A tool call as indexed: its name, then its arguments as canonical JSON. The stores' border has
-    already hidden secret keys' values (memory_core/stores/redact.py); `clean_text` then hides key-shaped
-    values and `name=value` secrets inside the text."""
+    already hidden secret keys' values and masked the secrets inside every string (stores/redact.py)."""
     return f"{name} {json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)}"
 
 
 def message_documents(
     thread_id: str, messages: Iterable[Message], *, first_index: int, at: datetime | None
 ) -> Iterator[SearchDocument]:
-    """Documents of `messages`, the first of which sits at `first_index` in its thread's list."""
+    """Documents of `messages`, the first of which sits at `first_index` in its thread's list. Their texts
+    and arguments were redacted at the stores' border (message_from_plain), so only the marks go here."""
     for index, message in enumerate(messages, start=first_index):
         kind = _KIND_OF.get(message.type, DocumentKind.OTHER)
         tool = message.name if kind is DocumentKind.TOOL else None
         text = text_of(message.content)
         if text.strip():
-            yield SearchDocument(thread_id, index, kind, tool, clean_text(text), at)
+            yield SearchDocument(thread_id, index, kind, tool, _unmarked(text), at)
         for call in message.tool_calls:
             yield SearchDocument(
                 thread_id,
                 index,
                 DocumentKind.TOOL_ARGS,
                 call.name,
-                clean_text(canonical_args(call.name, call.args)),
+                _unmarked(canonical_args(call.name, call.args)),
                 at,
             )
 

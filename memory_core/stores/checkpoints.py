@@ -10,7 +10,7 @@ from typing import Any
 
 from memory_core.messages import Message, message_from_dict
 from memory_core.stores.decode import UnreadableBlob, decode_metadata, decode_typed
-from memory_core.stores.redact import redact
+from memory_core.stores.redact import masked_texts, redact
 from memory_core.stores.sqlite import ReadOnlyDB
 
 _GREGORIAN_EPOCH = datetime(1582, 10, 15, tzinfo=UTC)
@@ -211,12 +211,25 @@ def message_from_plain(item: Any, *, redacted: bool = True) -> Message:
     `redacted=False` is only for numbers that never leave stores/ (the series counts characters).
     """
     if isinstance(item, Mapping):
-        return message_from_dict(redact(_fields_read(item)) if redacted else item)
+        if not redacted:
+            return message_from_dict(item)
+        fields = redact(_fields_read(item))
+        # Secrets inside the texts too (a key a tool printed), masked to their length: tool outputs and
+        # arguments are where they turn up.
+        for name in ("content", "tool_calls"):
+            if name in fields:
+                fields[name] = masked_texts(fields[name])
+        return message_from_dict(fields)
+    hide = masked_texts if redacted else _as_is
     if isinstance(item, str):
-        return message_from_dict({"type": "human", "content": item})
+        return message_from_dict({"type": "human", "content": hide(item)})
     if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str):
-        return message_from_dict({"role": item[0], "content": item[1]})
-    return message_from_dict({"type": "unknown", "content": str(item)})
+        return message_from_dict({"role": item[0], "content": hide(item[1])})
+    return message_from_dict({"type": "unknown", "content": hide(str(item))})
+
+
+def _as_is(value: Any) -> Any:
+    return value
 
 
 def decode_checkpoint(type_: str | None, blob: bytes | None, *, redacted: bool = True) -> DecodedCheckpoint:

@@ -6,10 +6,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from memory_core.secrets import REDACTED, is_secret_key
+from memory_core.secrets import REDACTED, is_secret_key, redact_text
 from memory_core.secrets import redact as redact_with
 
-__all__ = ["REDACTED", "encodable", "encodable_data", "is_secret_key", "redact"]
+__all__ = ["REDACTED", "encodable", "encodable_data", "is_secret_key", "masked_texts", "redact"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PLAIN_LEAVES = frozenset({int, float, bool, type(None), bytes})
@@ -66,3 +66,17 @@ def encodable_data(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [encodable_data(v) for v in value]
     return encodable(value)
+
+
+def masked_texts(value: Any) -> Any:
+    """Plain data with the secrets inside its strings masked to their own length (the text rule of
+    memory_core/secrets.py): a tool output's `OPENAI_API_KEY=sk-…` leaves as `OPENAI_API_KEY=***…`, and
+    every figure Mycel's rules take from a text's length (pruning, the estimate) stays as it was."""
+    kind = type(value)
+    if kind is str:
+        return redact_text(value, keep_length=True)
+    if kind is dict:
+        return {key: masked_texts(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [masked_texts(item) for item in value]
+    return value

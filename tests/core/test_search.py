@@ -303,6 +303,7 @@ def test_an_index_made_under_an_older_redaction_rule_is_built_again(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ):
     from memory_core.search import documents, engine
+    from memory_core.stores import checkpoints
 
     nested = "nested0leak0value"  # a named secret inside another name's value: rule 1 let it through
     text = f'run it with {{"env": "X_API_KEY={nested}"}} please'
@@ -310,6 +311,7 @@ def test_an_index_made_under_an_older_redaction_rule_is_built_again(
     with monkeypatch.context() as older:
         older.setattr(engine, "INDEXING_RULES", "1")
         older.setattr(documents, "clean_text", lambda t: t)  # the older rule, as far as this text goes
+        older.setattr(checkpoints, "masked_texts", lambda v: v)  # and no mask at the border yet
         assert search(_reader(home), nested).hits  # the leak this fix is about
     index = default_index(_reader(home))
     assert nested.encode() in b"".join(p.read_bytes() for p in index.path.parent.glob(index.path.name + "*"))

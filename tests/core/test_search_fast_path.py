@@ -22,7 +22,7 @@ from memory_core.secrets import redact as redact_with
 from memory_core.stores.checkpoints import message_from_plain
 from memory_core.stores.decode import decode_typed
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.redact import encodable, redact
+from memory_core.stores.redact import encodable, masked_texts, redact
 from tests.core.store_builders import point_locations
 from tests.core.test_search import SECRET, plant_secret_thread
 from tests.dashboard.planting import plant_thread
@@ -43,7 +43,10 @@ def _plain_clean(text: str) -> str:
 
 def _plain_message(item: Any) -> Message:
     if isinstance(item, Mapping):
-        return message_from_dict(redact_with(item, clean=encodable))
+        fields = redact_with(item, clean=encodable)
+        # The border's second rule: secrets inside the texts, masked to their length.
+        fields.update({k: masked_texts(fields[k]) for k in ("content", "tool_calls") if k in fields})
+        return message_from_dict(fields)
     return message_from_plain(item)
 
 
