@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from memory_core.messages import Message, MessageType
+from memory_core.messages import Message, MessageType, text_of
 from memory_core.stores.checkpoints import CheckpointMeta, decode_checkpoint, message_from_plain
 from memory_core.stores.decode import UnreadableBlob, decode_typed
+from memory_core.stores.redact import masked_texts
 from memory_core.tokens import content_chars
 
 REMOVE_ALL_MESSAGES = "__remove_all__"  # langgraph.graph.message.REMOVE_ALL_MESSAGES
@@ -72,7 +73,8 @@ def _entry(message: Message, count: TokenCount | None) -> _Entry:
         id=message.id,
         type=message.type,
         chars=content_chars(message.content),
-        tokens=count(message.text) if count is not None else None,
+        # Counted as the pages show the text (secrets masked at the border), so both paths give one figure.
+        tokens=count(text_of(masked_texts(message.content))) if count is not None else None,
         input_tokens=message.input_tokens if message.type is MessageType.AI else None,
     )
 

@@ -106,3 +106,16 @@ def test_nor_the_cli_and_the_figures_are_those_of_the_stored_text(
 
     assert rules_figures(masked) == rules_figures(as_stored)
     assert any(call["soft_trimmed"] for call in masked)  # the env dump is pruned: its length decides
+
+
+def test_the_series_counts_the_text_as_the_pages_show_it(home: Path) -> None:
+    # One figure: the series (which skips the border for speed) counts tiktoken on the text the pages show.
+    from memory_core.tokens import default_counter
+
+    reader, count = open_reader(), default_counter().count
+    points = reader.list_checkpoints(THREAD).value
+    for point in points:
+        state = reader.get_state(THREAD, point.checkpoint_id).value
+        assert state is not None
+        assert point.tiktoken_tokens == sum(count(m.text) for m in state.messages), point.checkpoint_id
+    assert any(KEY not in m.text and "*" * len(KEY) in m.text for m in state.messages)
