@@ -26,7 +26,7 @@ from memory_core.export.bundle import FORMAT, ExportError, export_bundle, export
 from memory_core.export.markdown import bundle_markdown, code, fence
 from memory_core.messages import MessageType, messages_from_dicts
 from tests.conftest import point_env_at
-from tests.dashboard.planting import plant_thread
+from tests.dashboard.planting import plant_env_dump, plant_thread
 from tests.support.odd_ids import CHECKPOINT_IDS, ODD_IDS, write_odd_home
 
 SAMPLE_THREADS = (
@@ -289,31 +289,7 @@ def test_secrets_inside_texts_are_masked_to_their_length_and_decide_alike(
         + f"Authorization: Bearer {token}"
     )
     thread_id = "export-env-dump"
-    plant_thread(
-        sample_home / "leon.db",
-        thread_id,
-        [
-            HumanMessage("print the environment", id="h1"),
-            AIMessage(
-                "", id="a1", tool_calls=[{"id": "c1", "name": "Bash", "args": {"command": f"env K={key}"}}]
-            ),
-            ToolMessage(output, tool_call_id="c1", id="t1", name="Bash"),
-            HumanMessage("thanks", id="h2"),
-            *[  # later tool-calling steps, so the env dump is no longer protected and gets pruned
-                m
-                for n in range(2, 7)
-                for m in (
-                    AIMessage(
-                        "",
-                        id=f"a{n}",
-                        tool_calls=[{"id": f"c{n}", "name": "Bash", "args": {"command": "ls"}}],
-                    ),
-                    ToolMessage("a\nb", tool_call_id=f"c{n}", id=f"t{n}", name="Bash"),
-                )
-            ],
-            AIMessage("done", id="a9"),
-        ],
-    )
+    plant_env_dump(sample_home / "leon.db", thread_id, key=key, output=output)
     bundle = _bundle(thread_id)
     for text in (json.dumps(bundle, ensure_ascii=False), bundle_markdown(bundle)):
         assert key not in text and token not in text

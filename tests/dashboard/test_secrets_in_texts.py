@@ -10,14 +10,13 @@ from typing import Any
 
 import pytest
 from django.urls import reverse
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory_core import memo
 from memory_core.cli import main
 from memory_core.cli.reading import open_reader
 from memory_core.stores import checkpoints
 from tests.conftest import point_env_at
-from tests.dashboard.planting import plant_thread
+from tests.dashboard.planting import plant_env_dump
 
 KEY = "sk-proj-PrintedByEnv0123456789ab"
 TOKEN = "hdr-token-0099887766"
@@ -32,25 +31,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     point_env_at(monkeypatch, folder)
     monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "cache"))
     memo.reset()
-    steps: list[Any] = []
-    for n in range(2, 7):  # later tool-calling steps: the env dump is no longer protected, so it is pruned
-        steps.append(
-            AIMessage("", id=f"a{n}", tool_calls=[{"id": f"c{n}", "name": "Bash", "args": {"command": "ls"}}])
-        )
-        steps.append(ToolMessage("a\nb", tool_call_id=f"c{n}", id=f"t{n}", name="Bash"))
-    plant_thread(
-        folder / "leon.db",
-        THREAD,
-        [
-            HumanMessage("print the environment", id="h1"),
-            AIMessage(
-                "", id="a1", tool_calls=[{"id": "c1", "name": "Bash", "args": {"command": f"env K={KEY}"}}]
-            ),
-            ToolMessage(OUTPUT, tool_call_id="c1", id="t1", name="Bash"),
-            *steps,
-            AIMessage("done", id="a9"),
-        ],
-    )
+    plant_env_dump(folder / "leon.db", THREAD, key=KEY, output=OUTPUT)
     assert KEY.encode() in (folder / "leon.db").read_bytes()  # Mycel's file keeps it; we only read
     return folder
 
