@@ -1,5 +1,5 @@
 """What is indexed: one document per message text, per tool call's arguments, per summary and per queued
-item, each redacted first (memory_core/secrets.py's rule, plus key-shaped words inside free text)."""
+item, each redacted first (memory_core/secrets.py's rules: messages at the stores' border, the others here)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from memory_core.secrets import redact_text
 
 # What an index holds was redacted by the rule of its day: when the rule (or what is indexed of a message)
 # changes, this moves, and an index made under another is emptied and built again (search/engine.py), so a
-# secret an older rule let through does not stay in it. 2: a named secret inside another name's value.
-INDEXING_RULES = "2"
+# secret an older rule let through does not stay in it. 2: a named secret inside another name's value;
+# 3: message texts as the stores' border masks them (`*` to their length, not "[redacted]").
+INDEXING_RULES = "3"
 
 
 class DocumentKind(StrEnum):

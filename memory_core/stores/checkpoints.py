@@ -220,16 +220,15 @@ def message_from_plain(item: Any, *, redacted: bool = True) -> Message:
             if name in fields:
                 fields[name] = masked_texts(fields[name])
         return message_from_dict(fields)
-    hide = masked_texts if redacted else _as_is
     if isinstance(item, str):
-        return message_from_dict({"type": "human", "content": hide(item)})
-    if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str):
-        return message_from_dict({"role": item[0], "content": hide(item[1])})
-    return message_from_dict({"type": "unknown", "content": hide(str(item))})
-
-
-def _as_is(value: Any) -> Any:
-    return value
+        raw: dict[str, Any] = {"type": "human", "content": item}
+    elif isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str):
+        raw = {"role": item[0], "content": item[1]}
+    else:
+        raw = {"type": "unknown", "content": str(item)}
+    if redacted:
+        raw["content"] = masked_texts(raw["content"])
+    return message_from_dict(raw)
 
 
 def decode_checkpoint(type_: str | None, blob: bytes | None, *, redacted: bool = True) -> DecodedCheckpoint:
