@@ -3,7 +3,7 @@
 The call that produced AI message i got messages[:i]. Its pruning depends only on the pruning settings
 and on which results protect_recent shields at that call, so everything per message is computed once and
 each call is prefix-sum arithmetic. The replay (memory_core.replay) and the record-first reconstruction
-(memory_core.record) both stand on these numbers, so they can never measure a call differently.
+(memory_core.call_record) both stand on these numbers, so they can never measure a call differently.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from memory_core.compaction import max_history_tokens
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruneAction, trimmed_content
-from memory_core.settings import MemorySettings
 from memory_core.tokens import TokenCounter, content_chars, estimate_message_tokens
 
 

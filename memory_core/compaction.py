@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruningResult, prune_decisions
-from memory_core.settings import MemorySettings
 from memory_core.tokens import estimate_message_tokens, estimate_tokens
 
 # Mycel's fixed strings around a summary (formats, not prompts): the sent message and the split-turn join.

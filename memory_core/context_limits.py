@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from memory_core.settings import DEFAULT_CONTEXT_LIMIT
+from memory_core.memory_settings import DEFAULT_CONTEXT_LIMIT
 
 # Mycel's config/defaults/models.json mapping (our copy of the names; reference §4.2).
 SYSTEM_MAPPING: Mapping[str, Mapping[str, Any]] = {

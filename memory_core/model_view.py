@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory_core.compaction import summary_message
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.pruning import PruneDecision, prune_decisions
 from memory_core.records import SummaryRow
-from memory_core.settings import MemorySettings
 from memory_core.tokens import estimate_tokens
 
 

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Content, Message, MessageType
-from memory_core.settings import MemorySettings
 
 SOFT_TRIM_MARKER = "\n\n[...trimmed...]\n\n"
 

@@ -7,7 +7,7 @@ call compacts again; below it, the summary from the last compaction is reused. T
 unknown here, so a placeholder of a chosen size stands in for it.
 
 Each call's input is measured by memory_core.call_inputs (per-message numbers computed once, prefix
-sums per call), the same numbers the record-first reconstruction (memory_core.record) stands on.
+sums per call), the same numbers the record-first reconstruction (memory_core.call_record) stands on.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from memory_core.compaction import (
     summary_text_for,
     turn_prefix_count,
 )
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary
-from memory_core.settings import MemorySettings
 from memory_core.tokens import TokenCounter
 
 DEFAULT_SUMMARY_CHARS = 4000

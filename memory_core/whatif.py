@@ -1,7 +1,7 @@
 """What a proposed memory config would change: on one thread and across a fleet of threads.
 
 One config applied to one thread is a `ThreadSide`: every model call plus what Mycel would do at the
-thread's next call on the full stored list. The current side's calls are the record (memory_core.record:
+thread's next call on the full stored list. The current side's calls are the record (memory_core.call_record:
 what Mycel really did); a proposal's are a replay under the proposed settings (memory_core.replay), in
 the same shape. Sides are pure values, so a caller can cache the current one and recompute only the
 proposed one.
@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from memory_core.call_record.calls import RecordedCall, replayed
+from memory_core.call_record.dev_calls import dev_replayed
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruneAction, prune_decisions
-from memory_core.record.calls import RecordedCall, replayed
-from memory_core.record.dev_calls import dev_replayed
 from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
 from memory_core.rules.dev import BreakerState, plan_dev_call
 from memory_core.rules.profile import RulesProfile
-from memory_core.settings import MemorySettings
 from memory_core.tokens import TokenCounter, estimate_tokens
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memory_core.app.calls import ThreadCalls
+from memory_core.app.fleet_calls import FleetProgress, progress_json, reduce_fleet
+from memory_core.call_record.calls import RecordedCall
 from memory_core.economics.calibration import (
     CalibrationReport,
     ThreadCalibration,
@@ -17,12 +20,9 @@ from memory_core.economics.calibration import (
     calibration_report,
     thread_calibration,
 )
-from memory_core.record.calls import RecordedCall
+from memory_core.memory_settings import MemorySettings
 from memory_core.records import StoreProblem, ThreadRow
-from memory_core.settings import MemorySettings
-from memory_core.stores.fleet_calls import FleetProgress, progress_json, reduce_fleet
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import ThreadCalls
 from memory_core.tokens import default_counter
 
 
@@ -62,7 +62,7 @@ def fleet_calibration(
     reader: MycelReader, *, model: str | None = None, deadline: float | None = None
 ) -> FleetCalibration:
     """The calibration report over every thread (one model's calls with `model`); with `deadline`, over
-    the threads analysed by then (memory_core/stores/fleet_calls.py `reduce_fleet`)."""
+    the threads analysed by then (memory_core/app/fleet_calls.py `reduce_fleet`)."""
     encodings = available_encodings()
     found = reduce_fleet(
         reader,

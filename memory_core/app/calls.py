@@ -1,7 +1,7 @@
 """A thread's model calls as Mycel made them, read from its stores: the one function behind the Thread
 screen's chart and call pages, `mycel-memory calls` and the current side of `mycel-memory whatif`.
 
-Reads the head's messages, the summary rows and the checkpoint list; the rest is memory_core.record.
+Reads the head's messages, the summary rows and the checkpoint list; the rest is memory_core.call_record.
 """
 
 from __future__ import annotations
@@ -11,23 +11,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory_core.app.thread_settings import ThreadMemorySettings
 from memory_core.call_inputs import call_inputs
+from memory_core.call_record.calls import RecordedCall, checkpoints_holding, holder_of, recorded_calls
+from memory_core.call_record.dev_calls import dev_calls
+from memory_core.call_record.evidence import Configured, SettingsInForce, settings_in_force
 from memory_core.context_limits import ContextLimit, ContextLimitSource, named_limits
 from memory_core.memo import Key, Memo
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary, newest_active
-from memory_core.record.calls import RecordedCall, checkpoints_holding, holder_of, recorded_calls
-from memory_core.record.dev_calls import dev_calls
-from memory_core.record.evidence import Configured, SettingsInForce, settings_in_force
 from memory_core.records import CheckpointRow, ProblemKind, StoreProblem, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
 from memory_core.rules.dev import BreakerState, DevCallPlan, plan_dev_call
 from memory_core.rules.profile import RulesProfile, rules_reason
-from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import get_models_file, get_pricing_file
-from memory_core.stores.thread_settings import ThreadMemorySettings
 from memory_core.tokens import TokenCounter
 
 # A read that met a lock or a time limit may read differently next time: never kept.

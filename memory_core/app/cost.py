@@ -20,11 +20,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from memory_core.memo import Key, Memo
-from memory_core.messages import Message
-from memory_core.record.calls import checkpoints_holding, holder_of
-from memory_core.records import CheckpointRow, ProblemKind, StoreProblem, ThreadRow
-from memory_core.storage.cost import (
+from memory_core.app.fleet_calls import Budget, FleetProgress, progress_json
+from memory_core.call_record.calls import checkpoints_holding, holder_of
+from memory_core.economics.cost import (
     CallUsage,
     CostReport,
     PriceBook,
@@ -34,8 +32,10 @@ from memory_core.storage.cost import (
     cost_report,
     read_usage,
 )
+from memory_core.memo import Key, Memo
+from memory_core.messages import Message
+from memory_core.records import CheckpointRow, ProblemKind, StoreProblem, ThreadRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
-from memory_core.stores.fleet_calls import Budget, FleetProgress, progress_json
 from memory_core.stores.reader import MycelReader, Result
 from memory_core.stores.runtime_config import get_pricing_file
 

@@ -14,6 +14,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from memory_core.app.thread_settings import ThreadMemorySettings, thread_memory_settings
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.config import redact_secrets
 from memory_core.export.read import FORMAT, VERSION
@@ -24,7 +25,6 @@ from memory_core.records import SummaryRow, ThreadRow, loud_messages
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.redact import encodable_data, masked_texts
-from memory_core.stores.thread_settings import ThreadMemorySettings, thread_memory_settings
 from memory_core.tokens import content_chars
 
 

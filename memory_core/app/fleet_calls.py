@@ -17,13 +17,13 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from memory_core.app.calls import TRANSIENT, ThreadCalls, configured_for, thread_calls
+from memory_core.app.thread_settings import project_folder, thread_memory_settings, thread_model
+from memory_core.call_record.evidence import Configured
 from memory_core.memo import Key, Memo, digest
-from memory_core.record.evidence import Configured
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.rules.profile import RulesProfile
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import TRANSIENT, ThreadCalls, configured_for, thread_calls
-from memory_core.stores.thread_settings import project_folder, thread_memory_settings, thread_model
 from memory_core.tokens import default_counter
 
 T = TypeVar("T")

@@ -1,10 +1,10 @@
 """The prompt-cache cost of pruning over the stores: one thread call by call, or every thread's totals.
 
 The one function behind `mycel-memory cache` and the Context screen's cache tab. The current side is the
-record (memory_core/stores/fleet_calls.py), the proposed one a replay under the proposed settings
+record (memory_core/app/fleet_calls.py), the proposed one a replay under the proposed settings
 (memory_core/whatif.py); both go through memory_core/economics/prompt_cache.py's `request_prefixes`.
 A call's model is the cost report's (response, else checkpoint, else thread: stores/cost_facts.py) and
-its price the pricing cache's, looked up by memory_core/storage/cost.py.
+its price the pricing cache's, looked up by memory_core/economics/cost.py.
 """
 
 from __future__ import annotations
@@ -13,6 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from memory_core.app.calls import ThreadCalls
+from memory_core.app.cost import Pricing, list_thread_calls
+from memory_core.app.fleet_calls import FleetProgress, progress_json, recorded_thread, reduce_fleet
+from memory_core.call_record.evidence import Configured
+from memory_core.economics.cost import PriceBook
 from memory_core.economics.prompt_cache import (
     ASSUMPTION,
     Tally,
@@ -25,17 +30,12 @@ from memory_core.economics.prompt_cache import (
     unit_of,
 )
 from memory_core.memo import Key, Memo, digest
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.model_view import newest_active
-from memory_core.record.evidence import Configured
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.replay import simulated_summary_chars
-from memory_core.settings import MemorySettings
-from memory_core.storage.cost import PriceBook
-from memory_core.stores.cost_facts import Pricing, list_thread_calls
-from memory_core.stores.fleet_calls import FleetProgress, progress_json, recorded_thread, reduce_fleet
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import ThreadCalls
 from memory_core.tokens import default_counter
 from memory_core.whatif import ThreadSide, thread_side
 
@@ -131,7 +131,7 @@ def fleet_cache(
     deadline: float | None = None,
 ) -> FleetCache:
     """Every thread's totals per cause and the fleet's, current (and proposed) side; with `deadline`,
-    over the threads analysed by then (memory_core/stores/fleet_calls.py `reduce_fleet`)."""
+    over the threads analysed by then (memory_core/app/fleet_calls.py `reduce_fleet`)."""
 
     def proposal_of(configured: Configured) -> str | None:
         proposed = None if propose is None else _proposed_over(configured.settings, propose)

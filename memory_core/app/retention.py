@@ -11,10 +11,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memory_core.memo import Key, Memo
-from memory_core.records import CheckpointRow, FileOperation, ProblemKind, RunEvent, StoreProblem, SummaryRow
-from memory_core.storage.facts import ThreadBytes
-from memory_core.storage.retention import (
+from memory_core.footprint.facts import ThreadBytes
+from memory_core.footprint.retention import (
     RetentionPlan,
     RetentionPolicy,
     Unreachable,
@@ -24,7 +22,9 @@ from memory_core.storage.retention import (
     unreachable_after,
     with_unreachable,
 )
-from memory_core.storage.script import ScriptTarget
+from memory_core.footprint.script import ScriptTarget
+from memory_core.memo import Key, Memo
+from memory_core.records import CheckpointRow, FileOperation, ProblemKind, RunEvent, StoreProblem, SummaryRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
 from memory_core.stores.postgres.backend import PostgresBackend
 from memory_core.stores.postgres.storage_facts import store_label

@@ -29,8 +29,9 @@ from memory_core.search.documents import (
 )
 from memory_core.search.query import ParsedQuery, QueryError, parse_query
 from memory_core.stores.message_deltas import AppendedMessages, MessagesSince
+from memory_core.stores.postgres.search_index import PgSearchIndex
 from memory_core.stores.reader import MycelReader, Result
-from memory_core.stores.search_index import (
+from memory_core.stores.sqlite.search_index import (
     MARK_END,
     MARK_START,
     IndexedThread,
@@ -42,7 +43,6 @@ from memory_core.stores.search_index import (
     SearchWriter,
     index_path,
 )
-from memory_core.stores.search_index_pg import PgSearchIndex
 from memory_core.stores.thread_list.derived import default_folder
 
 __all__ = [

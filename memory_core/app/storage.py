@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
+from memory_core.footprint.growth import Growth, bytes_per_checkpoint, thread_growth, turn_numbers
 from memory_core.memo import Key, Memo
 from memory_core.records import ProblemKind, StoreProblem
-from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
-from memory_core.storage.growth import Growth, bytes_per_checkpoint, thread_growth, turn_numbers
 from memory_core.stores.reader import MycelReader, Result
 
 DEFAULT_TURNS_AHEAD = 50

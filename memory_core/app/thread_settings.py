@@ -11,8 +11,8 @@ from typing import Any
 
 from memory_core.config import ConfigProblem
 from memory_core.context_limits import ContextLimit
+from memory_core.memory_settings import MemorySettings
 from memory_core.records import ThreadRow
-from memory_core.settings import MemorySettings
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.runtime_config import LoadedConfig, get_loaded_config
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from memory_core.app.calls import ThreadCalls
+from memory_core.app.fleet_calls import FleetProgress, progress_json, reduce_fleet
 from memory_core.economics.tool_pressure import (
     FleetPressure,
     ThreadPressure,
@@ -20,9 +22,7 @@ from memory_core.economics.tool_pressure import (
 )
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
-from memory_core.stores.fleet_calls import FleetProgress, progress_json, reduce_fleet
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import ThreadCalls
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_core.record.calls import RecordedCall, recompacts_every_call
-from memory_core.record.evidence import SettingsInForce
-from memory_core.record.intervals import UNBOUNDED
+from memory_core.call_record.calls import RecordedCall, recompacts_every_call
+from memory_core.call_record.evidence import SettingsInForce
+from memory_core.call_record.intervals import UNBOUNDED
 from memory_core.rules.dev import trigger_under
 from memory_core.rules.profile import RulesProfile
 

@@ -2,7 +2,7 @@
 
 For the call that produced AI message i, Mycel handed the model its system prompt (not stored), then the
 summary in its cache (when one applied), then messages[:i] pruned from where that summary ends. The
-summary rows say where Mycel compacted and what it wrote; memory_core.record.evidence says which settings
+summary rows say where Mycel compacted and what it wrote; memory_core.call_record.evidence says which settings
 were in force, so pruning and the calls without a row are Mycel's own arithmetic under those settings.
 A compaction with no row keeps a summary whose text is unknown: it is measured at the size Mycel's
 stored summaries have, and marked as not stored.
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from memory_core.call_inputs import CallInput
+from memory_core.call_record.evidence import SettingsInForce
 from memory_core.compaction import SUMMARY_HEADER, compact_up_to_index, summary_text_for
+from memory_core.memory_settings import MemorySettings
 from memory_core.model_view import ActiveSummary
-from memory_core.record.evidence import SettingsInForce
 from memory_core.records import CheckpointRow, SummaryRow
 from memory_core.replay import ModelCall, placeholder_summary
-from memory_core.settings import MemorySettings
 from memory_core.tokens import TokenCounter
 
 # Mycel's system prompt goes with every request but is never stored: counted, not shown.
@@ -54,7 +54,7 @@ class RecordedCall:
     trigger_tokens: int
     context_limit_source: str
     segment: int  # which settings segment (0-based) the call ran under
-    # Mycel dev's rules only (memory_core.record.dev_calls); main's calls keep these defaults.
+    # Mycel dev's rules only (memory_core.call_record.dev_calls); main's calls keep these defaults.
     attempted: bool = False  # dev tried to compact (over its trigger, breaker closed)
     trigger_view_tokens: int | None = None  # the estimate dev compared: of the summarized view
     breaker_failures: int = 0  # failed compactions in a row after the call

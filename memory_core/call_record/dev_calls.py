@@ -18,17 +18,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from memory_core.call_inputs import CallInput, CallSplitter, call_inputs
+from memory_core.call_record.calls import RecordedCall, holder_of, sent_size, summary_head_tiktoken
+from memory_core.call_record.evidence import Configured, Segment, SettingsInForce, rows_on_history
+from memory_core.call_record.intervals import Limits
 from memory_core.compaction import SUMMARY_HEADER, compact_up_to_index, summary_text_for
+from memory_core.memory_settings import MYCEL_COMPACTION_THRESHOLD, MemorySettings
 from memory_core.messages import Message, MessageType
 from memory_core.model_view import ActiveSummary
 from memory_core.notices import NoticeKind, notice_kind
-from memory_core.record.calls import RecordedCall, holder_of, sent_size, summary_head_tiktoken
-from memory_core.record.evidence import Configured, Segment, SettingsInForce, rows_on_history
-from memory_core.record.intervals import Limits
 from memory_core.records import SummaryRow
 from memory_core.replay import placeholder_summary
 from memory_core.rules.dev import BreakerState, dev_trigger_tokens
-from memory_core.settings import MYCEL_COMPACTION_THRESHOLD, MemorySettings
 from memory_core.tokens import TokenCounter
 
 # Summary lengths (characters) tried, longest first, when no row gives one.

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from memory_core.call_inputs import CallInput, CallSplitter
+from memory_core.call_record.intervals import UNBOUNDED, Limits, preimage
 from memory_core.compaction import max_history_tokens
-from memory_core.record.intervals import UNBOUNDED, Limits, preimage
+from memory_core.memory_settings import MemorySettings, compaction_trigger
 from memory_core.records import SummaryRow
-from memory_core.settings import MemorySettings, compaction_trigger
 
 # Below this no model has ever had a window; Mycel's arithmetic is monotone in the limit above it.
 MIN_LIMIT = 10

@@ -11,18 +11,19 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from memory_core.app.calls import dev_next_call
+from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.plan import rules_option, settings_from_flags, trigger_tokens_option
 from memory_core.cli.reading import open_reader
 from memory_core.compaction import CompactionPlan, plan_compaction
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.rollback import RollbackImpact
 from memory_core.rules.dev import DevCallPlan
 from memory_core.rules.profile import RulesProfile, rules_reason
-from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import dev_next_call
-from memory_core.stores.thread_settings import thread_memory_settings
+from memory_core.stores.sqlite.rollback_writer import RollbackRefused
 from memory_core.stores.write.rollback_actions import (
     UnknownCheckpoint,
     UnknownThread,
@@ -32,7 +33,6 @@ from memory_core.stores.write.rollback_actions import (
     preview_rollback,
     preview_undo,
 )
-from memory_core.stores.write.rollback_writer import RollbackRefused
 
 
 def _actor(args: argparse.Namespace) -> str:

@@ -3,7 +3,7 @@
 Per call: the prefix shared with the previous request, what broke it and the tokens re-written (priced
 where Mycel adds prompt caching and the pricing cache has cache prices); totals per cause. With settings
 flags, the same under the proposed config (a replay) beside the current one (the record). The Context
-screen's cache tab shows the same dicts (memory_core/stores/prompt_cache_facts.py).
+screen's cache tab shows the same dicts (memory_core/app/prompt_cache.py).
 """
 
 from __future__ import annotations
@@ -11,21 +11,21 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memory_core.cli.common import CliError, print_json
-from memory_core.cli.plan import settings_from_flags
-from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
-from memory_core.cli.table import print_table, short_id
-from memory_core.economics.prompt_cache import CAUSES, Cause
-from memory_core.ids import printable
-from memory_core.settings import MemorySettings
-from memory_core.stores.cost_facts import pricing_of
-from memory_core.stores.prompt_cache_facts import (
+from memory_core.app.cost import pricing_of
+from memory_core.app.prompt_cache import (
     Propose,
     fleet_cache,
     fleet_json,
     thread_cache,
     thread_json,
 )
+from memory_core.cli.common import CliError, print_json
+from memory_core.cli.plan import settings_from_flags
+from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
+from memory_core.cli.table import print_table, short_id
+from memory_core.economics.prompt_cache import CAUSES, Cause
+from memory_core.ids import printable
+from memory_core.memory_settings import MemorySettings
 
 SETTING_FLAGS = (
     "runtime_config",

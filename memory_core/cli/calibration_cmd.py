@@ -1,16 +1,16 @@
 """`mycel-memory calibration [--model M] [--json]`: Mycel's estimate against tiktoken and the provider's
-count, per model (memory_core/stores/calibration_facts.py `fleet_calibration`, the calibration screen's
+count, per model (memory_core/app/calibration.py `fleet_calibration`, the calibration screen's
 very report). Ratios are real / estimate."""
 
 from __future__ import annotations
 
 import argparse
 
+from memory_core.app.calibration import calibration_document, fleet_calibration
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.reading import open_reader, require_data, warn
 from memory_core.cli.table import print_table, short_id
 from memory_core.economics.calibration import OVERHEAD_NAME, Spread
-from memory_core.stores.calibration_facts import calibration_document, fleet_calibration
 
 
 def run_calibration(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """`mycel-memory calls THREAD_ID` and `mycel-memory whatif THREAD_ID`: every model call as Mycel made it,
 and the same calls under a proposed config.
 
-The calls are memory_core.stores.thread_calls' (the Thread screen's), kept with the thread's other facts
+The calls are memory_core.app.calls' (the Thread screen's), kept with the thread's other facts
 so a warm run decodes no checkpoint. `whatif`'s current side is exactly `calls`; its proposed side is a
 replay under the flags' settings (the record itself when no flag changes anything).
 """
@@ -12,18 +12,18 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
+from memory_core.app.calls import calls_of, configured_for, models_of
+from memory_core.app.thread_settings import thread_memory_settings
+from memory_core.call_record.as_json import call_json, dev_call_json, settings_json
+from memory_core.call_record.calls import RecordedCall, checkpoints_holding
+from memory_core.call_record.evidence import Configured
 from memory_core.cli.common import CliError, UnknownThread, print_json
 from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
 from memory_core.cli.table import print_table, printable
 from memory_core.memo import digest
-from memory_core.record.as_json import call_json, dev_call_json, settings_json
-from memory_core.record.calls import RecordedCall, checkpoints_holding
-from memory_core.record.evidence import Configured
 from memory_core.records import CheckpointRow, ThreadRow
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import calls_of, configured_for, models_of
-from memory_core.stores.thread_settings import thread_memory_settings
 from memory_core.tokens import default_counter
 
 
@@ -159,10 +159,10 @@ def whatif_json(
     reader: MycelReader, row: ThreadRow, facts: dict[str, Any], args: argparse.Namespace
 ) -> dict[str, Any]:
     """`whatif --json` (the API's too): {current, proposed}, the settings from `args`' flags."""
+    from memory_core.call_record.calls import replayed
+    from memory_core.call_record.dev_calls import dev_replayed
     from memory_core.cli.plan import rules_option, settings_from_flags, trigger_tokens_option
     from memory_core.model_view import newest_active
-    from memory_core.record.calls import replayed
-    from memory_core.record.dev_calls import dev_replayed
     from memory_core.replay import replay_calls, simulated_summary_chars
     from memory_core.rules.profile import rules_for
 

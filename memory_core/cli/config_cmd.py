@@ -31,7 +31,7 @@ from memory_core.config import (
     redact_secrets,
 )
 from memory_core.context_limits import ContextLimit
-from memory_core.settings import compaction_trigger
+from memory_core.memory_settings import compaction_trigger
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import (

@@ -1,5 +1,5 @@
 """`mycel-memory cost [--since DATE] [--until DATE] [--json]`: tokens x Mycel's pricing cache, per thread,
-model and day (memory_core/stores/cost_facts.py `fleet_cost`, the Cost screen's very report).
+model and day (memory_core/app/cost.py `fleet_cost`, the Cost screen's very report).
 
 In --json every `cost_usd` is an exact decimal string ("0.3091455"), never a float, so sums agree to
 the last digit with Mycel's Decimal arithmetic; it is null where no price applies.
@@ -11,11 +11,11 @@ import argparse
 import re
 from datetime import date
 
+from memory_core.app.cost import cost_document, fleet_cost
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
 from memory_core.cli.table import print_table, short_id
-from memory_core.storage.cost import Line, usd
-from memory_core.stores.cost_facts import cost_document, fleet_cost
+from memory_core.economics.cost import Line, usd
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 

@@ -1,6 +1,6 @@
 """`mycel-memory export THREAD_ID [--format json|md] [--checkpoint ID] [-o FILE]`: a thread taken elsewhere.
 
-The bundle is memory_core/export/bundle.py's (redacted, self-contained), the transcript its Markdown. The
+The bundle is memory_core/app/export.py's (redacted, self-contained), the transcript its Markdown. The
 export is recorded in the dashboard's audit log first, as `retention --export` does: an export that
 cannot be recorded is not written.
 """
@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memory_core.app.export import ExportError, export_bundle
 from memory_core.cli.audit_log import record_export
 from memory_core.cli.common import CliError
 from memory_core.cli.reading import open_reader, require_data
 from memory_core.cli.table import printable
-from memory_core.export.bundle import ExportError, export_bundle
 from memory_core.export.markdown import bundle_markdown
 
 FORMATS = ("json", "md")

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memory_core.settings import DEFAULT_CONTEXT_LIMIT
+from memory_core.memory_settings import DEFAULT_CONTEXT_LIMIT
 
 # ConfigLayerName.USER / .PROJECT, spelled out so that parsing arguments does not import memory_core.config
 # (tests/core/test_cli_imports.py checks they agree).

@@ -15,12 +15,12 @@ from memory_core.cli.common import CliError, print_json
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.config import Severity, settings_from_document
 from memory_core.export.read import BundleError, BundleInputs, read_bundle
+from memory_core.memory_settings import DEFAULT_CONTEXT_LIMIT, MemorySettings
 from memory_core.messages import Message, UnknownMessageType, messages_from_dicts
 from memory_core.model_view import ActiveSummary
 from memory_core.pruning import PruningResult
 from memory_core.rules.dev import BreakerState, DevCallPlan, plan_dev_call
 from memory_core.rules.profile import RulesProfile, UnknownRules, parse_rules
-from memory_core.settings import DEFAULT_CONTEXT_LIMIT, MemorySettings
 
 
 def _int_option(args: argparse.Namespace, name: str, *, minimum: int) -> int | None:

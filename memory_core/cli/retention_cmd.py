@@ -1,6 +1,6 @@
 """`mycel-memory retention --keep-last K | --heads-only | --idle-days D [--json] [--export FILE]`: a dry-run.
 
-Plans the policy (memory_core/storage/retention_run.py, as the retention page shows it) and prints what each
+Plans the policy (memory_core/app/retention.py, as the retention page shows it) and prints what each
 thread frees, keeps (and why) and drops. Nothing is deleted: --export writes the plan as a SQL script to run
 with Mycel stopped, and records the export in the dashboard's audit log first; an export that cannot be
 recorded is not written.
@@ -15,11 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memory_core.app.retention import RetentionDryRun, retention_dry_run
 from memory_core.cli.audit_log import record_export
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.reading import open_reader, require_data, warn
 from memory_core.cli.table import one_line, print_table, printable, short_id
-from memory_core.storage.retention import (
+from memory_core.footprint.retention import (
     ALWAYS_KEPT,
     NO_WHOLE_THREADS,
     RetentionPolicy,
@@ -27,8 +28,7 @@ from memory_core.storage.retention import (
     export_summary,
     plan_as_dict,
 )
-from memory_core.storage.retention_run import RetentionDryRun, retention_dry_run
-from memory_core.storage.script import ScriptError, retention_script
+from memory_core.footprint.script import ScriptError, retention_script
 
 # The terminal shows the threads that free the most; --json has every one.
 _TOP = 20

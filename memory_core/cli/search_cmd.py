@@ -1,5 +1,5 @@
 """`mycel-memory search QUERY [--tool T] [--thread ID] [--since DATE] [--until DATE] [--limit N] [--json]`:
-full-text search over every thread (memory_core/search/engine.py, as the Search screen shows it)."""
+full-text search over every thread (memory_core/app/search.py, as the Search screen shows it)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from memory_core.cli.common import CliError, print_json
-from memory_core.cli.cost_cmd import parse_day
-from memory_core.cli.reading import open_reader, require_data, warn
-from memory_core.cli.table import print_table, printable, short_id
-from memory_core.search.engine import (
+from memory_core.app.search import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     QueryError,
@@ -22,6 +18,10 @@ from memory_core.search.engine import (
     day_start,
     search,
 )
+from memory_core.cli.common import CliError, print_json
+from memory_core.cli.cost_cmd import parse_day
+from memory_core.cli.reading import open_reader, require_data, warn
+from memory_core.cli.table import print_table, printable, short_id
 from memory_core.stores.locations import StoreRole
 
 

@@ -1,5 +1,5 @@
 """`mycel-memory storage [THREAD_ID] [--turns N] [--json]`: bytes on disk per store, thread and checkpoint,
-each thread's growth per turn and its size N turns on (memory_core/storage/report.py, as the Storage
+each thread's growth per turn and its size N turns on (memory_core/app/storage.py, as the Storage
 screen shows them)."""
 
 from __future__ import annotations
@@ -8,11 +8,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from memory_core.cli.common import CliError, print_json
-from memory_core.cli.reading import open_reader, require_data, warn
-from memory_core.cli.table import print_table, printable, short_id
-from memory_core.records import StoreProblem
-from memory_core.storage.report import (
+from memory_core.app.storage import (
     DEFAULT_TURNS_AHEAD,
     MAX_TURNS_AHEAD,
     storage_as_json,
@@ -20,6 +16,10 @@ from memory_core.storage.report import (
     thread_storage,
     thread_storage_as_json,
 )
+from memory_core.cli.common import CliError, print_json
+from memory_core.cli.reading import open_reader, require_data, warn
+from memory_core.cli.table import print_table, printable, short_id
+from memory_core.records import StoreProblem
 from memory_core.stores.locations import StoreRole
 
 # The terminal table shows the biggest threads; --json has every one.

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memory_core.call_record.evidence import Configured
 from memory_core.cli.calls_cmd import memory_facts
 from memory_core.cli.common import UnknownThread, print_json
 from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
 from memory_core.cli.table import one_line, print_table, printable, short_id
 from memory_core.family import FamilyMember, agents_by_thread, build_family, registered_only_rows
 from memory_core.messages import Message
-from memory_core.record.evidence import Configured
 from memory_core.records import AgentRecord, ProblemKind, StoreProblem, ThreadRow, loud_messages
 from memory_core.rules.profile import RulesProfile
 from memory_core.stores.reader import MycelReader

@@ -1,17 +1,17 @@
 """`mycel-memory tools [--json]`: per tool name across the fleet, its share of what Mycel sent, results
 trimmed and cleared with the characters removed, spills and re-requests after a clear
-(memory_core/stores/fleet_tools.py `fleet_tool_pressure`, the Tool-output pressure screen's very report).
+(memory_core/app/tools.py `fleet_tool_pressure`, the Tool-output pressure screen's very report).
 """
 
 from __future__ import annotations
 
 import argparse
 
+from memory_core.app.tools import fleet_tool_pressure, tools_document
 from memory_core.cli.common import print_json
 from memory_core.cli.reading import open_reader, require_data, warn
 from memory_core.cli.table import print_table, short_id
 from memory_core.economics.tool_pressure import UNIT
-from memory_core.stores.fleet_tools import fleet_tool_pressure, tools_document
 
 
 def run_tools(args: argparse.Namespace) -> int:

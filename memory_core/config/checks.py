@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from memory_core.config.model import ConfigLayerName, ConfigProblem, EffectiveValue, Severity
 from memory_core.config.schema import DEFAULT_SPILL_THRESHOLDS, STALE_TOOL_NAMES
-from memory_core.settings import MemorySettings
+from memory_core.memory_settings import MemorySettings
 
 # Below this trigger (≈ 32,000 characters of history after pruning) a working thread crosses 70 % within a
 # few turns; from then on Mycel re-compacts on every model call because it estimates the full history.

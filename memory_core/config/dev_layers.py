@@ -30,7 +30,7 @@ from memory_core.config.model import (
     SpillBufferSettings,
 )
 from memory_core.config.schema import INVALID
-from memory_core.settings import DEFAULT_CONTEXT_LIMIT, MemorySettings
+from memory_core.memory_settings import DEFAULT_CONTEXT_LIMIT, MemorySettings
 
 DEFAULTS_SOURCE = "Mycel dev defaults (config/defaults/runtime.json)"
 IGNORED_FILE_NOTE = "Mycel dev does not read this file"

@@ -7,7 +7,7 @@ from typing import Any
 
 from memory_core.config.merge import merge_layers
 from memory_core.config.model import ConfigLayer, ConfigLayerName, ConfigProblem, Severity
-from memory_core.settings import MemorySettings
+from memory_core.memory_settings import MemorySettings
 
 
 def settings_from_document(

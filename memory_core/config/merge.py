@@ -25,7 +25,7 @@ from memory_core.config.schema import (
     coerce_value,
     system_defaults_document,
 )
-from memory_core.settings import DEFAULT_CONTEXT_LIMIT, MemorySettings
+from memory_core.memory_settings import DEFAULT_CONTEXT_LIMIT, MemorySettings
 
 _PRECEDENCE = {name: rank for rank, name in enumerate(ConfigLayerName)}
 # Top-level keys Mycel's settings know but whose content the dashboard does not model.

@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from memory_core.config.redact import redact_secrets
-from memory_core.settings import MemorySettings
+from memory_core.memory_settings import MemorySettings
 
 
 class ConfigLayerName(StrEnum):

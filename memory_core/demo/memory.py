@@ -16,10 +16,10 @@ from typing import NamedTuple
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from memory_core.compaction import CompactionPlan, plan_compaction, summary_text_for
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType, message_from_dict
 from memory_core.model_view import ActiveSummary, ViewItem
 from memory_core.model_view import model_view as engine_model_view
-from memory_core.settings import MemorySettings
 from memory_core.tokens import estimate_tokens
 
 

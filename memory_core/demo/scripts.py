@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from memory_core.settings import MemorySettings
+from memory_core.memory_settings import MemorySettings
 
 Style = Literal["anthropic", "openai"]
 

@@ -23,9 +23,9 @@ from enum import StrEnum
 from typing import Any
 
 from memory_core.call_inputs import call_inputs
+from memory_core.call_record.calls import RecordedCall, sent_size, summary_head_tiktoken
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
-from memory_core.record.calls import RecordedCall, sent_size, summary_head_tiktoken
-from memory_core.settings import MemorySettings
 from memory_core.tokens import (
     DEFAULT_PREFERENCE,
     TokenCounter,

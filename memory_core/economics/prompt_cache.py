@@ -10,7 +10,7 @@ form depends only on the settings, so two calls differ exactly where their prote
 Mycel adds Anthropic's prompt caching only for Anthropic models (reference mycel-dev §4.1: PromptCaching
 "only if model_provider == 'anthropic'"); the provider is not stored, so the model's name decides. Every
 call still gets its tokens; only those calls are priced, at the pricing cache's cache-write minus
-cache-read price (memory_core/storage/cost.py's lookup): a rewritten token would have been a cache read.
+cache-read price (memory_core/economics/cost.py's lookup): a rewritten token would have been a cache read.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from decimal import Decimal
 from enum import StrEnum
 
 from memory_core.call_inputs import CallInput, call_inputs
+from memory_core.call_record.calls import SYSTEM_PROMPT_MESSAGES, RecordedCall, summary_head_tiktoken
 from memory_core.compaction import SUMMARY_HEADER
+from memory_core.economics.cost import MILLION, ZERO, PriceBook, usd
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary
-from memory_core.record.calls import SYSTEM_PROMPT_MESSAGES, RecordedCall, summary_head_tiktoken
-from memory_core.settings import MemorySettings
-from memory_core.storage.cost import MILLION, ZERO, PriceBook, usd
 from memory_core.tokens import TokenCounter
 
 ESTIMATE_UNIT = "Mycel's estimate (characters / 2)"

@@ -1,7 +1,7 @@
 """Which tools fill the window: per tool name, what its results took of every request Mycel sent, what
 pruning removed from them, which were spilled, and how often the agent asked again for what was cleared.
 
-A request is the record's call (memory_core.record.calls): the summary in front, then messages[cut:i]
+A request is the record's call (memory_core.call_record.calls): the summary in front, then messages[cut:i]
 pruned at that call (memory_core.call_inputs: a result protect_recent shields goes whole). Every size is
 in characters of message content as Mycel's estimate counts them (memory_core.tokens.content_chars; the
 estimate is that number / 2), so `sent_share` is one tool's characters over every character sent, the
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_core.call_inputs import CallInput, call_inputs
+from memory_core.call_record.calls import RecordedCall, sent_size
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
-from memory_core.record.calls import RecordedCall, sent_size
-from memory_core.settings import MemorySettings
 from memory_core.spill_notice import spill_notice
 
 UNIT = "characters of message content as Mycel's estimate counts them (the estimate is this / 2)"

@@ -48,7 +48,7 @@ def badge(decision: Mapping[str, Any]) -> str | None:
 
 
 def bundle_markdown(bundle: Mapping[str, Any]) -> str:
-    """The transcript of a bundle (memory_core/export/bundle.py)."""
+    """The transcript of a bundle (memory_core/app/export.py)."""
     thread = bundle.get("thread") or {}
     config = bundle.get("config") or {}
     messages: Sequence[Mapping[str, Any]] = bundle.get("messages") or []

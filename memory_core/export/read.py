@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, UnknownMessageType, messages_from_dicts
 from memory_core.model_view import ActiveSummary
 from memory_core.rules.dev import BreakerState
 from memory_core.rules.profile import RulesProfile, UnknownRules, parse_rules
-from memory_core.settings import MemorySettings
 
-# What a bundle says it is (memory_core/export/bundle.py writes them); kept here so that reading a bundle
+# What a bundle says it is (memory_core/app/export.py writes them); kept here so that reading a bundle
 # imports nothing of the stores.
 FORMAT = "mycel-memory-export"
 VERSION = 1

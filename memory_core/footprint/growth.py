@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory_core.storage.facts import CheckpointBytes, ThreadBytes
+from memory_core.footprint.facts import CheckpointBytes, ThreadBytes
 
 # Fewer turns than this give no line worth fitting: the mean per turn stands in, labelled so.
 MIN_TURNS_TO_FIT = 3

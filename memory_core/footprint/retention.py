@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from memory_core.footprint.facts import ThreadBytes
 from memory_core.lineage import file_operations_by_time, run_events_by_time
 from memory_core.records import CheckpointRow, FileOperation, RunEvent, SummaryRow
 from memory_core.rollback import ROLLBACK_METADATA_KEY
-from memory_core.storage.facts import ThreadBytes
 
 HEAD = "head"
 FORK_POINT = "fork point"

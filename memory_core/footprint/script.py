@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from memory_core.storage.retention import ALWAYS_KEPT, RetentionPlan, ThreadRetention
+from memory_core.footprint.retention import ALWAYS_KEPT, RetentionPlan, ThreadRetention
 
 # Long IN lists are split so no statement grows past what a shell or a server parses comfortably.
 _CHUNK = 500

@@ -19,11 +19,11 @@ from memory_core.compaction import (
     summary_text_for,
     turn_prefix_count,
 )
+from memory_core.memory_settings import MemorySettings, compaction_trigger
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary
 from memory_core.pruning import PruningResult, prune_decisions
 from memory_core.rules.profile import RulesProfile
-from memory_core.settings import MemorySettings, compaction_trigger
 from memory_core.tokens import estimate_tokens
 
 # dev opens its breaker once this many compactions in a row have failed.

@@ -21,6 +21,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.records import (
     AgentRecord,
     FileOperation,
@@ -32,7 +33,6 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
-from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.stores.checkpoints import CheckpointMeta
 from memory_core.stores.series import WriteRow
 from memory_core.stores.thread_list.derived import DerivedFacts

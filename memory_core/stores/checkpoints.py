@@ -11,7 +11,7 @@ from typing import Any
 from memory_core.messages import Message, message_from_dict
 from memory_core.stores.decode import UnreadableBlob, decode_metadata, decode_typed
 from memory_core.stores.redact import masked_texts, redact
-from memory_core.stores.sqlite import ReadOnlyDB
+from memory_core.stores.sqlite.connect import ReadOnlyDB
 
 _GREGORIAN_EPOCH = datetime(1582, 10, 15, tzinfo=UTC)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from memory_core.records import ProblemKind, StoreProblem
 from memory_core.stores.locations import MycelLocations, StoreRole
 from memory_core.stores.schema import checkpoint_layout_problem
-from memory_core.stores.sqlite import ReadOnlyDB, StoreError, open_readonly
+from memory_core.stores.sqlite.connect import ReadOnlyDB, StoreError, open_readonly
 
 FileIdentity = tuple[str, int, int]  # path, device, inode
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from memory_core.breaker import breaker_of
+from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message, MessageType
 from memory_core.records import (
@@ -35,7 +36,6 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
-from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.stores import spill as spill_store
 from memory_core.stores.backend import CheckpointSnapshot, Metadata, Payload, StoreBackend
 from memory_core.stores.checkpoints import (

@@ -18,6 +18,8 @@ from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.views.decorators.csrf import csrf_exempt
 
+from memory_core.app import search as engine
+from memory_core.app.storage import storage_as_json, storage_report
 from memory_core.cli.calls_cmd import thread_facts, whatif_json
 from memory_core.cli.common import CliError, UnknownThread
 from memory_core.cli.cost_cmd import parse_day
@@ -26,8 +28,6 @@ from memory_core.cli.search_cmd import results_json
 from memory_core.cli.storage_cmd import _refuse_unreadable_checkpoints, turns_option
 from memory_core.cli.threads import thread_detail_json, threads_rows
 from memory_core.records import StoreProblem
-from memory_core.search import engine
-from memory_core.storage.report import storage_as_json, storage_report
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.api.checkpoint import checkpoint_json
 from mycel_dashboard.api.paging import BadPaging, page_of, paging_of

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory_core import memo  # noqa: E402
+from memory_core.app.calibration import fleet_calibration  # noqa: E402
 from memory_core.economics.calibration import calibration_json  # noqa: E402
-from memory_core.stores.calibration_facts import fleet_calibration  # noqa: E402
 from memory_core.stores.reader import MycelReader  # noqa: E402
 from tests.benchmarks.bench_stores import home_folder, timed  # noqa: E402
 from tests.core.store_builders import point_locations  # noqa: E402

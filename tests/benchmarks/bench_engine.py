@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from memory_core.compaction import plan_compaction  # noqa: E402
+from memory_core.memory_settings import MemorySettings  # noqa: E402
 from memory_core.messages import Message, message_from_dict  # noqa: E402
 from memory_core.replay import replay_calls  # noqa: E402
-from memory_core.settings import MemorySettings  # noqa: E402
 from memory_core.tokens import TokenCounter, default_counter, estimate_tokens  # noqa: E402
 
 T = TypeVar("T")

@@ -26,10 +26,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from memory_core.app.prompt_cache import thread_cache  # noqa: E402
+from memory_core.memory_settings import MemorySettings  # noqa: E402
 from memory_core.messages import messages_from_dicts  # noqa: E402
 from memory_core.pruning import prune_decisions  # noqa: E402
-from memory_core.settings import MemorySettings  # noqa: E402
-from memory_core.stores.prompt_cache_facts import thread_cache  # noqa: E402
 from memory_core.stores.reader import MycelReader  # noqa: E402
 from memory_core.tokens import default_counter  # noqa: E402
 from tests.benchmarks.bench_stores import timed  # noqa: E402

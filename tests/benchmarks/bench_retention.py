@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory_core import memo  # noqa: E402
-from memory_core.storage.retention import RetentionPolicy, plan_as_dict  # noqa: E402
-from memory_core.storage.retention_run import retention_dry_run  # noqa: E402
+from memory_core.app.retention import retention_dry_run  # noqa: E402
+from memory_core.footprint.retention import RetentionPolicy, plan_as_dict  # noqa: E402
 from memory_core.stores.reader import MycelReader  # noqa: E402
 from mycel_dashboard.screens.retention.presenter import retention_rows  # noqa: E402
 from tests.benchmarks.bench_stores import BIG, drop_page_cache, home_folder, timed  # noqa: E402

@@ -32,9 +32,9 @@ from langgraph.checkpoint.base import empty_checkpoint  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 
 from memory_core import memo  # noqa: E402
-from memory_core.search.engine import default_index, rebuild_index, search  # noqa: E402
+from memory_core.app.search import default_index, rebuild_index, search  # noqa: E402
 from memory_core.stores.reader import MycelReader  # noqa: E402
-from memory_core.stores.search_index import COMMON_MATCHES  # noqa: E402
+from memory_core.stores.sqlite.search_index import COMMON_MATCHES  # noqa: E402
 from tests.core.store_builders import point_locations  # noqa: E402
 
 # Real text is Zipfian: a few words in nearly every message, most words rare. 5,000 words, weight 1/rank;
@@ -222,7 +222,7 @@ def main() -> int:
 
 def postgres(folder: Path, cache: Path) -> int:
     """The same measures with the index in a throwaway PostgreSQL server's database."""
-    from memory_core.stores.search_index_pg import PgSearchIndex
+    from memory_core.stores.postgres.search_index import PgSearchIndex
     from tests.support.postgres import running_postgres
 
     threads = _thread_count(folder)

@@ -28,7 +28,7 @@ from langgraph.graph import END, START, StateGraph  # noqa: E402
 from langgraph.graph.message import add_messages  # noqa: E402
 
 from memory_core import memo  # noqa: E402
-from memory_core.search.engine import rebuild_index, search  # noqa: E402
+from memory_core.app.search import rebuild_index, search  # noqa: E402
 from memory_core.stores.message_deltas import MessagesSince  # noqa: E402
 from memory_core.stores.reader import MycelReader  # noqa: E402
 from tests.benchmarks.bench_search import _messages, timed  # noqa: E402
@@ -59,7 +59,7 @@ def long_thread() -> None:
     """One new turn on a 2,000-message thread (written by the real graph and SqliteSaver, so every step
     has its writes): indexed from the writes, and by decoding the head, from the same index state."""
     from memory_core.stores import reader as reader_module
-    from memory_core.stores.search_index import SearchIndex
+    from memory_core.stores.sqlite.search_index import SearchIndex
 
     folder = ROOT / "var" / "bench" / "search-long"
     shutil.rmtree(folder, ignore_errors=True)
@@ -129,7 +129,7 @@ def long_thread() -> None:
 def digest_cost() -> None:
     """The index digest over 50,000 messages (the bench's mix): each link hashes what is indexed of a
     message, so the head path and the writes agree without ids."""
-    from memory_core.search.engine import _content_digest
+    from memory_core.app.search import _content_digest
     from memory_core.stores.checkpoints import message_from_plain
 
     plain = [m.model_dump() for m in _messages(random.Random(3), 50_000, 0)]

@@ -51,7 +51,7 @@ def main() -> int:
     from django.core.management import call_command
     from django.test import Client
 
-    from memory_core.storage.report import storage_report
+    from memory_core.app.storage import storage_report
     from mycel_dashboard.web.source import open_source
     from tests.benchmarks.bench_storage_facts import naive_fleet_bytes
     from tests.benchmarks.bench_stores import BIG, timed

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory_core import memo  # noqa: E402
+from memory_core.app.tools import fleet_tool_pressure  # noqa: E402
 from memory_core.economics.tool_pressure import pressure_json  # noqa: E402
-from memory_core.stores.fleet_tools import fleet_tool_pressure  # noqa: E402
 from memory_core.stores.reader import MycelReader  # noqa: E402
 from tests.benchmarks.bench_stores import home_folder, timed  # noqa: E402
 from tests.core.store_builders import point_locations  # noqa: E402

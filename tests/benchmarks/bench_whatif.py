@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from memory_core import memo  # noqa: E402
 from memory_core.demo import write_demo_home  # noqa: E402
-from memory_core.settings import MemorySettings  # noqa: E402
+from memory_core.memory_settings import MemorySettings  # noqa: E402
 from memory_core.stores.locations import resolve_locations  # noqa: E402
 from memory_core.stores.reader import MycelReader  # noqa: E402
 from memory_core.whatif import compare_sides, thread_whatif  # noqa: E402

@@ -6,8 +6,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, message_from_dict
-from memory_core.settings import MemorySettings
 
 CALL_IDS = st.sampled_from(["c1", "c2", "c3", "c4", "c5", "", None])
 TEXT = st.text(alphabet="ab \u00e9\u4e2d", max_size=120)

@@ -19,6 +19,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from memory_core.app.fleet_calls import fleet_records
 from memory_core.cli import main
 from memory_core.compaction import SUMMARY_HEADER, plan_compaction
 from memory_core.economics.calibration import (
@@ -31,10 +32,9 @@ from memory_core.economics.calibration import (
     sent_tiktoken,
 )
 from memory_core.memo import reset
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import message_from_dict
 from memory_core.pruning import prune_decisions
-from memory_core.settings import MemorySettings
-from memory_core.stores.fleet_calls import fleet_records
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import OFFLINE_ENCODING, TokenCounter
 from tests.conftest import point_env_at
@@ -274,7 +274,7 @@ def test_table_names_the_encoding_and_the_overhead(home: Path, capsys) -> None:
 
 
 def test_fleet_is_warm_on_the_second_read(home: Path, capsys) -> None:
-    from memory_core.stores.fleet_calls import _REDUCTIONS
+    from memory_core.app.fleet_calls import _REDUCTIONS
 
     first = _cli(capsys)
     before = _REDUCTIONS.stats()

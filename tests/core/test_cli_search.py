@@ -9,8 +9,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory_core import memo
+from memory_core.app.search import search
 from memory_core.cli import main
-from memory_core.search.engine import search
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_list.derived import default_folder
 from tests.conftest import point_env_at

@@ -21,7 +21,7 @@ from memory_core.config import (
     system_layer,
     validate_value,
 )
-from memory_core.settings import MemorySettings
+from memory_core.memory_settings import MemorySettings
 
 
 def test_empty_document_gives_mycels_defaults() -> None:

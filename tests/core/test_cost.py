@@ -18,10 +18,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from memory_core.app.cost import ABANDONED, THREAD_CALLS, fleet_cost, list_fleet_calls
 from memory_core.cli import main
-from memory_core.memo import reset
-from memory_core.messages import Message, MessageType
-from memory_core.storage.cost import (
+from memory_core.economics.cost import (
     CACHE_TTL_S,
     CallUsage,
     MatchedBy,
@@ -33,7 +32,8 @@ from memory_core.storage.cost import (
     read_usage,
     usage_of,
 )
-from memory_core.stores.cost_facts import ABANDONED, THREAD_CALLS, fleet_cost, list_fleet_calls
+from memory_core.memo import reset
+from memory_core.messages import Message, MessageType
 from memory_core.stores.reader import MycelReader
 from tests.conftest import SAMPLE_HOME, point_env_at
 from tests.core.store_builders import point_locations

@@ -26,10 +26,10 @@ from memory_core.demo import (
 )
 from memory_core.demo.graph import SYSTEM_PROMPT_TOKENS
 from memory_core.demo.memory import fake_summary
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType, message_from_dict, messages_from_dicts
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruneAction, prune_decisions
-from memory_core.settings import MemorySettings
 from memory_core.tokens import estimate_tokens
 
 

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from memory_core.app.export import FORMAT, ExportError, export_bundle, export_filename
 from memory_core.cli import main
 from memory_core.cli.reading import open_reader
 from memory_core.demo import FAKE_API_KEY
-from memory_core.export.bundle import FORMAT, ExportError, export_bundle, export_filename
 from memory_core.export.markdown import bundle_markdown, code, fence
 from memory_core.messages import MessageType, messages_from_dicts
 from tests.conftest import point_env_at
@@ -122,7 +122,7 @@ def test_plan_bundle_gives_the_live_threads_decisions_with_no_mycel_files(
     assert state is not None
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(bundle, ensure_ascii=False), encoding="utf-8")
-    from memory_core.export.bundle import message_dict
+    from memory_core.app.export import message_dict
 
     live = tmp_path / "live-messages.json"
     live.write_text(json.dumps([message_dict(m) for m in state.messages]), encoding="utf-8")
@@ -300,7 +300,7 @@ def test_secrets_inside_texts_are_masked_to_their_length_and_decide_alike(
 
     state = open_reader().get_state(thread_id).value
     assert state is not None
-    from memory_core.export.bundle import message_dict
+    from memory_core.app.export import message_dict
 
     path, live = tmp_path / "bundle.json", tmp_path / "live-messages.json"
     path.write_text(json.dumps(bundle, ensure_ascii=False), encoding="utf-8")

@@ -1,6 +1,6 @@
 """The fleet reports under a deadline, over Mycel's real sample home (threads LangGraph's savers wrote).
 
-`reduce_fleet` (memory_core/stores/fleet_calls.py) keeps one small reduction per thread head for every
+`reduce_fleet` (memory_core/app/fleet_calls.py) keeps one small reduction per thread head for every
 report, computes a thread's record only when its reduction is not kept, and, past a deadline, takes
 only kept reductions (one thread is always computed, so each call goes on). fleet_cost follows the same
 rule over its own per-thread memo.
@@ -20,16 +20,16 @@ from langgraph.checkpoint.base import create_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from memory_core import memo
+from memory_core.app import fleet_calls
+from memory_core.app.calibration import calibration_document, fleet_calibration
+from memory_core.app.calls import ThreadCalls
+from memory_core.app.cost import cost_document, fleet_cost, pricing_of
+from memory_core.app.fleet_calls import reduce_fleet
+from memory_core.app.prompt_cache import fleet_cache, fleet_json
+from memory_core.app.tools import fleet_tool_pressure, tools_document
 from memory_core.memo import Memo
 from memory_core.records import ProblemKind
-from memory_core.stores import fleet_calls
-from memory_core.stores.calibration_facts import calibration_document, fleet_calibration
-from memory_core.stores.cost_facts import cost_document, fleet_cost, pricing_of
-from memory_core.stores.fleet_calls import reduce_fleet
-from memory_core.stores.fleet_tools import fleet_tool_pressure, tools_document
-from memory_core.stores.prompt_cache_facts import fleet_cache, fleet_json
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import ThreadCalls
 from tests.core.store_builders import point_locations
 
 # Each report's --json document under an optional deadline (`time.monotonic()` time).

@@ -6,8 +6,8 @@ from typing import Any
 
 from memory_core.compaction import plan_compaction
 from memory_core.integrity import IssueKind, integrity_issues
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, message_from_dict
-from memory_core.settings import MemorySettings
 
 
 def _thread(*raws: dict[str, Any]) -> tuple[Message, ...]:

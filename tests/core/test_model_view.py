@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from memory_core.compaction import SUMMARY_HEADER
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType, message_from_dict
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruneAction
 from memory_core.records import SummaryRow
-from memory_core.settings import MemorySettings
 
 MESSAGES: tuple[Message, ...] = tuple(
     message_from_dict(raw)

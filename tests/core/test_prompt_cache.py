@@ -26,15 +26,15 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from memory_core.app.fleet_calls import recorded_thread
+from memory_core.app.prompt_cache import fleet_cache, thread_cache
 from memory_core.cli import main
 from memory_core.compaction import SUMMARY_HEADER
+from memory_core.economics.cost import PriceBook
 from memory_core.economics.prompt_cache import Cause, prompt_caching, request_prefixes, rewrite_price
+from memory_core.memory_settings import MemorySettings
 from memory_core.model_view import ActiveSummary
 from memory_core.pruning import SOFT_TRIM_MARKER
-from memory_core.settings import MemorySettings
-from memory_core.storage.cost import PriceBook
-from memory_core.stores.fleet_calls import recorded_thread
-from memory_core.stores.prompt_cache_facts import fleet_cache, thread_cache
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import default_counter
 from memory_core.whatif import thread_side
@@ -267,7 +267,7 @@ def test_unknown_thread_and_bad_flags_are_one_line(home: Path, capsys) -> None:
 
 
 def test_the_fleet_is_warm_on_the_second_read(home: Path) -> None:
-    from memory_core.stores.fleet_calls import _REDUCTIONS
+    from memory_core.app.fleet_calls import _REDUCTIONS
 
     reader = MycelReader(point_locations(home))
     fleet_cache(reader, book=None)

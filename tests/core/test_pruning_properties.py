@@ -7,9 +7,9 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from memory_core.compaction import plan_compaction
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import SOFT_TRIM_MARKER, PruneAction, protected_steps, prune_decisions
-from memory_core.settings import MemorySettings
 from tests.core.strategies import message_lists, settings, thread_settings, threads
 
 FAST = hypothesis_settings(max_examples=150, deadline=None)

@@ -1,4 +1,4 @@
-"""The record-first reconstruction (memory_core.record) against Mycel's arithmetic and Mycel's own rows.
+"""The record-first reconstruction (memory_core.call_record) against Mycel's arithmetic and Mycel's own rows.
 
 Expected values come from outside the module under test: the summary rows Mycel itself stored (the
 sample home), and plan_compaction — the one-call plan the vectors prove against Mycel's code — walked call
@@ -15,19 +15,19 @@ from hypothesis import event, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from memory_core.app.calls import calls_of, configured_for, thread_calls
+from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.call_inputs import call_inputs
+from memory_core.call_record.calls import checkpoints_holding, holder_of
+from memory_core.call_record.evidence import Configured
+from memory_core.call_record.intervals import UNBOUNDED, Limits, preimage
 from memory_core.compaction import plan_compaction, split_index, turn_prefix_count
+from memory_core.memory_settings import MemorySettings, compaction_trigger
 from memory_core.messages import Message, MessageType
-from memory_core.record.calls import checkpoints_holding, holder_of
-from memory_core.record.evidence import Configured
-from memory_core.record.intervals import UNBOUNDED, Limits, preimage
 from memory_core.records import CheckpointRow, SummaryRow
 from memory_core.replay import replay_calls
-from memory_core.settings import MemorySettings, compaction_trigger
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import calls_of, configured_for, thread_calls
-from memory_core.stores.thread_settings import thread_memory_settings
 from tests.core.strategies import threads
 from tests.support.mycel_oracle import expected_request_sizes
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
+from memory_core.app.calls import ThreadCalls, configured_for, thread_calls
+from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.demo import DemoManifest, write_demo_home
 from memory_core.demo.home import DemoThread
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import ThreadCalls, configured_for, thread_calls
-from memory_core.stores.thread_settings import thread_memory_settings
 from tests.conftest import point_env_at
 from tests.support.mycel_oracle import expected_request_sizes
 

@@ -7,11 +7,11 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from memory_core.compaction import plan_compaction
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType, message_from_dict
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruneAction
 from memory_core.replay import placeholder_summary, replay_calls
-from memory_core.settings import MemorySettings
 from memory_core.tokens import default_counter, estimate_tokens
 from tests.core.strategies import message_lists, settings, thread_settings, threads
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memory_core.memory_settings import MemorySettings
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruneAction, prune_decisions
 from memory_core.replay import replay_calls
-from memory_core.settings import MemorySettings
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 

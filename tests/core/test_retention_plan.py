@@ -6,9 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory_core.records import CheckpointRow, FileOperation, RunEvent, SummaryRow
-from memory_core.storage.facts import CheckpointBytes, ThreadBytes, blob_key
-from memory_core.storage.retention import (
+from memory_core.footprint.facts import CheckpointBytes, ThreadBytes, blob_key
+from memory_core.footprint.retention import (
     RetentionPolicy,
     RetentionPolicyError,
     plan_as_dict,
@@ -16,7 +15,8 @@ from memory_core.storage.retention import (
     rollback_targets,
     unreachable_after,
 )
-from memory_core.storage.script import ScriptError, ScriptTarget, literal, retention_script
+from memory_core.footprint.script import ScriptError, ScriptTarget, literal, retention_script
+from memory_core.records import CheckpointRow, FileOperation, RunEvent, SummaryRow
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 

@@ -19,10 +19,10 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from memory_core.app.retention import retention_dry_run
+from memory_core.footprint.retention import RetentionPolicy
+from memory_core.footprint.script import retention_script
 from memory_core.rollback import ROLLBACK_METADATA_KEY
-from memory_core.storage.retention import RetentionPolicy
-from memory_core.storage.retention_run import retention_dry_run
-from memory_core.storage.script import retention_script
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.write.rollback_actions import apply_rollback, preview_rollback
 from tests.conftest import SAMPLE_HOME

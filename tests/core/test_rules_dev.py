@@ -12,18 +12,18 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from memory_core.app.calls import configured_for, thread_calls
+from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.call_inputs import call_inputs
+from memory_core.call_record.dev_calls import dev_replayed
 from memory_core.compaction import split_index
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary as DevSummary
-from memory_core.record.dev_calls import dev_replayed
 from memory_core.rules.dev import BreakerState, dev_trigger_tokens, plan_dev_call
 from memory_core.rules.profile import RulesProfile, UnknownRules, parse_rules, rules_for, rules_reason
-from memory_core.settings import MemorySettings
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import configured_for, thread_calls
-from memory_core.stores.thread_settings import thread_memory_settings
 from tests.core.strategies import thread_settings, threads
 
 COMPACTING_THREAD = "m_0D8EzdJXJhk9-2"  # leon:snug, 5,500 (sample README: 7 rows, 3 split turns)

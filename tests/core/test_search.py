@@ -13,11 +13,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory_core import memo
+from memory_core.app.search import day_after, day_start, default_index, search
 from memory_core.demo.tables import QUEUE_DDL
-from memory_core.search.engine import day_after, day_start, default_index, search
 from memory_core.search.query import QueryError, fts_match, parse_query
-from memory_core.stores import search_index
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.sqlite import search_index
 from tests.core.store_builders import add_summary, build_thread, point_locations
 from tests.dashboard.planting import plant_thread
 
@@ -302,7 +302,8 @@ def test_no_planted_secret_reaches_the_index(home: Path):
 def test_an_index_made_under_an_older_redaction_rule_is_built_again(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    from memory_core.search import documents, engine
+    from memory_core.app import search as engine
+    from memory_core.search import documents
     from memory_core.stores import checkpoints
 
     nested = "nested0leak0value"  # a named secret inside another name's value: rule 1 let it through

@@ -28,13 +28,13 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Send
 
 from memory_core import memo
+from memory_core.app.search import default_index, rebuild_index, search
 from memory_core.messages import Message
-from memory_core.search.engine import default_index, rebuild_index, search
 from memory_core.stores.checkpoints import decode_checkpoint
 from memory_core.stores.decode import decode_metadata
 from memory_core.stores.message_deltas import MessagesSince, messages_since
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.search_index import SearchIndex
+from memory_core.stores.sqlite.search_index import SearchIndex
 from memory_core.stores.thread_list import listing
 from tests.core.store_builders import point_locations
 from tests.core.test_search import SECRET

@@ -13,11 +13,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from memory_core import memo
+from memory_core.app.search import default_index, search
 from memory_core.search.documents import DocumentKind, SearchDocument
-from memory_core.search.engine import default_index, search
-from memory_core.stores import search_index
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.search_index import IndexedThread, SearchIndex, SearchIndexError
+from memory_core.stores.sqlite import search_index
+from memory_core.stores.sqlite.search_index import IndexedThread, SearchIndex, SearchIndexError
 from tests.core.store_builders import point_locations
 from tests.dashboard.planting import plant_thread
 

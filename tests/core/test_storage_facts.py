@@ -14,10 +14,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 
 from memory_core.records import ProblemKind
-from memory_core.stores import storage_facts
 from memory_core.stores.msgpack_spans import SpanError, channel_value_spans
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.sqlite import ReadOnlyDB, StoreError
+from memory_core.stores.sqlite import storage_facts
+from memory_core.stores.sqlite.connect import ReadOnlyDB, StoreError
 from tests.core.store_builders import build_thread, file_hashes, point_locations
 
 
@@ -187,7 +187,7 @@ def test_dbstat_unavailable_falls_back_and_says_what_is_estimated(
                 try:
                     conn.execute("SELECT * FROM no_such_dbstat")
                 except sqlite3.OperationalError as exc:
-                    from memory_core.stores.sqlite import problem_from_error
+                    from memory_core.stores.sqlite.connect import problem_from_error
 
                     raise StoreError(problem_from_error(exc, store=self.store, path=self.path)) from exc
         return real_rows(self, sql, *args, **kwargs)
@@ -403,7 +403,7 @@ def test_list_thread_bytes_filters_one_thread(tmp_path: Path) -> None:
     home.mkdir()
     build_thread(home / "leon.db", "a", turns=1)
     build_thread(home / "leon.db", "b", turns=2)
-    from memory_core.stores.sqlite import opened
+    from memory_core.stores.sqlite.connect import opened
 
     with opened(home / "leon.db", store="main", timeout_s=5, row_cap=10) as db:
         assert [t.thread_id for t in storage_facts.list_thread_bytes(db, ["b"], store="leon.db")] == ["b"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.storage.facts import CheckpointBytes, ThreadBytes
-from memory_core.storage.growth import (
+from memory_core.footprint.facts import CheckpointBytes, ThreadBytes
+from memory_core.footprint.growth import (
     FITTED,
     NO_CHECKPOINTS,
     TOO_FEW_TURNS,

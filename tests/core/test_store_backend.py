@@ -11,7 +11,7 @@ from memory_core import memo
 from memory_core.records import StoreProblem
 from memory_core.stores.backend import CheckpointSnapshot, StoreBackend
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.sqlite_backend import SqliteBackend
+from memory_core.stores.sqlite.backend import SqliteBackend
 from tests.core.store_builders import build_thread, point_locations
 
 

@@ -16,11 +16,11 @@ import pytest
 
 from memory_core.cli import main as cli_main
 from memory_core.records import ProblemKind
-from memory_core.stores import sqlite as sqlite_module
 from memory_core.stores.checkpoints import list_checkpoint_meta, read_payload
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.series import naive_series
-from memory_core.stores.sqlite import StoreError, opened
+from memory_core.stores.sqlite import connect as sqlite_module
+from memory_core.stores.sqlite.connect import StoreError, opened
 from memory_core.tokens import default_counter
 from tests.conftest import point_env_at
 from tests.core.store_builders import (

@@ -14,7 +14,7 @@ from memory_core.records import ProblemKind
 from memory_core.stores.checkpoints import list_checkpoint_meta, read_payload
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.series import naive_series
-from memory_core.stores.sqlite import opened
+from memory_core.stores.sqlite.connect import opened
 from memory_core.tokens import default_counter
 from tests.core.store_builders import file_hashes, point_locations
 

@@ -20,7 +20,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from memory_core import memo
 from memory_core.records import ThreadRow
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.sqlite import opened
+from memory_core.stores.sqlite.connect import opened
 from memory_core.stores.thread_list import derived, listing
 from memory_core.stores.thread_list.derived import DerivedFacts, HeadFacts, default_folder
 from memory_core.stores.thread_list.threads import checkpoint_heads

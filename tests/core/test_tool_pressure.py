@@ -26,11 +26,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
 from memory_core import memo
+from memory_core.app.tools import call_day, fleet_tool_pressure, tools_document
 from memory_core.cli import main
 from memory_core.compaction import SUMMARY_HEADER
 from memory_core.economics.tool_pressure import READ_TOOLS, fleet_pressure, pressure_json, thread_pressure
 from memory_core.pruning import SOFT_TRIM_MARKER
-from memory_core.stores.fleet_tools import call_day, fleet_tool_pressure, tools_document
 from memory_core.stores.reader import MycelReader
 from tests.conftest import point_env_at
 from tests.core.store_builders import point_locations
@@ -403,7 +403,7 @@ def report_thread_sent(report: dict[str, Any], thread_id: str) -> int:
 
 def test_thread_pressure_is_pure_over_a_record(built) -> None:
     # The fleet report is the sum of the per-thread reductions, whatever their order.
-    from memory_core.stores.fleet_calls import fleet_records
+    from memory_core.app.fleet_calls import fleet_records
 
     threads = [
         thread_pressure(row.thread_id, r.messages, r.calls, r.configured.settings, day_of=call_day)

@@ -15,9 +15,9 @@ from memory_core.compaction import (
     split_messages,
     summary_text_for,
 )
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, messages_from_dicts
 from memory_core.pruning import PruneAction, prune_decisions
-from memory_core.settings import MemorySettings
 from memory_core.tokens import estimate_tokens
 from tests.conftest import VECTORS
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memory_core.compaction import plan_compaction
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType, ToolCall
 from memory_core.pruning import PruneAction
-from memory_core.settings import MemorySettings
 from memory_core.whatif import FleetThread, fleet_whatif, thread_side, thread_whatif
 
 DEFAULTS = MemorySettings()

@@ -162,7 +162,7 @@ def test_a_spent_budget_indexes_one_more_thread_per_search(viewer_client, plante
 def test_a_very_common_query_says_it_ranked_only_the_newest_matches(
     viewer_client, planted: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ):
-    from memory_core.stores import search_index
+    from memory_core.stores.sqlite import search_index
 
     monkeypatch.setattr(search_index, "COMMON_MATCHES", 1)
     body = viewer_client.get(reverse("search"), {"q": "walrus"}).content.decode()

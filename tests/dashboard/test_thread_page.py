@@ -182,9 +182,9 @@ def test_context_limit_override_moves_the_lines(viewer_client, sample_home: Path
 
 
 def test_a_2000_message_timeline_renders_one_page_at_a_time():
+    from memory_core.memory_settings import MemorySettings
     from memory_core.messages import Message, MessageType, ToolCall
     from memory_core.pruning import prune_decisions
-    from memory_core.settings import MemorySettings
     from mycel_dashboard.screens.thread.presenter import PAGE_SIZE, View, build_timeline
 
     messages = []

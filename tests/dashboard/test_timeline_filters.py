@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType, ToolCall
 from memory_core.pruning import prune_decisions
-from memory_core.settings import MemorySettings
 from mycel_dashboard.screens.thread.presenter import (
     COLLAPSE_RUN,
     PAGE_SIZE,

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
+from memory_core.app.calls import ThreadCalls, configured_for, thread_calls
+from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.cli import main
 from memory_core.messages import MessageType
 from memory_core.model_view import model_view
 from memory_core.rules.profile import RulesProfile
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import ThreadCalls, configured_for, thread_calls
-from memory_core.stores.thread_settings import thread_memory_settings
 from memory_core.tokens import content_chars
 from tests.conftest import PG_DEV_SAMPLE
 

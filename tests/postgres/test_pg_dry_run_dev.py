@@ -1,5 +1,5 @@
 """The dry-run of a Mycel dev thread from the CLI and on the page: one decision (dev's middleware at the next
-call, memory_core.stores.thread_calls.dev_next_call), the same figures in both."""
+call, memory_core.app.calls.dev_next_call), the same figures in both."""
 
 from __future__ import annotations
 
@@ -69,12 +69,12 @@ def test_trigger_tokens_is_refused_under_main_s_rules(
 def test_the_what_if_s_next_call_follows_dev_s_rules_and_its_breaker(dev_client) -> None:  # noqa: F811
     # The breaker thread is far over a 6,000 window's trigger: main's rules would compact at its next call,
     # dev's do not while its breaker is open (the record's last call left it open).
+    from memory_core.app.calls import configured_for, thread_calls
+    from memory_core.app.thread_settings import thread_memory_settings
+    from memory_core.memory_settings import MemorySettings
     from memory_core.rules.profile import RulesProfile
-    from memory_core.settings import MemorySettings
     from memory_core.stores.locations import resolve_locations
     from memory_core.stores.reader import MycelReader
-    from memory_core.stores.thread_calls import configured_for, thread_calls
-    from memory_core.stores.thread_settings import thread_memory_settings
     from memory_core.whatif import recorded_side
 
     reader = MycelReader(resolve_locations())

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from memory_core.app.export import export_bundle
 from memory_core.cli import main
-from memory_core.export.bundle import export_bundle
 from memory_core.export.markdown import bundle_markdown
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader

@@ -18,10 +18,10 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from memory_core.app.retention import retention_dry_run
+from memory_core.footprint.retention import RetentionPolicy
+from memory_core.footprint.script import retention_script
 from memory_core.rollback import ROLLBACK_METADATA_KEY
-from memory_core.storage.retention import RetentionPolicy
-from memory_core.storage.retention_run import retention_dry_run
-from memory_core.storage.script import retention_script
 from memory_core.stores.postgres.connect import close_pools
 from tests.postgres.test_pg_reader import reader_for
 from tests.postgres.test_pg_rollback import _dev_reader, _mycel_like_save, saver_tuple

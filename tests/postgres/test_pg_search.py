@@ -13,12 +13,12 @@ import psycopg
 import pytest
 
 from memory_core import memo
-from memory_core.search.engine import day_after, day_start, default_index, search
-from memory_core.stores import search_index
+from memory_core.app.search import day_after, day_start, default_index, search
 from memory_core.stores.locations import resolve_locations
+from memory_core.stores.postgres.search_index import PgSearchIndex
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.search_index import SearchIndex, SearchIndexError
-from memory_core.stores.search_index_pg import PgSearchIndex
+from memory_core.stores.sqlite import search_index
+from memory_core.stores.sqlite.search_index import SearchIndex, SearchIndexError
 from tests.core.store_builders import point_locations
 from tests.core.test_search import (
     HOSTILE_QUERIES,
@@ -145,7 +145,8 @@ def test_a_table_filled_under_an_older_redaction_rule_is_filled_again(
 ):
     from langchain_core.messages import HumanMessage
 
-    from memory_core.search import documents, engine
+    from memory_core.app import search as engine
+    from memory_core.search import documents
     from memory_core.stores import checkpoints
 
     nested = "nested0leak0value"
@@ -208,7 +209,7 @@ def test_a_common_query_still_ranks_its_phrase_matches_first(
 def test_a_bulk_first_load_gives_the_same_hits_and_builds_its_indexes(
     home: Path, dashboard_db: str, monkeypatch: pytest.MonkeyPatch
 ):
-    from memory_core.stores import search_index_pg
+    from memory_core.stores.postgres import search_index as search_index_pg
 
     _plant_fleet(home)
     # A tiny buffer: the fleet's first load goes the bulk way (indexes dropped, COPY, built at the end).

@@ -13,11 +13,11 @@ import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from memory_core import memo
-from memory_core.search.engine import rebuild_index, search
+from memory_core.app.search import rebuild_index, search
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.message_deltas import MessagesSince
+from memory_core.stores.postgres.search_index import PgSearchIndex
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.search_index_pg import PgSearchIndex
 from memory_core.stores.thread_list import listing
 from tests.core.test_search_deltas import _agent_graph
 

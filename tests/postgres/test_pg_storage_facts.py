@@ -11,8 +11,8 @@ from typing import Any
 
 import psycopg
 
+from memory_core.footprint.facts import blob_key
 from memory_core.records import ProblemKind
-from memory_core.storage.facts import blob_key
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.postgres.connect import mask_url
 from memory_core.stores.reader import MycelReader

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
+from memory_core.app.fleet_calls import fleet_records
 from memory_core.cli import main
 from memory_core.memo import reset
-from memory_core.stores.fleet_calls import fleet_records
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from tests.core.test_tool_pressure import _oracle

@@ -1,14 +1,14 @@
 """An oracle for tests: what Mycel hands its model at every call, from the one-call plan the vectors
 prove against Mycel's code (plan_compaction) and Mycel's cache rule (reference §3.9) — independent of
-memory_core.record, which the tests hold against it."""
+memory_core.call_record, which the tests hold against it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 from memory_core.compaction import plan_compaction
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
-from memory_core.settings import MemorySettings
 
 
 def expected_request_sizes(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from memory_core.stores.backend import StoreBackend
 from memory_core.stores.locations import MycelLocations
-from memory_core.stores.sqlite_backend import SqliteBackend
+from memory_core.stores.sqlite.backend import SqliteBackend
 
 
 def backend_for(locations: MycelLocations, *, query_timeout_s: float, row_cap: int) -> StoreBackend:

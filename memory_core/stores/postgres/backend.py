@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory_core.breaker import BREAKER_CHANNEL, breaker_from_channel
+from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.records import (
     AgentRecord,
     BreakerState,
@@ -31,7 +32,6 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
-from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read, one_snapshot
 from memory_core.stores.checkpoints import CheckpointMeta
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_typed
@@ -43,7 +43,7 @@ from memory_core.stores.postgres.connect import PgError, PgRead, mask_url, read_
 from memory_core.stores.postgres.layout import PostgresLayout, detect_layouts
 from memory_core.stores.postgres.side_stores import SideTable
 from memory_core.stores.series import WriteRow
-from memory_core.stores.sqlite_backend import SqliteBackend
+from memory_core.stores.sqlite.backend import SqliteBackend
 from memory_core.stores.thread_list import listing
 from memory_core.stores.thread_list import threads as threads_store
 from memory_core.stores.thread_list.derived import DerivedFacts, HeadFacts

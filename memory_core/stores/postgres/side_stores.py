@@ -25,7 +25,7 @@ from memory_core.records import (
 )
 from memory_core.stores.postgres.connect import PgRead
 from memory_core.stores.redact import redact
-from memory_core.stores.summaries import summary_row
+from memory_core.stores.sqlite.summaries import summary_row
 from memory_core.stores.times import from_epoch, from_local_iso
 
 USERS_SCHEMA = "identity"

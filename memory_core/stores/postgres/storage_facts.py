@@ -1,4 +1,4 @@
-"""AsyncPostgresSaver's bytes on disk, read with plain SQL in either layout (memory_core.storage.facts).
+"""AsyncPostgresSaver's bytes on disk, read with plain SQL in either layout (memory_core.footprint.facts).
 
 Every figure is `pg_column_size()`: the bytes a value takes as stored (compressed or TOASTed included).
 A checkpoint row holds its JSON and metadata; the channel values it names live in `checkpoint_blobs`,
@@ -14,7 +14,7 @@ import json
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from memory_core.storage.facts import (
+from memory_core.footprint.facts import (
     ChannelBytes,
     CheckpointBytes,
     StoreSpace,

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 
 from memory_core.messages import Message
 from memory_core.records import StoreProblem, ThreadRow
-from memory_core.stores import queue as queue_store
-from memory_core.stores import sandbox as sandbox_store
-from memory_core.stores import summaries as summaries_store
 from memory_core.stores.backend import Payload
 from memory_core.stores.checkpoints import decode_checkpoint
 from memory_core.stores.decode import UnreadableBlob
 from memory_core.stores.locations import StoreRole
 from memory_core.stores.opening import StoreOpener, check_checkpoint_layout, unless_found
+from memory_core.stores.sqlite import queue as queue_store
+from memory_core.stores.sqlite import sandbox as sandbox_store
+from memory_core.stores.sqlite import summaries as summaries_store
 from memory_core.stores.thread_list import threads as threads_store
 from memory_core.stores.thread_list.derived import DerivedFacts, HeadFacts
 from memory_core.tokens import estimate_tokens

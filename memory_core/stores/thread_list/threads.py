@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from memory_core.records import ThreadRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_metadata
-from memory_core.stores.sqlite import ReadOnlyDB
+from memory_core.stores.sqlite.connect import ReadOnlyDB
 from memory_core.stores.thread_list.derived import DerivedFacts, HeadFacts
 from memory_core.stores.times import from_epoch
 

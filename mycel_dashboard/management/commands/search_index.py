@@ -4,7 +4,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core.search.engine import SearchIndexError, default_index, rebuild_index
+from memory_core.app.search import SearchIndexError, default_index, rebuild_index
 from mycel_dashboard.screens.shared.memory import problem_text
 from mycel_dashboard.web.source import open_source
 

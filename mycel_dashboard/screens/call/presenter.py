@@ -1,17 +1,17 @@
 """One model call, exactly as Mycel handed it to the model: the summary in its cache, then the stored
 messages from where that summary ends, each as pruned at that call — from the record
-(memory_core.record), with the sizes Mycel, tiktoken and the provider give it."""
+(memory_core.call_record), with the sizes Mycel, tiktoken and the provider give it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memory_core.app.calls import ThreadCalls
+from memory_core.call_record.calls import RecordedCall
 from memory_core.messages import Message, MessageType
 from memory_core.model_view import model_view
 from memory_core.pruning import PruneAction
-from memory_core.record.calls import RecordedCall
 from memory_core.records import SummaryRow
-from memory_core.stores.thread_calls import ThreadCalls
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
 from mycel_dashboard.screens.thread.presenter import Badge, NoticeView, View, notice_of, pruning_badge
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memory_core.app.thread_settings import project_folder, thread_model
 from memory_core.context_limits import ContextLimit
+from memory_core.memory_settings import compaction_trigger
 from memory_core.records import ThreadRow
-from memory_core.settings import compaction_trigger
-from memory_core.stores.thread_settings import project_folder, thread_model
 from mycel_dashboard.screens.shared.memory import SettingsResolver
 
 

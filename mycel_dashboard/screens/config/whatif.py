@@ -13,15 +13,15 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from memory_core.app.calls import limit_source
+from memory_core.app.prompt_cache import side_rewrites
 from memory_core.economics.prompt_cache import unit_of
 from memory_core.messages import Message
 from memory_core.pruning import PruneAction
 from memory_core.records import ThreadRow
 from memory_core.rules.dev import trigger_under
 from memory_core.rules.profile import RulesProfile, rules_for
-from memory_core.stores.prompt_cache_facts import side_rewrites
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import limit_source
 from memory_core.tokens import default_counter
 from memory_core.whatif import (
     BadgeChange,

@@ -9,8 +9,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from memory_core.stores.cost_facts import pricing_of
-from memory_core.stores.prompt_cache_facts import (
+from memory_core.app.cost import pricing_of
+from memory_core.app.prompt_cache import (
     fleet_cache,
     fleet_json,
     thread_cache,

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
-from memory_core.stores.calibration_facts import calibration_document, fleet_calibration
+from memory_core.app.calibration import calibration_document, fleet_calibration
 from mycel_dashboard.screens.context.calibration import model_sections, thread_rows
 from mycel_dashboard.screens.context.calibration_chart import calibration_figure
 from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context

@@ -7,8 +7,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
+from memory_core.app.tools import fleet_tool_pressure, tools_document
 from memory_core.economics.tool_pressure import UNIT
-from memory_core.stores.fleet_tools import fleet_tool_pressure, tools_document
 from mycel_dashboard.screens.context.tools import TOP_THREADS, HeatBy, ask_rows, heatmap, tool_sections
 from mycel_dashboard.screens.context.tools_chart import COLOUR_TITLE, heatmap_figure
 from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context

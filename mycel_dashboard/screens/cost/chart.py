@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from memory_core.storage.cost import ZERO, CostReport
+from memory_core.economics.cost import ZERO, CostReport
 
 
 def cost_figure(report: CostReport) -> dict[str, Any]:

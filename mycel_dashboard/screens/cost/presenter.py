@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from memory_core.storage.cost import CallUsage, CostReport, Line, PricedAs, usd
+from memory_core.economics.cost import CallUsage, CostReport, Line, PricedAs, usd
 
 
 @dataclass(frozen=True, slots=True)

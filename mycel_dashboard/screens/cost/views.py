@@ -6,7 +6,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
-from memory_core.stores.cost_facts import cost_document, fleet_cost
+from memory_core.app.cost import cost_document, fleet_cost
 from mycel_dashboard.screens.cost.chart import cost_figure
 from mycel_dashboard.screens.cost.forms import PeriodForm
 from mycel_dashboard.screens.cost.presenter import cost_page as present

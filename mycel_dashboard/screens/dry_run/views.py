@@ -9,10 +9,10 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_core.app.calls import dev_next_call, limit_source
+from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.rules.profile import RulesProfile, rules_for
-from memory_core.stores.thread_calls import dev_next_call, limit_source
-from memory_core.stores.thread_settings import thread_memory_settings
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.dry_run.forms import DryRunForm
 from mycel_dashboard.screens.dry_run.summariser import configured_endpoint, generate_summary, summary_prompt

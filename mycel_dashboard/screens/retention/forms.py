@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from memory_core.storage.retention import RetentionPolicy, RetentionPolicyError
+from memory_core.footprint.retention import RetentionPolicy, RetentionPolicyError
 
 SORTS = ("-frees", "frees", "thread")
 

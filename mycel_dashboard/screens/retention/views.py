@@ -10,16 +10,16 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_core.records import ProblemKind
-from memory_core.storage.retention import (
+from memory_core.app.retention import RetentionDryRun, retention_dry_run
+from memory_core.footprint.retention import (
     ALWAYS_KEPT,
     NO_WHOLE_THREADS,
     RetentionPolicy,
     export_summary,
     plan_as_dict,
 )
-from memory_core.storage.retention_run import RetentionDryRun, retention_dry_run
-from memory_core.storage.script import ScriptError, retention_script
+from memory_core.footprint.script import ScriptError, retention_script
+from memory_core.records import ProblemKind
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.retention.forms import RetentionForm
 from mycel_dashboard.screens.retention.presenter import SHOWN_IDS, retention_rows

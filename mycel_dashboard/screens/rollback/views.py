@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.rollback import RollbackImpact
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.sqlite.rollback_writer import RollbackRefused
 from memory_core.stores.write.rollback_actions import (
     CheckpointsUnreadable,
     UnknownCheckpoint,
@@ -22,7 +23,6 @@ from memory_core.stores.write.rollback_actions import (
     preview_rollback,
     preview_undo,
 )
-from memory_core.stores.write.rollback_writer import RollbackRefused
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.rollback.forms import ConfirmRollbackForm
 from mycel_dashboard.web.audit import AuditTrail

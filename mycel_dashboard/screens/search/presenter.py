@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory_core.search.engine import SearchHit
+from memory_core.app.search import SearchHit
 
 KIND_LABELS = {
     "human": "Human message",

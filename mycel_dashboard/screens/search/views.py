@@ -1,4 +1,4 @@
-"""The Search screen: full-text search over every thread (memory_core/search/engine.py, the very function
+"""The Search screen: full-text search over every thread (memory_core/app/search.py, the very function
 `mycel-memory search --json` and /api/search call)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
-from memory_core.search.engine import QueryError, SearchIndexError, day_after, day_start, search
+from memory_core.app.search import QueryError, SearchIndexError, day_after, day_start, search
 from mycel_dashboard.screens.search.forms import SearchForm
 from mycel_dashboard.screens.search.presenter import hit_rows
 from mycel_dashboard.screens.shared.memory import guarded, problem_text

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.record.calls import RecordedCall, recompaction_runs
+from memory_core.call_record.calls import RecordedCall, recompaction_runs
+from memory_core.memory_settings import MemorySettings
 from memory_core.rules.profile import RulesProfile
-from memory_core.settings import MemorySettings
 from memory_core.whatif import ThreadWhatIf
 
 # How every screen that shows reconstructed calls names the rules they follow (one wording).

@@ -2,14 +2,14 @@
 
 A cold report over a big fleet takes minutes, past gunicorn's timeout: each page analyses threads
 newest first until `DASHBOARD_FLEET_BUDGET_S` has passed, shows what it has, and the next request goes
-on from there (memory_core/stores/fleet_calls.py keeps every thread's reduction).
+on from there (memory_core/app/fleet_calls.py keeps every thread's reduction).
 """
 
 from __future__ import annotations
 
 import time
 
-from memory_core.stores.fleet_calls import FleetProgress, progress_json
+from memory_core.app.fleet_calls import FleetProgress, progress_json
 
 
 def fleet_deadline(budget_s: float) -> float:

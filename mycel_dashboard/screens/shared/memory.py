@@ -1,6 +1,6 @@
 """What every screen shows of a thread's memory settings, and how a section of a page fails politely.
 
-The rules themselves (model, project folder, context limit) live in memory_core.stores.thread_settings;
+The rules themselves (model, project folder, context limit) live in memory_core.app.thread_settings;
 this module only words them for the page.
 """
 
@@ -12,18 +12,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memory_core.config.model import Severity
-from memory_core.records import StoreProblem, ThreadRow
-from memory_core.settings import MemorySettings
-from memory_core.stores.locations import MycelLocations
-from memory_core.stores.thread_calls import limit_source
-from memory_core.stores.thread_settings import (
+from memory_core.app.calls import limit_source
+from memory_core.app.thread_settings import (
     ThreadMemorySettings,
     memory_settings_for,
     project_folder,
     thread_memory_settings,
     thread_model,
 )
+from memory_core.config.model import Severity
+from memory_core.memory_settings import MemorySettings
+from memory_core.records import StoreProblem, ThreadRow
+from memory_core.stores.locations import MycelLocations
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

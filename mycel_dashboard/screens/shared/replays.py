@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
+from memory_core.app.calls import ThreadCalls, known_limits, thread_calls
+from memory_core.call_record.evidence import Configured
 from memory_core.memo import Key, Memo, digest
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.model_view import newest_active
-from memory_core.record.evidence import Configured
 from memory_core.records import ProblemKind, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
 from memory_core.rules.profile import RulesProfile
-from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import ThreadCalls, known_limits, thread_calls
 from memory_core.tokens import default_counter
 from memory_core.whatif import ThreadSide, thread_side
 
@@ -105,7 +105,7 @@ def thread_record(
     *,
     rules: RulesProfile | None = None,
 ) -> ThreadCalls:
-    """Every model call of the thread as Mycel made it (memory_core.stores.thread_calls, the function
+    """Every model call of the thread as Mycel made it (memory_core.app.calls, the function
     `mycel-memory calls` prints), under today's `settings` where the record does not say otherwise, and
     the rules of the thread's layout unless `rules` overrides them."""
     configured = Configured(settings, limit_source, known_limits(reader.locations))

@@ -8,9 +8,9 @@ import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memory_core.app.storage import ThreadStorage
+from memory_core.footprint.growth import CheckpointPoint
 from memory_core.ids import short_id
-from memory_core.storage.growth import CheckpointPoint
-from memory_core.storage.report import ThreadStorage
 
 # The bar chart shows this many of the biggest threads (the table pages through the rest).
 BIGGEST = 15

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
-from memory_core.storage.report import DEFAULT_TURNS_AHEAD, MAX_TURNS_AHEAD, StorageSort
+from memory_core.app.storage import DEFAULT_TURNS_AHEAD, MAX_TURNS_AHEAD, StorageSort
 from mycel_dashboard.web.forms import LenientForm
 from mycel_dashboard.web.ids import MAX_URL_ID, id_from_url
 

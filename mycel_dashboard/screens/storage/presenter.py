@@ -1,15 +1,13 @@
 """The Storage screen's page data (Django-free): the ranking's page, each store's card, a thread's bytes
 card (the Thread page shows the same card), and sizes in words. Every figure comes from
-memory_core/storage/report.py, the very function `mycel-memory storage --json` prints."""
+memory_core/app/storage.py, the very function `mycel-memory storage --json` prints."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.storage.facts import TableSpace
-from memory_core.storage.growth import FITTED, bytes_per_checkpoint
-from memory_core.storage.report import (
+from memory_core.app.storage import (
     DEFAULT_TURNS_AHEAD,
     StorageReport,
     StorageSort,
@@ -17,6 +15,8 @@ from memory_core.storage.report import (
     ThreadStorage,
     thread_row,
 )
+from memory_core.footprint.facts import TableSpace
+from memory_core.footprint.growth import FITTED, bytes_per_checkpoint
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.screens.shared.memory import problem_text
 from mycel_dashboard.screens.storage.charts import checkpoint_bytes_figure

@@ -8,8 +8,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
+from memory_core.app.storage import StorageReport, StorageSort, storage_report, thread_storage
 from memory_core.records import StoreProblem
-from memory_core.storage.report import StorageReport, StorageSort, storage_report, thread_storage
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.screens.storage.charts import biggest_threads_figure

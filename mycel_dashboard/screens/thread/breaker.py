@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memory_core.call_record.calls import RecordedCall
 from memory_core.messages import Message, MessageType
 from memory_core.notices import NoticeKind, notice_kind
-from memory_core.record.calls import RecordedCall
 
 # What Mycel dev does to close it, and what its own notice tells the user to do.
 CLOSES = (

@@ -12,16 +12,16 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from memory_core.app.calls import ThreadCalls
+from memory_core.call_record.calls import RecordedCall, recompaction_runs
 from memory_core.memo import Key, Memo, digest
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
 from memory_core.model_view import ActiveSummary, model_view
 from memory_core.pruning import PruningResult, prune_decisions
-from memory_core.record.calls import RecordedCall, recompaction_runs
 from memory_core.records import ProblemKind, SummaryRow, ThreadRow
 from memory_core.rollback import OvertakenRollback, overtaken_rollback
-from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_calls import ThreadCalls
 from mycel_dashboard.screens.shared.charts import (
     call_points,
     context_fill_figure,

@@ -12,10 +12,10 @@ import threading
 from collections.abc import Callable, Sequence
 
 from memory_core.memo import Key, Memo, digest
+from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.pruning import prune_decisions
 from memory_core.records import StoreProblem, ThreadRow
-from memory_core.settings import MemorySettings
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import estimate_tokens
 from mycel_dashboard.screens.shared.memory import problem_text

@@ -12,11 +12,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from memory_core.app.calls import ThreadCalls
+from memory_core.call_record.calls import recompacts_every_call
 from memory_core.family import agents_by_thread, family_thread_ids
-from memory_core.record.calls import recompacts_every_call
+from memory_core.memory_settings import compaction_trigger
 from memory_core.records import AgentRecord, ThreadRow
-from memory_core.settings import compaction_trigger
-from memory_core.stores.thread_calls import ThreadCalls
 from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.memory import ContextLimitInfo
 

@@ -7,7 +7,7 @@ migration fails after ADD COLUMN succeeded), old rows in one and new rows in the
 from __future__ import annotations
 
 from memory_core.records import QueueItem
-from memory_core.stores.sqlite import ReadOnlyDB
+from memory_core.stores.sqlite.connect import ReadOnlyDB
 from memory_core.stores.times import from_sqlite_utc
 
 

@@ -19,8 +19,8 @@ from memory_core.records import (
     SandboxTerminal,
     SandboxVolume,
 )
-from memory_core.stores.events import parse_json_text
-from memory_core.stores.sqlite import ReadOnlyDB
+from memory_core.stores.sqlite.connect import ReadOnlyDB
+from memory_core.stores.sqlite.events import parse_json_text
 from memory_core.stores.times import from_local_iso
 
 _EVENTS_PER_LEASE = 200

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_core.records import AgentRecord, ProblemKind, StoreProblem
-from memory_core.stores.sqlite import ReadOnlyDB, StoreError
+from memory_core.stores.sqlite.connect import ReadOnlyDB, StoreError
 from memory_core.stores.times import from_epoch
 
 _REQUIRED = ("agent_id", "thread_id")

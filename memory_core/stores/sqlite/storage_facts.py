@@ -1,4 +1,4 @@
-"""Mycel main's bytes on disk, read from SQLite without decoding a blob (memory_core.storage.facts).
+"""Mycel main's bytes on disk, read from SQLite without decoding a blob (memory_core.footprint.facts).
 
 Per checkpoint: `length()` of the checkpoint and metadata columns (SQLite answers it from each record's
 header) and of its writes' values, the metadata's `source` through SQLite's JSON functions. Two grouped
@@ -16,9 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memory_core.storage.facts import ChannelBytes, CheckpointBytes, StoreSpace, TableSpace, ThreadBytes
+from memory_core.footprint.facts import ChannelBytes, CheckpointBytes, StoreSpace, TableSpace, ThreadBytes
 from memory_core.stores.msgpack_spans import SpanError, channel_value_spans
-from memory_core.stores.sqlite import ReadOnlyDB, StoreError
+from memory_core.stores.sqlite.connect import ReadOnlyDB, StoreError
 
 _ROOT = ""  # Mycel's graphs checkpoint in the root namespace; others are sub-graphs
 _SOURCE = (

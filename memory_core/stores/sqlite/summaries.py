@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from memory_core.records import SummaryRow
-from memory_core.stores.sqlite import ReadOnlyDB
+from memory_core.stores.sqlite.connect import ReadOnlyDB
 from memory_core.stores.times import from_local_iso
 
 _COLUMNS = (

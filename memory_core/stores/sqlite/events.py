@@ -7,7 +7,7 @@ from typing import Any
 
 from memory_core.records import RunEvent
 from memory_core.stores.redact import redact
-from memory_core.stores.sqlite import ReadOnlyDB
+from memory_core.stores.sqlite.connect import ReadOnlyDB
 from memory_core.stores.times import from_sqlite_utc
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memory_core.records import FileOperation
-from memory_core.stores.events import parse_json_text
-from memory_core.stores.sqlite import ReadOnlyDB
+from memory_core.stores.sqlite.connect import ReadOnlyDB
+from memory_core.stores.sqlite.events import parse_json_text
 from memory_core.stores.times import from_epoch
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.records import (
     AgentRecord,
     FileOperation,
@@ -28,14 +29,6 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
-from memory_core.storage.facts import ChannelBytes, StoreSpace, ThreadBytes
-from memory_core.stores import agent_registry as agent_registry_store
-from memory_core.stores import events as events_store
-from memory_core.stores import file_ops as file_ops_store
-from memory_core.stores import queue as queue_store
-from memory_core.stores import sandbox as sandbox_store
-from memory_core.stores import storage_facts
-from memory_core.stores import summaries as summaries_store
 from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read, one_snapshot
 from memory_core.stores.checkpoints import (
     CheckpointMeta,
@@ -56,7 +49,14 @@ from memory_core.stores.opening import (
 )
 from memory_core.stores.schema import describe_file
 from memory_core.stores.series import WriteRow
-from memory_core.stores.sqlite import ReadOnlyDB, file_header, journal_mode_of
+from memory_core.stores.sqlite import agent_registry as agent_registry_store
+from memory_core.stores.sqlite import events as events_store
+from memory_core.stores.sqlite import file_ops as file_ops_store
+from memory_core.stores.sqlite import queue as queue_store
+from memory_core.stores.sqlite import sandbox as sandbox_store
+from memory_core.stores.sqlite import storage_facts
+from memory_core.stores.sqlite import summaries as summaries_store
+from memory_core.stores.sqlite.connect import ReadOnlyDB, file_header, journal_mode_of
 from memory_core.stores.thread_list import listing
 from memory_core.stores.thread_list.derived import DerivedFacts
 

@@ -31,9 +31,9 @@ import psycopg
 
 from memory_core.search.documents import SearchDocument
 from memory_core.search.query import WORD, ParsedQuery
-from memory_core.stores import search_index
 from memory_core.stores.postgres.connect import mask_url
-from memory_core.stores.search_index import (
+from memory_core.stores.sqlite import search_index
+from memory_core.stores.sqlite.search_index import (
     MARK_END,
     MARK_START,
     SNIPPET_TOKENS,
