@@ -23,7 +23,7 @@ from memory_core.rollback import RollbackImpact
 from memory_core.rules.dev import DevCallPlan
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.sqlite.rollback_writer import RollbackRefused
+from memory_core.stores.write.rollback_writer import RollbackRefused
 from memory_core.stores.write.rollback_actions import (
     UnknownCheckpoint,
     UnknownThread,

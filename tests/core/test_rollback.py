@@ -15,7 +15,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from memory_core.messages import Message, MessageType, ToolCall
 from memory_core.records import CheckpointRow, RunEvent, SummaryRow
 from memory_core.rollback import head_fingerprint, overtaken_rollback, plan_rollback, running_status
-from memory_core.stores.sqlite.rollback_writer import RollbackRefused, apply_checkpoint_copy
+from memory_core.stores.write.rollback_writer import RollbackRefused, apply_checkpoint_copy
 
 THREAD = "m_npRsndIka9dx-2"
 COMPACTED_THREAD = "m_0D8EzdJXJhk9-2"
@@ -134,7 +134,7 @@ def test_a_stale_preview_is_refused_and_nothing_is_written(sample_home: Path):
 
 
 def test_a_locked_database_is_refused_clearly(sample_home: Path, monkeypatch: pytest.MonkeyPatch):
-    import memory_core.stores.sqlite.rollback_writer as writer
+    import memory_core.stores.write.rollback_writer as writer
 
     monkeypatch.setattr(writer, "_BUSY_TIMEOUT_S", 0.2)
     db = sample_home / "leon.db"

@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from memory_core.stores.postgres.agent_config_writer import compact_json_sha256
+from memory_core.stores.write.agent_config_writer import compact_json_sha256
 from mycel_dashboard.models import AuditEntry
 from tests.postgres.test_pg_config_dev import (
     AGENT,

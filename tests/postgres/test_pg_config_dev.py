@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 
 from memory_core.config.dev_layers import merge_dev_layers
 from memory_core.demo.dev_tables import dev_side_tables_sql
-from memory_core.stores.postgres.agent_config_writer import (
+from memory_core.stores.write.agent_config_writer import (
     CompactJsonRefused,
     apply_compact_json,
     compact_json_sha256,

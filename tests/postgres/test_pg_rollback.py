@@ -19,7 +19,7 @@ from psycopg import sql
 
 from memory_core.rollback import ROLLBACK_METADATA_KEY
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.sqlite.rollback_writer import RollbackApplied, RollbackRefused
+from memory_core.stores.write.rollback_writer import RollbackApplied, RollbackRefused
 from memory_core.stores.write.rollback_actions import (
     DEV_RESTART_NOTE,
     apply_rollback,

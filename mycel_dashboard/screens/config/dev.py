@@ -16,7 +16,7 @@ from memory_core.config.dev_layers import (
 )
 from memory_core.config.dev_schema import COMPACT_JSON_KEYS, COMPACTION, DEV_KEY_SPECS
 from memory_core.config.schema import ValueKind
-from memory_core.stores.postgres.agent_config_writer import compact_json_sha256, compact_json_text
+from memory_core.stores.write.agent_config_writer import compact_json_sha256, compact_json_text
 from memory_core.stores.postgres.agent_configs import DevConfigView
 
 SAVE_NOTE = (

@@ -15,7 +15,7 @@ from memory_core.app.thread_settings import project_folder
 from memory_core.config import ConfigLayerName, Severity
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
-from memory_core.stores.postgres.agent_config_writer import CompactJsonRefused, apply_compact_json
+from memory_core.stores.write.agent_config_writer import CompactJsonRefused, apply_compact_json
 from memory_core.stores.postgres.agent_configs import DevConfigView, get_dev_config
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import (

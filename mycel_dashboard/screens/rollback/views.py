@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.rollback import RollbackImpact
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.sqlite.rollback_writer import RollbackRefused
+from memory_core.stores.write.rollback_writer import RollbackRefused
 from memory_core.stores.write.rollback_actions import (
     CheckpointsUnreadable,
     UnknownCheckpoint,

@@ -33,7 +33,7 @@ from memory_core.rollback import ROLLBACK_METADATA_KEY, head_fingerprint, runnin
 from memory_core.stores.postgres.connect import mask_url
 from memory_core.stores.postgres.layout import PostgresLayout
 from memory_core.stores.postgres.write_txn import latest_run_events, lock_thread, write_transaction
-from memory_core.stores.sqlite.rollback_writer import (
+from memory_core.stores.write.rollback_writer import (
     RollbackApplied,
     RollbackRefused,
     _begin_immediate,
