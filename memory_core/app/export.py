@@ -9,14 +9,18 @@ messages as LangChain message dicts. `config` holds everything the plan and the 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from memory_core.app.errors import UnknownThread
+from memory_core.app.thread import thread_detail
 from memory_core.app.thread_settings import ThreadMemorySettings, thread_memory_settings
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.config import redact_secrets
+from memory_core.export.markdown import bundle_markdown
 from memory_core.export.read import FORMAT, VERSION
 from memory_core.integrity import integrity_issues
 from memory_core.messages import Message, MessageType
@@ -26,6 +30,8 @@ from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.redact import encodable_data, masked_texts
 from memory_core.tokens import content_chars
+
+FORMATS = ("json", "md")
 
 
 class ExportError(ValueError):
@@ -64,13 +70,9 @@ def export_bundle(
 ) -> dict[str, Any]:
     """The bundle of `thread_id` at its head (or at `checkpoint_id`), redacted; ExportError when the
     thread or the checkpoint is unknown."""
-    # The CLI's own builders, so the bundle's parts are `thread --json` and `calls --json` exactly.
-    from memory_core.cli.calls_cmd import thread_facts
-    from memory_core.cli.common import UnknownThread
-    from memory_core.cli.threads import thread_detail_json
-
+    # The bundle's parts are `thread --json` and `calls --json` exactly.
     try:
-        detail = thread_detail_json(reader, thread_id, rules=None)
+        detail = thread_detail(reader, thread_id, rules=None)
     except UnknownThread as exc:
         raise ExportError(str(exc)) from None
     row = detail.row
@@ -83,7 +85,7 @@ def export_bundle(
     profile, reason = rules_reason(override=None, layout=row.layout)
     plan = plan_compaction(messages, settings=resolved.settings, keep_newest=profile is RulesProfile.DEV)
     summaries = reader.list_summaries(thread_id).value
-    calls = thread_facts(reader, thread_id, rules=None)[1]["memory"]["calls"]
+    calls = detail.calls
     if checkpoint_id:
         # The record up to the chosen checkpoint: the calls whose AI message it holds.
         calls = [c for c in calls if c["message_index"] < len(messages)]
@@ -178,3 +180,21 @@ def export_filename(thread_id: str, fmt: str, checkpoint_id: str | None = None) 
     slug = _UNSAFE.sub("-", thread_id).strip("-.")[:60].strip("-.") or "thread"
     whole = thread_id + "\0" + (checkpoint_id or "")
     return f"mycel-{slug}-{hashlib.sha256(whole.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}.{fmt}"
+
+
+def export_text(bundle: dict[str, Any], fmt: str) -> str:
+    """The file's text: the bundle as JSON, or its Markdown transcript (the page downloads the same)."""
+    if fmt == "md":
+        return bundle_markdown(bundle)
+    return json.dumps(bundle, ensure_ascii=False, indent=2) + "\n"
+
+
+def export_summary(bundle: dict[str, Any], fmt: str) -> dict[str, Any]:
+    """What the audit row keeps of an export: which checkpoint, how much, in which format."""
+    return {
+        "format": fmt,
+        "checkpoint_id": bundle["checkpoint_id"],
+        "messages": len(bundle["messages"]),
+        "calls": len(bundle["calls"]),
+        "summaries": len(bundle["summaries"]),
+    }

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock_time
+from typing import Any
 
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message, MessageType, text_of
@@ -503,3 +504,21 @@ def _hit(row: IndexRow, rank: int) -> SearchHit:
     return SearchHit(
         row.thread_id, row.index, row.kind, row.tool, "".join(text), tuple(marks), rank, row.rank, row.at
     )
+
+
+def hit_json(hit: SearchHit) -> dict[str, Any]:
+    """One result as the CLI's --json and the API give it."""
+    return {
+        "thread_id": hit.thread_id,
+        "index": hit.index,
+        "snippet": hit.snippet,
+        "marks": [list(mark) for mark in hit.marks],
+        "kind": hit.kind,
+        "tool": hit.tool,
+        "rank": hit.rank,
+        "at": hit.at.isoformat() if hit.at else None,
+    }
+
+
+def results_json(results: SearchResults) -> list[dict[str, Any]]:
+    return [hit_json(hit) for hit in results.hits]

@@ -12,7 +12,9 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from memory_core.cli import common, parsers
+from memory_core.app.audit import AuditSink, NoAuditSink
+from memory_core.app.errors import AppError, BadValue
+from memory_core.cli import parsers
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,12 +33,17 @@ def _handler(name: str) -> Callable[[argparse.Namespace], int]:
     return found
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, audit: AuditSink | None = None) -> int:
+    """Run one command; `audit` records the audited writes (none: they are refused, see NoAuditSink)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.audit = audit or NoAuditSink()
     try:
         code: int = _handler(args.handler)(args)
-    except common.CliError as exc:
+    except BadValue as exc:
+        print(f"mycel-memory: error: {exc.spelled('--' + exc.option.replace('_', '-'))}", file=sys.stderr)
+        return 2
+    except AppError as exc:
         print(f"mycel-memory: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -12,9 +12,19 @@ from dataclasses import replace
 from typing import Any
 
 from memory_core.app.calls import dev_next_call
+from memory_core.app.inputs import parse_rules_name
+from memory_core.app.rollback import (
+    UnknownCheckpoint,
+    UnknownThread,
+    applied_as_dict,
+    apply_rollback,
+    impact_as_dict,
+    preview_rollback,
+    preview_undo,
+)
 from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.cli.common import CliError, print_json
-from memory_core.cli.plan import rules_option, settings_from_flags, trigger_tokens_option
+from memory_core.cli.plan import settings_from_flags, trigger_tokens_option
 from memory_core.cli.reading import open_reader
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.memory_settings import MemorySettings
@@ -24,15 +34,6 @@ from memory_core.rules.dev import DevCallPlan
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.write.rollback_writer import RollbackRefused
-from memory_core.stores.write.rollback_actions import (
-    UnknownCheckpoint,
-    UnknownThread,
-    applied_as_dict,
-    apply_rollback,
-    impact_as_dict,
-    preview_rollback,
-    preview_undo,
-)
 
 
 def _actor(args: argparse.Namespace) -> str:
@@ -115,7 +116,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
     thread_settings = thread_memory_settings(reader.locations, row)
     limit = thread_settings.limit
     settings = settings_from_flags(args, base=thread_settings.settings)
-    profile, reason = rules_reason(override=rules_option(args.rules), layout=row.layout)
+    profile, reason = rules_reason(override=parse_rules_name(args.rules), layout=row.layout)
     trigger = trigger_tokens_option(args)
     if trigger is not None:
         if profile is not RulesProfile.DEV:
@@ -143,7 +144,7 @@ def _run_dry_run_bundle(args: argparse.Namespace) -> int:
         raise CliError("--checkpoint does not apply to a bundle (export that checkpoint with --checkpoint)")
     bundle = read_bundle_file(args.bundle)
     settings = settings_from_flags(args, base=bundle.settings)
-    override = rules_option(args.rules)
+    override = parse_rules_name(args.rules)
     profile, reason = (override, "--rules") if override else (bundle.rules, bundle.rules_reason)
     trigger = trigger_tokens_option(args)
     if trigger is not None:

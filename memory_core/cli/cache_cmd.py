@@ -19,9 +19,10 @@ from memory_core.app.prompt_cache import (
     thread_cache,
     thread_json,
 )
+from memory_core.app.status import require_data
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.plan import settings_from_flags
-from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
+from memory_core.cli.reading import open_reader, warn, warn_lines
 from memory_core.cli.table import print_table, short_id
 from memory_core.economics.prompt_cache import CAUSES, Cause
 from memory_core.ids import printable

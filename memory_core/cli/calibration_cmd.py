@@ -7,8 +7,9 @@ from __future__ import annotations
 import argparse
 
 from memory_core.app.calibration import calibration_document, fleet_calibration
+from memory_core.app.status import require_data
 from memory_core.cli.common import CliError, print_json
-from memory_core.cli.reading import open_reader, require_data, warn
+from memory_core.cli.reading import open_reader, warn
 from memory_core.cli.table import print_table, short_id
 from memory_core.economics.calibration import OVERHEAD_NAME, Spread
 

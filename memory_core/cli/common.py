@@ -1,23 +1,16 @@
-"""Helpers shared by the subcommands: one error type, JSON output."""
+"""Helpers shared by the subcommands: the command line's own error type, JSON output."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
 from typing import Any
 
-
-class CliError(Exception):
-    """A problem the user can fix; printed as one line, exit code 2."""
+from memory_core.app.errors import AppError
 
 
-class UnknownThread(CliError):
-    """No Mycel store has the thread (the API answers 404); `problems` are what reading it met."""
-
-    def __init__(self, message: str, *, problems: Sequence[Any] = ()) -> None:
-        super().__init__(message)
-        self.problems = list(problems)
+class CliError(AppError):
+    """A problem with the command line itself; printed as one line, exit code 2."""
 
 
 def print_json(data: Any) -> None:

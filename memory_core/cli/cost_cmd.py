@@ -8,33 +8,18 @@ the last digit with Mycel's Decimal arithmetic; it is null where no price applie
 from __future__ import annotations
 
 import argparse
-import re
-from datetime import date
 
 from memory_core.app.cost import cost_document, fleet_cost
+from memory_core.app.inputs import parse_day
+from memory_core.app.status import require_data
 from memory_core.cli.common import CliError, print_json
-from memory_core.cli.reading import open_reader, require_data, warn, warn_lines
+from memory_core.cli.reading import open_reader, warn, warn_lines
 from memory_core.cli.table import print_table, short_id
 from memory_core.economics.cost import Line, usd
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-def parse_day(value: str | None, flag: str) -> date | None:
-    """A YYYY-MM-DD day, or CliError naming the flag."""
-    if value is None or value == "":
-        return None
-    text = value.strip()
-    try:
-        if not _DATE.fullmatch(text):
-            raise ValueError
-        return date.fromisoformat(text)
-    except ValueError:
-        raise CliError(f"{flag} must be a date as YYYY-MM-DD, not {value!r}") from None
-
 
 def run_cost(args: argparse.Namespace) -> int:
-    since, until = parse_day(args.since, "--since"), parse_day(args.until, "--until")
+    since, until = parse_day(args.since, "since"), parse_day(args.until, "until")
     if since and until and since > until:
         raise CliError(f"--since {since} is after --until {until}")
     reader = open_reader()

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from memory_core.app.inputs import parse_count, parse_rules_name
+from memory_core.app.whatif import Proposal
 from memory_core.cli.common import CliError, print_json
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.config import Severity, settings_from_document
@@ -20,40 +21,16 @@ from memory_core.messages import Message, UnknownMessageType, messages_from_dict
 from memory_core.model_view import ActiveSummary
 from memory_core.pruning import PruningResult
 from memory_core.rules.dev import BreakerState, DevCallPlan, plan_dev_call
-from memory_core.rules.profile import RulesProfile, UnknownRules, parse_rules
+from memory_core.rules.profile import RulesProfile
 
 
-def _int_option(args: argparse.Namespace, name: str, *, minimum: int) -> int | None:
-    text: str | None = getattr(args, name)
-    if text is None:
-        return None
-    flag = "--" + name.replace("_", "-")
-    try:
-        value = int(text)
-    except ValueError:
-        raise CliError(f"{flag}: not an integer: {text!r}") from None
-    if value < minimum:
-        wanted = "a positive integer" if minimum > 0 else "zero or a positive integer"
-        raise CliError(f"{flag}: must be {wanted}, got {text!r}")
-    return value
-
-
-def _threshold_option(text: str | None) -> float | None:
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise CliError(f"--threshold: not a number: {text!r}") from None
-    # 0 is a legitimate what-if ("compact at every call"); the vectors from Mycel's code use it too.
-    if not math.isfinite(value) or value < 0:
-        raise CliError(f"--threshold: must be a fraction >= 0 (Mycel uses 0.7), got {text!r}")
-    return value
+def _count(args: argparse.Namespace, name: str, *, minimum: int) -> int | None:
+    return parse_count(getattr(args, name), name, minimum=minimum)
 
 
 def run(args: argparse.Namespace) -> int:
     bundle = read_bundle_file(args.bundle) if args.bundle else None
-    rules = rules_option(args.rules) or (bundle.rules if bundle else None)
+    rules = parse_rules_name(args.rules) or (bundle.rules if bundle else None)
     if rules is RulesProfile.DEV:
         return _run_dev(args, bundle)
     for flag, value in _DEV_ONLY.items():
@@ -78,16 +55,6 @@ _DEV_ONLY = {
 }
 
 
-def rules_option(text: str | None) -> RulesProfile | None:
-    """--rules as a profile (None when not given); an unknown name is one line and exit 2."""
-    if text is None:
-        return None
-    try:
-        return parse_rules(text)
-    except UnknownRules as exc:
-        raise CliError(f"--rules: {exc}") from None
-
-
 def _run_dev(args: argparse.Namespace, bundle: BundleInputs | None = None) -> int:
     if args.threshold is not None:
         raise CliError(
@@ -98,7 +65,7 @@ def _run_dev(args: argparse.Namespace, bundle: BundleInputs | None = None) -> in
     trigger = trigger_tokens_option(args)
     if trigger is not None or bundle is None:
         settings = replace(settings, fixed_trigger_tokens=trigger)
-    failures = _int_option(args, "breaker_failures", minimum=0) or 0
+    failures = _count(args, "breaker_failures", minimum=0) or 0
     breaker = BreakerState(failures, _bool_option(args.breaker_open, "--breaker-open"))
     summary = _read_active_summary(args.active_summary) if args.active_summary else None
     if bundle is not None:
@@ -122,7 +89,7 @@ def _run_dev(args: argparse.Namespace, bundle: BundleInputs | None = None) -> in
 
 def trigger_tokens_option(args: argparse.Namespace) -> int | None:
     """--trigger-tokens: Mycel dev's absolute trigger, a positive integer (dev's schema refuses 0)."""
-    return _int_option(args, "trigger_tokens", minimum=1)
+    return _count(args, "trigger_tokens", minimum=1)
 
 
 def _bool_option(text: str | None, flag: str) -> bool:
@@ -235,24 +202,25 @@ def _is_unknown(item: Mapping[str, Any]) -> bool:
 
 def settings_from_flags(args: argparse.Namespace, *, base: MemorySettings | None = None) -> MemorySettings:
     """Settings from the flags over `--runtime-config` over `base` (Mycel's defaults when None)."""
-    context_limit = _int_option(args, "context_limit", minimum=1)
-    threshold = _threshold_option(args.threshold)
-    ints = {
-        "soft_trim_chars": _int_option(args, "soft_trim_chars", minimum=1),
-        "hard_clear_threshold": _int_option(args, "hard_clear_threshold", minimum=1),
-        # 0 is allowed for these two: Mycel's own code handles it (nothing protected / keep nothing).
-        "protect_recent": _int_option(args, "protect_recent", minimum=0),
-        "keep_recent_tokens": _int_option(args, "keep_recent_tokens", minimum=0),
-    }
+    proposal = Proposal.from_text({name: getattr(args, name, None) for name in _SETTING_FLAGS})
     if args.runtime_config:
-        settings = _settings_from_file(args.runtime_config, context_limit=context_limit)
+        settings = _settings_from_file(args.runtime_config, context_limit=proposal.context_limit)
     elif base is not None:
-        settings = replace(base, context_limit=context_limit) if context_limit else base
+        settings = base
     else:
-        settings = MemorySettings(context_limit=context_limit or DEFAULT_CONTEXT_LIMIT)
-    if threshold is not None:
-        settings = replace(settings, threshold=threshold)
-    return replace(settings, **{k: v for k, v in ints.items() if v is not None})
+        settings = MemorySettings(context_limit=proposal.context_limit or DEFAULT_CONTEXT_LIMIT)
+    return proposal.applied_to(settings)
+
+
+# The memory settings a command line may propose (not --rules or --trigger-tokens: each command reads those).
+_SETTING_FLAGS = (
+    "context_limit",
+    "threshold",
+    "soft_trim_chars",
+    "hard_clear_threshold",
+    "protect_recent",
+    "keep_recent_tokens",
+)
 
 
 def _settings_from_file(path: str, *, context_limit: int | None) -> MemorySettings:

@@ -9,16 +9,15 @@ recorded is not written.
 from __future__ import annotations
 
 import argparse
-import getpass
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from memory_core.app.audit import AuditRecord, shell_actor
 from memory_core.app.retention import RetentionDryRun, retention_dry_run
-from memory_core.cli.audit_log import record_export
+from memory_core.app.status import require_data
 from memory_core.cli.common import CliError, print_json
-from memory_core.cli.reading import open_reader, require_data, warn
+from memory_core.cli.reading import open_reader, warn
 from memory_core.cli.table import one_line, print_table, printable, short_id
 from memory_core.footprint.retention import (
     ALWAYS_KEPT,
@@ -102,16 +101,18 @@ def _export(args: argparse.Namespace, run: RetentionDryRun) -> None:
     except ScriptError as exc:
         raise CliError(str(exc)) from None
     where = "stdout" if args.export == "-" else str(Path(args.export).resolve())
-    actor = str(args.actor or f"cli:{os.environ.get('USER') or getpass.getuser()}")
+    actor = str(args.actor or shell_actor())
     summary = export_summary(run.plan, engine=run.target.engine, location=run.target.location)
-    _record_export(actor, where, summary)
+    _record_export(args, actor, where, summary)
     if args.export == "-":
         sys.stdout.write(script)
         return
     try:
         Path(args.export).write_text(script, encoding="utf-8")
     except OSError as exc:
-        _record_export(actor, where, summary, failed=f"could not write the script: {exc.strerror or exc}")
+        _record_export(
+            args, actor, where, summary, failed=f"could not write the script: {exc.strerror or exc}"
+        )
         raise CliError(f"cannot write {printable(args.export)}: {exc.strerror or exc}") from None
     print(
         f"mycel-memory: wrote the retention script to {printable(where)} (recorded in the audit log)",
@@ -119,6 +120,17 @@ def _export(args: argparse.Namespace, run: RetentionDryRun) -> None:
     )
 
 
-def _record_export(actor: str, where: str, summary: dict[str, Any], *, failed: str | None = None) -> None:
+def _record_export(
+    args: argparse.Namespace, actor: str, where: str, summary: dict[str, Any], *, failed: str | None = None
+) -> None:
     message = f"retention script exported: {summary['totals']['drops']} checkpoints to drop"
-    record_export("retention_export", actor, target=where, message=message, after=summary, failed=failed)
+    args.audit.record(
+        AuditRecord(
+            action="retention_export",
+            actor=actor,
+            target=where,
+            message=message,
+            after=summary,
+            failed=failed,
+        )
+    )

@@ -5,61 +5,31 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
+from memory_core.app.inputs import parse_bounded, parse_day
 from memory_core.app.search import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     QueryError,
     SearchHit,
     SearchIndexError,
-    SearchResults,
     day_after,
     day_start,
+    results_json,
     search,
 )
+from memory_core.app.status import require_data
 from memory_core.cli.common import CliError, print_json
-from memory_core.cli.cost_cmd import parse_day
-from memory_core.cli.reading import open_reader, require_data, warn
-from memory_core.cli.table import print_table, printable, short_id
+from memory_core.cli.reading import open_reader, warn
+from memory_core.cli.table import print_table, short_id
 from memory_core.stores.locations import StoreRole
 
 
-def limit_option(value: str | None) -> int:
-    if value is None:
-        return DEFAULT_LIMIT
-    try:
-        limit = int(value)
-    except ValueError:
-        limit = 0
-    if not 1 <= limit <= MAX_LIMIT:
-        raise CliError(f"--limit must be a whole number from 1 to {MAX_LIMIT}, not {printable(repr(value))}")
-    return limit
-
-
-def hit_json(hit: SearchHit) -> dict[str, Any]:
-    """One result as the CLI's --json and the API give it."""
-    return {
-        "thread_id": hit.thread_id,
-        "index": hit.index,
-        "snippet": hit.snippet,
-        "marks": [list(mark) for mark in hit.marks],
-        "kind": hit.kind,
-        "tool": hit.tool,
-        "rank": hit.rank,
-        "at": hit.at.isoformat() if hit.at else None,
-    }
-
-
-def results_json(results: SearchResults) -> list[dict[str, Any]]:
-    return [hit_json(hit) for hit in results.hits]
-
-
 def run_search(args: argparse.Namespace) -> int:
-    since, until = parse_day(args.since, "--since"), parse_day(args.until, "--until")
+    since, until = parse_day(args.since, "since"), parse_day(args.until, "until")
     if since and until and since > until:
         raise CliError(f"--since {since} is after --until {until}")
-    limit = limit_option(args.limit)
+    limit = parse_bounded(args.limit, "limit", low=1, high=MAX_LIMIT, default=DEFAULT_LIMIT)
     reader = open_reader()
     require_data(reader.locations)
     try:

@@ -5,9 +5,10 @@ screen shows them)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from typing import Any
 
+from memory_core.app.inputs import parse_bounded
+from memory_core.app.status import refuse_unreadable, require_data
 from memory_core.app.storage import (
     DEFAULT_TURNS_AHEAD,
     MAX_TURNS_AHEAD,
@@ -17,35 +18,11 @@ from memory_core.app.storage import (
     thread_storage_as_json,
 )
 from memory_core.cli.common import CliError, print_json
-from memory_core.cli.reading import open_reader, require_data, warn
+from memory_core.cli.reading import open_reader, warn
 from memory_core.cli.table import print_table, printable, short_id
-from memory_core.records import StoreProblem
-from memory_core.stores.locations import StoreRole
 
 # The terminal table shows the biggest threads; --json has every one.
 _TOP = 20
-
-
-def turns_option(value: str | None) -> int:
-    if value is None:
-        return DEFAULT_TURNS_AHEAD
-    try:
-        turns = int(value)
-    except ValueError:
-        turns = -1
-    if not 0 <= turns <= MAX_TURNS_AHEAD:
-        raise CliError(
-            f"--turns must be a whole number from 0 to {MAX_TURNS_AHEAD:,}, not {printable(repr(value))}"
-        )
-    return turns
-
-
-def _refuse_unreadable_checkpoints(problems: Sequence[StoreProblem]) -> None:
-    """No thread read because the checkpoint store itself failed (damaged, locked, out of reach): that is
-    the answer, in one line, not an empty table."""
-    for problem in problems:
-        if problem.store == StoreRole.MAIN.value and not problem.expected_absence:
-            raise CliError(problem.message)
 
 
 def _size(n: int | None) -> str:
@@ -53,14 +30,14 @@ def _size(n: int | None) -> str:
 
 
 def run_storage(args: argparse.Namespace) -> int:
-    turns = turns_option(args.turns)
+    turns = parse_bounded(args.turns, "turns", low=0, high=MAX_TURNS_AHEAD, default=DEFAULT_TURNS_AHEAD)
     reader = open_reader()
     require_data(reader.locations)
     if args.thread_id is not None:
         return _one_thread(reader, args.thread_id, turns, as_json=args.json)
     result = storage_report(reader, turns_ahead=turns)
     if not result.value.threads:
-        _refuse_unreadable_checkpoints(result.problems)
+        refuse_unreadable(result.problems)
     warn(result.problems)
     data = storage_as_json(result)
     if args.json:

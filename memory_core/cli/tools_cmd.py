@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import argparse
 
+from memory_core.app.status import require_data
 from memory_core.app.tools import fleet_tool_pressure, tools_document
 from memory_core.cli.common import print_json
-from memory_core.cli.reading import open_reader, require_data, warn
+from memory_core.cli.reading import open_reader, warn
 from memory_core.cli.table import print_table, short_id
 from memory_core.economics.tool_pressure import UNIT
 

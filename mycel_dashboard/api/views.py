@@ -6,7 +6,6 @@ a script that holds it. The API never writes (writes stay in the UI and the CLI,
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import logging
@@ -19,14 +18,15 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.views.decorators.csrf import csrf_exempt
 
 from memory_core.app import search as engine
-from memory_core.app.storage import storage_as_json, storage_report
-from memory_core.cli.calls_cmd import thread_facts, whatif_json
-from memory_core.cli.common import CliError, UnknownThread
-from memory_core.cli.cost_cmd import parse_day
-from memory_core.cli.reading import require_data
-from memory_core.cli.search_cmd import results_json
-from memory_core.cli.storage_cmd import _refuse_unreadable_checkpoints, turns_option
-from memory_core.cli.threads import thread_detail_json, threads_rows
+from memory_core.app import whatif as what_if
+from memory_core.app.errors import AppError, StoreUnreadable, UnknownThread
+from memory_core.app.fleet import fleet_rows
+from memory_core.app.inputs import parse_bounded, parse_day, parse_rules_name
+from memory_core.app.search import results_json
+from memory_core.app.status import refuse_unreadable, require_data
+from memory_core.app.storage import DEFAULT_TURNS_AHEAD, MAX_TURNS_AHEAD, storage_as_json, storage_report
+from memory_core.app.thread import find_thread, thread_detail, thread_facts
+from memory_core.app.whatif import Proposal
 from memory_core.records import StoreProblem
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.api.checkpoint import checkpoint_json
@@ -41,16 +41,7 @@ View = Callable[..., HttpResponse]
 
 # The setting flags `whatif` takes (`--context-limit` is `context_limit` or `context-limit` here). Not
 # `--runtime-config`: a path on the server is not the caller's to name.
-WHATIF_FLAGS = (
-    "context_limit",
-    "threshold",
-    "soft_trim_chars",
-    "hard_clear_threshold",
-    "protect_recent",
-    "keep_recent_tokens",
-    "trigger_tokens",
-    "rules",
-)
+WHATIF_FLAGS = Proposal.option_names()
 
 
 class ApiError(Exception):
@@ -106,7 +97,9 @@ def api_view(view: View) -> View:
             return error(exc.status, str(exc))
         except UnknownThread as exc:
             return _unknown_thread(exc)
-        except (CliError, BadPaging) as exc:
+        except StoreUnreadable as exc:
+            return error(503, str(exc))
+        except (AppError, BadPaging) as exc:
             return error(400, str(exc))
         except Exception:
             log.exception("API request failed: %s", request.path)
@@ -118,27 +111,21 @@ def api_view(view: View) -> View:
 def _unknown_thread(exc: UnknownThread) -> HttpResponse:
     """404, unless the stores could not be read: then the thread may well exist, and 503 says why."""
     try:
-        _refuse_unreadable_checkpoints(exc.problems)
-    except CliError as unreadable:
+        refuse_unreadable(exc.problems)
+    except StoreUnreadable as unreadable:
         return error(503, str(unreadable))
     return error(404, str(exc))
 
 
 def _readable(problems: Sequence[StoreProblem]) -> None:
     """Nothing listed because the checkpoint store itself failed: a 503 naming it, not an empty list."""
-    try:
-        _refuse_unreadable_checkpoints(problems)
-    except CliError as exc:
-        raise ApiError(503, str(exc)) from None
+    refuse_unreadable(problems)
 
 
 def open_reader() -> MycelReader:
     """The dashboard's reader; 503 when no Mycel store can be read at all."""
     _, reader = open_source()
-    try:
-        require_data(reader.locations)
-    except CliError as exc:
-        raise ApiError(503, str(exc)) from None
+    require_data(reader.locations)
     return reader
 
 
@@ -166,7 +153,7 @@ def _paged(request: HttpRequest, items: list[Any], key: Callable[[Any], Any], **
 @api_view
 def threads(request: HttpRequest) -> HttpResponse:
     _only(request.GET, _PAGING)
-    rows, problems = threads_rows(open_reader())
+    rows, problems = fleet_rows(open_reader())
     if not rows:
         _readable(problems)
     return _paged(request, rows, key=lambda row: row["thread_id"])
@@ -175,13 +162,16 @@ def threads(request: HttpRequest) -> HttpResponse:
 @api_view
 def thread(request: HttpRequest, thread_id: str) -> HttpResponse:
     _only(request.GET, ("rules",))
-    return json_response(thread_detail_json(open_reader(), thread_id, rules=request.GET.get("rules")).data)
+    rules = parse_rules_name(request.GET.get("rules"))
+    return json_response(thread_detail(open_reader(), thread_id, rules=rules).data)
 
 
 @api_view
 def calls(request: HttpRequest, thread_id: str) -> HttpResponse:
     _only(request.GET, ("rules", *_PAGING))
-    _, facts = thread_facts(open_reader(), thread_id, rules=request.GET.get("rules"))
+    rules = parse_rules_name(request.GET.get("rules"))
+    reader = open_reader()
+    facts = thread_facts(reader, find_thread(reader, thread_id), rules=rules)
     return _paged(request, facts["memory"]["calls"], key=lambda call: call["call"])
 
 
@@ -211,14 +201,15 @@ def checkpoint(request: HttpRequest, thread_id: str, checkpoint_id: str) -> Http
 
 @api_view
 def whatif(request: HttpRequest, thread_id: str) -> HttpResponse:
-    flags = {name.replace("-", "_"): value for name, value in request.GET.items()}
+    flags = {name.replace("-", "_"): request.GET.get(name) for name in request.GET}
     unknown = sorted(set(flags) - set(WHATIF_FLAGS))
     if unknown:
         raise ApiError(400, f"unknown setting {unknown[0][:40]!r}; whatif takes {', '.join(WHATIF_FLAGS)}")
-    args = argparse.Namespace(runtime_config=None, **{name: flags.get(name) for name in WHATIF_FLAGS})
+    proposal = Proposal.from_text(flags)
     reader = open_reader()
-    row, facts = thread_facts(reader, thread_id, rules=args.rules)
-    return json_response(whatif_json(reader, row, facts, args))
+    row = find_thread(reader, thread_id)
+    facts = thread_facts(reader, row, rules=proposal.rules)
+    return json_response(what_if.whatif(reader, row, facts, proposal))
 
 
 @api_view
@@ -261,10 +252,9 @@ def search(request: HttpRequest) -> HttpResponse:
 @api_view
 def storage(request: HttpRequest) -> HttpResponse:
     _only(request.GET, ("turns",))
-    try:
-        turns = turns_option(request.GET.get("turns"))
-    except CliError as exc:
-        raise ApiError(400, str(exc).replace("--turns", "turns")) from None
+    turns = parse_bounded(
+        request.GET.get("turns"), "turns", low=0, high=MAX_TURNS_AHEAD, default=DEFAULT_TURNS_AHEAD
+    )
     result = storage_report(open_reader(), turns_ahead=turns)
     if not result.value.threads:
         _readable(result.problems)

@@ -51,7 +51,7 @@ def test_an_export_the_audit_log_cannot_record_is_not_written(sample_home: Path,
     env.pop("DATABASE_URL", None)
     (tmp_path / "var").mkdir()
     done = subprocess.run(
-        [sys.executable, "-m", "memory_core", "retention", "--heads-only", "--export", str(target)],
+        [sys.executable, "-m", "mycel_dashboard.cli", "retention", "--heads-only", "--export", str(target)],
         capture_output=True,
         text=True,
         env=env,

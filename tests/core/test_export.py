@@ -376,7 +376,7 @@ def test_the_export_is_not_written_when_the_audit_log_cannot_record_it(
         "DASHBOARD_DATA_DIR": str(tmp_path / "var"),
     }
     run = subprocess.run(
-        [sys.executable, "-m", "memory_core", "export", WITH_SUMMARIES, "-o", str(target)],
+        [sys.executable, "-m", "mycel_dashboard.cli", "export", WITH_SUMMARIES, "-o", str(target)],
         env=env,
         capture_output=True,
         text=True,
@@ -385,3 +385,15 @@ def test_the_export_is_not_written_when_the_audit_log_cannot_record_it(
     assert run.returncode == 2, run.stderr
     assert run.stderr.startswith("mycel-memory: error: the export was not written")
     assert len(run.stderr.strip().splitlines()) == 1 and not target.exists()
+
+
+def test_the_engine_alone_refuses_an_export_it_cannot_audit(
+    sample_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # memory_core's own entry point has no audit log (the dashboard's is wired by `mycel-memory`): the
+    # export is refused in one line and nothing is written.
+    target = tmp_path / "out.json"
+    assert main(["export", WITH_SUMMARIES, "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mycel-memory: error: the export was not written: this entry point has no audit log")
+    assert not target.exists()

@@ -13,7 +13,7 @@ import pytest
 from django.urls import reverse
 
 from memory_core.app.export import export_bundle
-from memory_core.cli import main
+from mycel_dashboard.cli import main
 from memory_core.cli.reading import open_reader
 from memory_core.demo import FAKE_API_KEY
 from memory_core.export.markdown import bundle_markdown

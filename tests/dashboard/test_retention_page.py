@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from memory_core.cli import main
+from mycel_dashboard.cli import main
 from mycel_dashboard.models import AuditEntry
 from tests.core.store_builders import file_hashes
 

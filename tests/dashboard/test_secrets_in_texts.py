@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from memory_core import memo
-from memory_core.cli import main
+from mycel_dashboard.cli import main
 from memory_core.cli.reading import open_reader
 from memory_core.stores import checkpoints
 from tests.conftest import point_env_at

@@ -16,8 +16,8 @@ from memory_core.config.dev_layers import (
 )
 from memory_core.config.dev_schema import COMPACT_JSON_KEYS, COMPACTION, DEV_KEY_SPECS
 from memory_core.config.schema import ValueKind
-from memory_core.stores.write.agent_config_writer import compact_json_sha256, compact_json_text
 from memory_core.stores.postgres.agent_configs import DevConfigView
+from memory_core.stores.write.agent_config_writer import compact_json_sha256, compact_json_text
 
 SAVE_NOTE = (
     "Mycel dev reads compact_json when it builds the agent: the change applies to the agent's next start "

@@ -15,7 +15,6 @@ from memory_core.app.thread_settings import project_folder
 from memory_core.config import ConfigLayerName, Severity
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
-from memory_core.stores.write.agent_config_writer import CompactJsonRefused, apply_compact_json
 from memory_core.stores.postgres.agent_configs import DevConfigView, get_dev_config
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import (
@@ -24,6 +23,7 @@ from memory_core.stores.runtime_config import (
     get_loaded_config,
     list_layer_files,
 )
+from memory_core.stores.write.agent_config_writer import CompactJsonRefused, apply_compact_json
 from memory_core.stores.write.config_files import apply_layer, apply_restore
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.config.dev import dev_context, dev_proposal

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from memory_core.cli.export_cmd import FORMATS
+from memory_core.app.export import FORMATS
 
 
 class ExportForm(forms.Form):

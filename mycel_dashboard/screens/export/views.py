@@ -8,8 +8,7 @@ from datetime import UTC, datetime
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
-from memory_core.app.export import ExportError, export_bundle, export_filename
-from memory_core.cli.export_cmd import export_summary, export_text
+from memory_core.app.export import ExportError, export_bundle, export_filename, export_summary, export_text
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.export.forms import ExportForm
 from mycel_dashboard.web.audit import AuditTrail

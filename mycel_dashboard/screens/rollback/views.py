@@ -10,10 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_core.rollback import RollbackImpact
-from memory_core.stores.reader import MycelReader
-from memory_core.stores.write.rollback_writer import RollbackRefused
-from memory_core.stores.write.rollback_actions import (
+from memory_core.app.rollback import (
     CheckpointsUnreadable,
     UnknownCheckpoint,
     UnknownThread,
@@ -23,6 +20,9 @@ from memory_core.stores.write.rollback_actions import (
     preview_rollback,
     preview_undo,
 )
+from memory_core.rollback import RollbackImpact
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.write.rollback_writer import RollbackRefused
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.rollback.forms import ConfirmRollbackForm
 from mycel_dashboard.web.audit import AuditTrail

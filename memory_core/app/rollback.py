@@ -11,12 +11,12 @@ from typing import Any
 from memory_core.records import ProblemKind, StoreProblem, SummaryRow
 from memory_core.rollback import RollbackImpact, plan_rollback, rollback_record
 from memory_core.stores.locations import MycelLocations
+from memory_core.stores.reader import MycelReader
 from memory_core.stores.write.postgres_writer import (
     BREAKER_CHANNEL,
     PostgresTarget,
     apply_postgres_checkpoint_copy,
 )
-from memory_core.stores.reader import MycelReader
 from memory_core.stores.write.rollback_writer import RollbackApplied, RollbackRefused, apply_checkpoint_copy
 
 # Said on every dev-layout preview (page and CLI): reference mycel-dev.md §7.
