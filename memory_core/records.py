@@ -87,10 +87,11 @@ class ThreadRow:
 
 @dataclass(frozen=True, slots=True)
 class BreakerState:
-    """Mycel dev's compaction circuit breaker as the head checkpoint saved it (reference mycel-dev §4.3)."""
+    """Mycel dev's compaction circuit breaker: failures in a row and whether it is open (reference
+    mycel-dev §4.3), as the head checkpoint saved it or as a plan carries it from call to call."""
 
-    failure_count: int
-    open: bool
+    failure_count: int = 0
+    open: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,9 @@ from memory_core.call_record.dev_calls import dev_replayed
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruneAction, prune_decisions
+from memory_core.records import BreakerState
 from memory_core.replay import DEFAULT_SUMMARY_CHARS, replay_calls
-from memory_core.rules.dev import BreakerState, plan_dev_call
+from memory_core.rules.dev import plan_dev_call
 from memory_core.rules.profile import RulesProfile
 from memory_core.tokens import TokenCounter, estimate_tokens
 

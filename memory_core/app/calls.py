@@ -21,9 +21,9 @@ from memory_core.memo import Key, Memo
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary, newest_active
-from memory_core.records import CheckpointRow, ProblemKind, StoreProblem, SummaryRow, ThreadRow
+from memory_core.records import BreakerState, CheckpointRow, ProblemKind, StoreProblem, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
-from memory_core.rules.dev import BreakerState, DevCallPlan, plan_dev_call
+from memory_core.rules.dev import DevCallPlan, plan_dev_call
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memory_core.app.errors import AppError, StoreUnreadable, UnknownThread
 from memory_core.records import ProblemKind, StoreProblem, SummaryRow
 from memory_core.rollback import RollbackImpact, plan_rollback, rollback_record
 from memory_core.stores.locations import MycelLocations
@@ -26,15 +27,11 @@ DEV_RESTART_NOTE = (
 )
 
 
-class UnknownThread(LookupError):
-    pass
+class UnknownCheckpoint(AppError):
+    """The thread has no such checkpoint."""
 
 
-class UnknownCheckpoint(LookupError):
-    pass
-
-
-class CheckpointsUnreadable(UnknownThread):
+class CheckpointsUnreadable(StoreUnreadable):
     """The thread's checkpoints could not be read (leon.db missing, damaged, locked…): not an unknown id."""
 
 

@@ -26,9 +26,9 @@ from memory_core.memory_settings import MYCEL_COMPACTION_THRESHOLD, MemorySettin
 from memory_core.messages import Message, MessageType
 from memory_core.model_view import ActiveSummary
 from memory_core.notices import NoticeKind, notice_kind
-from memory_core.records import SummaryRow
+from memory_core.records import BreakerState, SummaryRow
 from memory_core.replay import placeholder_summary
-from memory_core.rules.dev import BreakerState, dev_trigger_tokens
+from memory_core.rules.dev import dev_trigger_tokens, next_breaker
 from memory_core.tokens import TokenCounter
 
 # Summary lengths (characters) tried, longest first, when no row gives one.
@@ -157,7 +157,7 @@ def dev_steps(
             prefix = splitter.turn_prefix(cut, settings.context_limit)
             up_to = compact_up_to_index(i, cut, i - cut, prefix)
             if up_to is None:
-                breaker = breaker.after(succeeded=True)  # nothing to summarise: dev counts a success
+                breaker = next_breaker(breaker, succeeded=True)  # nothing to summarise: dev counts a success
                 walk.mismatches += row is not None
             elif record is None or row is not None or _notice_says_compacted(walk, i, compact_at, up_to):
                 if row is not None:
@@ -169,10 +169,10 @@ def dev_steps(
                     text = summary_text_for(unknown, unknown) if split else unknown
                     cache = (ActiveSummary(text, up_to), None)
                 compacted, stored = True, row is not None or record is None
-                breaker = breaker.after(succeeded=True)
+                breaker = next_breaker(breaker, succeeded=True)
             else:
                 before = breaker
-                breaker = breaker.after(succeeded=False)
+                breaker = next_breaker(breaker, succeeded=False)
                 opened = breaker.open and not before.open
                 if opened and record is not None and walk.claim_notice(i, record.breaker_notices) is None:
                     walk.mismatches += 1
@@ -182,7 +182,7 @@ def dev_steps(
             walk.claim_notice(i, compact_at)
             cache = (ActiveSummary.from_row(row), row.summary_id)
             compacted, split = True, row.is_split_turn
-            breaker = breaker.after(succeeded=True)
+            breaker = next_breaker(breaker, succeeded=True)
         sent = cache if cache is not None and (compacted or not should) else None
         if sent is not None and not (sent[0].summary_text and 1 <= sent[0].compact_up_to_index <= i):
             sent = None

@@ -12,10 +12,10 @@ from dataclasses import replace
 from typing import Any
 
 from memory_core.app.calls import dev_next_call
+from memory_core.app.errors import UnknownThread
 from memory_core.app.inputs import parse_rules_name
 from memory_core.app.rollback import (
     UnknownCheckpoint,
-    UnknownThread,
     applied_as_dict,
     apply_rollback,
     impact_as_dict,

@@ -20,7 +20,8 @@ from memory_core.memory_settings import DEFAULT_CONTEXT_LIMIT, MemorySettings
 from memory_core.messages import Message, UnknownMessageType, messages_from_dicts
 from memory_core.model_view import ActiveSummary
 from memory_core.pruning import PruningResult
-from memory_core.rules.dev import BreakerState, DevCallPlan, plan_dev_call
+from memory_core.records import BreakerState
+from memory_core.rules.dev import DevCallPlan, plan_dev_call
 from memory_core.rules.profile import RulesProfile
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, UnknownMessageType, messages_from_dicts
 from memory_core.model_view import ActiveSummary
-from memory_core.rules.dev import BreakerState
+from memory_core.records import BreakerState
 from memory_core.rules.profile import RulesProfile, UnknownRules, parse_rules
 
 # What a bundle says it is (memory_core/app/export.py writes them); kept here so that reading a bundle

@@ -23,25 +23,23 @@ from memory_core.memory_settings import MemorySettings, compaction_trigger
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary
 from memory_core.pruning import PruningResult, prune_decisions
+from memory_core.records import BreakerState
 from memory_core.rules.profile import RulesProfile
 from memory_core.tokens import estimate_tokens
 
 # dev opens its breaker once this many compactions in a row have failed.
 BREAKER_OPENS_AT = 3
+CLOSED_BREAKER = BreakerState()
 # What dev's summariser stands in for when a plan needs a text (the vectors' stub answers this too).
 SUMMARY_PLACEHOLDER = "SUMMARY"
 
 
-@dataclass(frozen=True, slots=True)
-class BreakerState:
-    failure_count: int = 0
-    open: bool = False
-
-    def after(self, *, succeeded: bool) -> BreakerState:
-        if succeeded:
-            return BreakerState(0, self.open)
-        failures = self.failure_count + 1
-        return BreakerState(failures, self.open or failures >= BREAKER_OPENS_AT)
+def next_breaker(breaker: BreakerState, *, succeeded: bool) -> BreakerState:
+    """The breaker after one summarisation attempt: a success resets the count, the third failure opens it."""
+    if succeeded:
+        return BreakerState(0, breaker.open)
+    failures = breaker.failure_count + 1
+    return BreakerState(failures, breaker.open or failures >= BREAKER_OPENS_AT)
 
 
 def dev_trigger_tokens(settings: MemorySettings) -> int:
@@ -102,7 +100,7 @@ def plan_dev_call(
     *,
     settings: MemorySettings,
     active_summary: ActiveSummary | None = None,
-    breaker: BreakerState = BreakerState(),
+    breaker: BreakerState = CLOSED_BREAKER,
     summarizer_fails: bool = False,
     summary_placeholder: str = SUMMARY_PLACEHOLDER,
 ) -> DevCallPlan:
@@ -124,7 +122,7 @@ def plan_dev_call(
     # Nothing to summarise is a success without a model call; a failing summariser compacts nothing.
     compacted = attempted and would_cut is not None and not summarizer_fails
     succeeded = compacted or (attempted and would_cut is None)
-    breaker_after = breaker.after(succeeded=succeeded) if attempted else breaker
+    breaker_after = next_breaker(breaker, succeeded=succeeded) if attempted else breaker
     held = (
         active_summary.summary_text
         if active_summary and active_summary.summary_text and active_summary.compact_up_to_index >= 0

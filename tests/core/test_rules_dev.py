@@ -20,7 +20,8 @@ from memory_core.compaction import split_index
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.model_view import ActiveSummary as DevSummary
-from memory_core.rules.dev import BreakerState, dev_trigger_tokens, plan_dev_call
+from memory_core.records import BreakerState
+from memory_core.rules.dev import dev_trigger_tokens, next_breaker, plan_dev_call
 from memory_core.rules.profile import RulesProfile, UnknownRules, parse_rules, rules_for, rules_reason
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
@@ -64,11 +65,11 @@ def test_keep_newest_moves_a_cut_that_would_keep_nothing() -> None:
 def test_breaker_opens_at_the_third_failure_and_a_success_resets_the_count() -> None:
     state = BreakerState()
     for _ in range(2):
-        state = state.after(succeeded=False)
+        state = next_breaker(state, succeeded=False)
     assert state == BreakerState(2, False)
-    assert state.after(succeeded=True) == BreakerState(0, False)
-    assert state.after(succeeded=False) == BreakerState(3, True)
-    assert BreakerState(5, False).after(succeeded=False) == BreakerState(6, True)
+    assert next_breaker(state, succeeded=True) == BreakerState(0, False)
+    assert next_breaker(state, succeeded=False) == BreakerState(3, True)
+    assert next_breaker(BreakerState(5, False), succeeded=False) == BreakerState(6, True)
 
 
 def test_trigger_tokens_below_keep_recent_attempts_at_every_call_and_compacts_nothing(

@@ -431,7 +431,9 @@ def test_unknown_paths_need_a_token_too(client, many_threads: Path, db) -> None:
 
 def test_bad_whatif_settings_are_400(client, many_threads: Path, token: str) -> None:
     url = reverse("api_whatif", args=["thread-0"])
-    assert "context-limit" in _json(_get(client, url, token, context_limit="-5"), 400)["error"]
+    # Named as the API takes it, not as the command line's flag (--context-limit).
+    said = _json(_get(client, url, token, context_limit="-5"), 400)["error"]
+    assert said == "context_limit must be a positive integer, not '-5'"
     assert "runtime_config" in _json(_get(client, url, token, runtime_config="/etc/passwd"), 400)["error"]
     assert _json(_get(client, url, token, trigger_tokens="100"), 400)["error"]
 

@@ -54,16 +54,18 @@ THREAD_ROWS = 100  # the page lists the threads with most unseen crossings, then
 
 
 @dataclass(frozen=True, slots=True)
-class ThreadRow:
+class CalibrationRow:
     thread_id: str
     url: str  # the thread's page ("" when the id cannot be linked)
     data: dict[str, Any]  # one model of the thread's own figures
 
 
-def thread_rows(report: dict[str, Any], *, thread_url: Callable[[str], str]) -> tuple[list[ThreadRow], int]:
+def thread_rows(
+    report: dict[str, Any], *, thread_url: Callable[[str], str]
+) -> tuple[list[CalibrationRow], int]:
     """Each thread's own figures per model, the first THREAD_ROWS of them, and how many there are."""
     rows = [
-        ThreadRow(t["thread_id"], thread_url(t["thread_id"]), m)
+        CalibrationRow(t["thread_id"], thread_url(t["thread_id"]), m)
         for t in report["threads"]
         for m in t["models"]
     ]

@@ -10,10 +10,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_core.app.errors import UnknownThread
 from memory_core.app.rollback import (
     CheckpointsUnreadable,
     UnknownCheckpoint,
-    UnknownThread,
     applied_as_dict,
     apply_rollback,
     impact_as_dict,

@@ -19,16 +19,16 @@ from memory_core.records import StoreProblem, ThreadRow
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import estimate_tokens
 from mycel_dashboard.screens.shared.memory import problem_text
-from mycel_dashboard.screens.threads.presenter import HeadFacts
+from mycel_dashboard.screens.threads.presenter import PageHeadFacts
 
-_HEADS: Memo[HeadFacts] = Memo("threads.head_facts", max_entries=20_000)
+_HEADS: Memo[PageHeadFacts] = Memo("threads.head_facts", max_entries=20_000)
 # One batch of head reads at a time: a second request waits, then finds the first one's facts kept.
 _DERIVING = threading.Lock()
 
 
 def head_facts_reader(
     reader: MycelReader, settings_for: Callable[[ThreadRow], MemorySettings], problems: list[str]
-) -> Callable[[Sequence[ThreadRow]], dict[str, HeadFacts]]:
+) -> Callable[[Sequence[ThreadRow]], dict[str, PageHeadFacts]]:
     """A function giving the head facts of many rows at once (what `thread_page` asks for)."""
     store = reader.store_key
 
@@ -40,11 +40,11 @@ def head_facts_reader(
             digests[settings] = digest(settings)
         return Key(store=store, thread=row.thread_id, head=row.head_checkpoint_id, settings=digests[settings])
 
-    def kept(rows: Sequence[ThreadRow], found: dict[str, HeadFacts]) -> list[ThreadRow]:
+    def kept(rows: Sequence[ThreadRow], found: dict[str, PageHeadFacts]) -> list[ThreadRow]:
         with_heads = []
         for row in rows:
             if not row.head_checkpoint_id or row.messages == 0:
-                found[row.thread_id] = HeadFacts(
+                found[row.thread_id] = PageHeadFacts(
                     pruned=False, estimated_tokens=0 if row.head_checkpoint_id else None
                 )
             else:
@@ -57,8 +57,8 @@ def head_facts_reader(
                 found[row.thread_id] = facts
         return missing
 
-    def head_facts(rows: Sequence[ThreadRow]) -> dict[str, HeadFacts]:
-        found: dict[str, HeadFacts] = {}
+    def head_facts(rows: Sequence[ThreadRow]) -> dict[str, PageHeadFacts]:
+        found: dict[str, PageHeadFacts] = {}
         todo = kept(rows, found)
         if not todo:
             return found
@@ -79,11 +79,11 @@ def head_facts_reader(
     return head_facts
 
 
-def _facts_of(messages: tuple[Message, ...] | None, settings: MemorySettings) -> HeadFacts:
+def _facts_of(messages: tuple[Message, ...] | None, settings: MemorySettings) -> PageHeadFacts:
     if messages is None:
-        return HeadFacts(pruned=False, estimated_tokens=None)
+        return PageHeadFacts(pruned=False, estimated_tokens=None)
     result = prune_decisions(messages, settings=settings)
-    return HeadFacts(
+    return PageHeadFacts(
         pruned=any(d.action.changes_content for d in result.decisions),
         estimated_tokens=estimate_tokens(messages),
     )

@@ -72,7 +72,7 @@ class ThreadListQuery:
 
 
 @dataclass(frozen=True, slots=True)
-class HeadFacts:
+class PageHeadFacts:
     """What only the newest checkpoint's messages can tell: computed for the visible page only."""
 
     pruned: bool  # some tool result is trimmed or cleared under the current config
@@ -108,7 +108,7 @@ class ThreadListItem:
     limit: ContextLimitInfo
     fill: float | None  # Mycel's estimate / the limit; None when the estimate is unknown
     flags: tuple[Flag, ...]
-    head: HeadFacts | None  # None = not computed (off the visible page)
+    head: PageHeadFacts | None  # None = not computed (off the visible page)
     agent: AgentRecord | None = None  # the row's registration, when it is a sub-agent
     last: LastCall | None = None  # None = not computed (off the visible page) or no model call yet
 
@@ -199,7 +199,7 @@ def thread_page(
     query: ThreadListQuery,
     *,
     limit_for: Callable[[ThreadRow], ContextLimitInfo],
-    head_facts: Callable[[Sequence[ThreadRow]], Mapping[str, HeadFacts]],
+    head_facts: Callable[[Sequence[ThreadRow]], Mapping[str, PageHeadFacts]],
     estimates: Callable[[Sequence[ThreadRow]], Mapping[str, int | None]] | None = None,
     agents: Sequence[AgentRecord] = (),
     last_calls: Callable[[Sequence[ThreadRow]], Mapping[str, LastCall]] | None = None,
@@ -228,7 +228,7 @@ def thread_page(
 
     def item(
         row: ThreadRow,
-        head: HeadFacts | None,
+        head: PageHeadFacts | None,
         known_estimate: int | None = None,
         last: LastCall | None = None,
     ) -> ThreadListItem:
