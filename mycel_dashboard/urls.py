@@ -15,9 +15,9 @@ from mycel_dashboard.screens.retention import views as retention
 from mycel_dashboard.screens.rollback import views as rollback
 from mycel_dashboard.screens.search import views as search
 from mycel_dashboard.screens.storage import views as storage
-from mycel_dashboard.screens.thread import panel_views, text_views
-from mycel_dashboard.screens.thread import views as thread
-from mycel_dashboard.screens.threads import views as threads
+from mycel_dashboard.screens.thread_detail import panel_views, text_views
+from mycel_dashboard.screens.thread_detail import views as thread
+from mycel_dashboard.screens.thread_list import views as threads
 from mycel_dashboard.web.ids import IdConverter
 
 # Mycel's ids are arbitrary strings (slashes included): <id:…> carries any of them (web/ids.py).

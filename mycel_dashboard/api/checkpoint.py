@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mycel_dashboard.screens.checkpoint.presenter import CheckpointPage
-from mycel_dashboard.screens.thread.panels import cell
+from mycel_dashboard.screens.thread_detail.panels import cell
 
 
 def checkpoint_json(thread_id: str, page: CheckpointPage) -> dict[str, Any]:

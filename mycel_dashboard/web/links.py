@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from django.urls import NoReverseMatch, reverse
 
-from mycel_dashboard.screens.thread.presenter import View, page_of
+from mycel_dashboard.screens.thread_detail.presenter import View, page_of
 
 
 def timeline_urls(thread_id: str, view: View = View.STORED) -> Callable[[int], str]:

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer
 
 THREAD = "m_npRsndIka9dx-2"  # call 11 trims a result that left protect_recent: 12,665 tokens re-written
 BARS = "(() => { const el = document.getElementById('cache-chart'); return el && el.data ? [Array.from(el.data[0].x), Array.from(el.data[0].y)] : null; })()"

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer
 
 SONNET = "claude-sonnet-4-5-20250929"
 TRACES = "(() => { const el = document.getElementById('calibration-chart'); return el && el.data ? el.data.map(t => [t.name, t.x.length]) : null; })()"

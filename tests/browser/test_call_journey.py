@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer
 
 # The chart's points in one trace, in call order; Plotly draws each as a path inside .points.
 SENT_POINTS = "[data-plotly] .scatterlayer .trace:nth-of-type(3) .points path"

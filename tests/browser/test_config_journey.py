@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.browser.conftest import BrowserPage
+from tests.support.browser import BrowserPage
 
 CHART_TRACES = "(() => { const el = document.getElementById('whatif-chart'); return el && el.data ? el.data.map(t => t.name) : null; })()"
 PROPOSED_SENT = "proposed: sent to the model"

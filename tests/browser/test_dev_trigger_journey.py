@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import BrowserPage
+from tests.support.browser import BrowserPage
 from tests.support.server import DashboardServer, running_server
 
 THREAD = "m_rE2uGx6NbP9w-1"  # compacted 3 times under a 6,000-token window (leon:tiny)

@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer
 
 
 def test_viewer_exports_a_thread_as_markdown_and_json(

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import BrowserPage, DashboardServer
-from tests.conftest import SAMPLE_HOME
-from tests.support.server import running_server
+from tests.support.browser import BrowserPage
+from tests.support.sample_data import SAMPLE_HOME
+from tests.support.server import DashboardServer, running_server
 
 
 @pytest.fixture(scope="module")

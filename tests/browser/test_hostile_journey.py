@@ -13,8 +13,8 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.conftest import BrowserPage, _open_page
 from tests.hostile.payloads import MARKUP, SECRETS, HostileHome, write_hostile_home
+from tests.support.browser import BrowserPage, open_logged_in_page
 from tests.support.server import DashboardServer, running_server
 
 INJECTED = """() => {
@@ -39,7 +39,7 @@ def hostile_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboa
 
 @pytest.fixture
 def hostile_page(hostile_server: DashboardServer, browser: object, tmp_path: Path) -> Iterator[BrowserPage]:
-    yield from _open_page(browser, hostile_server, tmp_path, "operator")
+    yield from open_logged_in_page(browser, hostile_server, tmp_path, "operator")
 
 
 def _assert_nothing_ran(viewer: BrowserPage, step: str) -> None:

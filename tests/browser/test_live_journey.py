@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from memory_core.demo import determinism, write_demo_home
-from tests.browser.conftest import CHROMIUM_ARGS
 from tests.integration.live_server import ROOT, start_server, stop_process
 from tests.integration.writer_process import WriterPlan
+from tests.support.browser import CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer
 
 
 def test_login_leads_to_the_home_page_without_console_errors(

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from memory_core.ids import short_id
-from tests.browser.conftest import BrowserPage, DashboardServer, _open_page
+from tests.support.browser import BrowserPage, open_logged_in_page
 from tests.support.odd_ids import CHECKPOINT_IDS, ODD_IDS, TOOL_CALL_ID, write_odd_home
-from tests.support.server import running_server
+from tests.support.server import DashboardServer, running_server
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def odd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardSe
 
 @pytest.fixture
 def odd_page(browser: object, odd_server: DashboardServer, tmp_path: Path) -> Iterator[BrowserPage]:
-    yield from _open_page(browser, odd_server, tmp_path, "operator")
+    yield from open_logged_in_page(browser, odd_server, tmp_path, "operator")
 
 
 @pytest.mark.parametrize("key", ["slash", "long"])

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from memory_core.demo import write_demo_home
-from tests.browser.conftest import BrowserPage, DashboardServer
-from tests.support.server import running_server
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer, running_server
 
 PANELS = ("sandbox", "queue", "file-operations", "run-events")
 LONG_PATH = "/home/operator/.leon/workspaces/" + "/".join(f"a-rather-deep-folder-{n:02d}" for n in range(14))

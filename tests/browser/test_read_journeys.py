@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer
 
 
 def _thread_id(server: DashboardServer, name: str) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer
 
 
 def test_operator_plans_a_policy_and_exports_the_script(

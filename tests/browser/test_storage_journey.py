@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer
 
 BARS = (
     "(() => { const el = document.getElementById('storage-chart'); return el && el.data ? "

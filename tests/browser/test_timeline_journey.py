@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer
 
 _FOLDED = "[...document.querySelectorAll('details.unchanged-run li.msg')].map(li => li.id)"
 

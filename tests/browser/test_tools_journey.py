@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import BrowserPage, DashboardServer
+from tests.support.browser import BrowserPage
+from tests.support.server import DashboardServer
 
 HEATMAP = "(() => { const el = document.getElementById('tools-chart'); return el && el.data ? {x: Array.from(el.data[0].x), y: Array.from(el.data[0].y)} : null; })()"
 # The pixel centre of a cell (column c, row r) inside the chart element, from Plotly's own axes.

@@ -25,8 +25,9 @@ from memory_core.family import (
 )
 from memory_core.records import AgentRecord, ProblemKind
 from memory_core.stores.reader import MycelReader
-from tests.conftest import SAMPLE_HOME, point_env_at
 from tests.core.store_builders import build_thread, point_locations
+from tests.support.mycel_env import point_env_at
+from tests.support.sample_data import SAMPLE_HOME
 
 PARENT = "m_parent-1"
 CHILD = "subagent-aaaa0001"

@@ -37,8 +37,8 @@ from memory_core.messages import message_from_dict
 from memory_core.pruning import prune_decisions
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import OFFLINE_ENCODING, TokenCounter
-from tests.conftest import point_env_at
 from tests.core.store_builders import point_locations
+from tests.support.mycel_env import point_env_at
 
 ENC = OFFLINE_ENCODING
 LIMIT = 10_000  # runtime.json's context_limit for the hand-built home: trigger int(0.7 x 10,000) = 7,000

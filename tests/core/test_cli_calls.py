@@ -10,7 +10,7 @@ import pytest
 
 from memory_core.cli import main
 from memory_core.demo import write_demo_home
-from tests.conftest import point_env_at
+from tests.support.mycel_env import point_env_at
 
 COMPACTING = "m_0D8EzdJXJhk9-2"
 CALL_KEYS = {

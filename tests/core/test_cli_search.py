@@ -13,9 +13,9 @@ from memory_core.app.search import search
 from memory_core.cli import main
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_list.derived import default_folder
-from tests.conftest import point_env_at
 from tests.core.store_builders import build_thread, point_locations
 from tests.dashboard.planting import plant_thread
+from tests.support.mycel_env import point_env_at
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

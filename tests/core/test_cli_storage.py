@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from memory_core.cli import main
-from tests.conftest import point_env_at
 from tests.core.store_builders import build_thread
+from tests.support.mycel_env import point_env_at
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -17,8 +17,8 @@ from memory_core.cli import main
 from memory_core.cli.parsers import CONFIG_LAYERS
 from memory_core.cli.table import ID_WIDTH, printable, short_id
 from memory_core.config import ConfigLayerName
-from tests.conftest import point_env_at
 from tests.core.store_builders import build_thread
+from tests.support.mycel_env import point_env_at
 
 ROOT = Path(__file__).resolve().parents[2]
 

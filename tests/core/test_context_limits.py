@@ -12,7 +12,7 @@ from memory_core.context_limits import (
     normalize_model_name,
     resolve_context_limit,
 )
-from tests.conftest import SAMPLE_HOME
+from tests.support.sample_data import SAMPLE_HOME
 
 
 def _sample(name: str) -> Any:

@@ -35,8 +35,9 @@ from memory_core.economics.cost import (
 from memory_core.memo import reset
 from memory_core.messages import Message, MessageType
 from memory_core.stores.reader import MycelReader
-from tests.conftest import SAMPLE_HOME, point_env_at
 from tests.core.store_builders import point_locations
+from tests.support.mycel_env import point_env_at
+from tests.support.sample_data import SAMPLE_HOME
 
 PRICES = {
     "claude-sonnet-4.5": {"input": "3", "output": "15", "cache_read": "0.3", "cache_write": "3.75"},
@@ -415,7 +416,7 @@ def test_sample_home_totals_match_langgraphs_messages(sample_home: Path, capsys)
 
 
 def test_a_dashboard_rollback_leaves_its_calls_counted_once_as_abandoned(home: Path, capsys) -> None:
-    from memory_core.stores.write.rollback_actions import apply_rollback, preview_rollback
+    from memory_core.app.rollback import apply_rollback, preview_rollback
 
     reader = MycelReader(point_locations(home))
     target = next(c for c in reader.list_checkpoints("t-plain").value if c.messages == 2)

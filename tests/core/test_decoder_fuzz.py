@@ -36,8 +36,8 @@ from memory_core.stores.decode import (
     decode_typed,
 )
 from memory_core.stores.reader import MycelReader
-from tests.conftest import SAMPLE_HOME
 from tests.core.store_builders import point_locations
+from tests.support.sample_data import SAMPLE_HOME
 
 T = TypeVar("T")
 

@@ -25,8 +25,8 @@ from memory_core.cli.reading import open_reader
 from memory_core.demo import FAKE_API_KEY
 from memory_core.export.markdown import bundle_markdown, code, fence
 from memory_core.messages import MessageType, messages_from_dicts
-from tests.conftest import point_env_at
 from tests.dashboard.planting import plant_env_dump, plant_thread
+from tests.support.mycel_env import point_env_at
 from tests.support.odd_ids import CHECKPOINT_IDS, ODD_IDS, write_odd_home
 
 SAMPLE_THREADS = (

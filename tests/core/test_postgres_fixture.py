@@ -7,7 +7,7 @@ import json
 
 import psycopg
 
-from tests.conftest import PG_DEV_SAMPLE
+from tests.support.sample_data import PG_DEV_SAMPLE
 
 
 def test_the_dev_sample_is_mycel_devs_database(pg_dev_sample: str) -> None:

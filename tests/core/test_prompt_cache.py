@@ -38,8 +38,8 @@ from memory_core.pruning import SOFT_TRIM_MARKER
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import default_counter
 from memory_core.whatif import thread_side
-from tests.conftest import point_env_at
 from tests.core.store_builders import build_thread, point_locations
+from tests.support.mycel_env import point_env_at
 
 SONNET = "claude-sonnet-4-5-20250929"
 # step 1's result is trimmed (5,000 > 3,000), step 2's cleared (12,000 > 10,000), the rest stay whole

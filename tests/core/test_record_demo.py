@@ -15,7 +15,7 @@ from memory_core.demo import DemoManifest, write_demo_home
 from memory_core.demo.home import DemoThread
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
-from tests.conftest import point_env_at
+from tests.support.mycel_env import point_env_at
 from tests.support.mycel_oracle import expected_request_sizes
 
 EVIDENCE = ("compaction", "standalone", "model_switch", "unsaved_summary", "large_window")

@@ -20,14 +20,14 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from memory_core.app.retention import retention_dry_run
+from memory_core.app.rollback import apply_rollback, preview_rollback
 from memory_core.footprint.retention import RetentionPolicy
 from memory_core.footprint.script import retention_script
 from memory_core.rollback import ROLLBACK_METADATA_KEY
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.write.rollback_actions import apply_rollback, preview_rollback
-from tests.conftest import SAMPLE_HOME
 from tests.core.store_builders import build_thread, point_locations
 from tests.support.odd_ids import ODD_IDS, write_odd_home
+from tests.support.sample_data import SAMPLE_HOME
 
 SQLITE3 = shutil.which("sqlite3")
 

@@ -22,7 +22,6 @@ from memory_core.stores.series import naive_series
 from memory_core.stores.sqlite import connect as sqlite_module
 from memory_core.stores.sqlite.connect import StoreError, opened
 from memory_core.tokens import default_counter
-from tests.conftest import point_env_at
 from tests.core.store_builders import (
     PLANTED_SECRETS,
     QUEUE_BOTH_SENDERS_DDL,
@@ -32,6 +31,7 @@ from tests.core.store_builders import (
     point_locations,
 )
 from tests.support.folders import unwritable_folder
+from tests.support.mycel_env import point_env_at
 
 
 @pytest.fixture

@@ -190,7 +190,7 @@ def test_the_cli_keeps_its_facts_in_the_configured_folder(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from memory_core.cli import main as cli_main
-    from tests.conftest import point_env_at
+    from tests.support.mycel_env import point_env_at
 
     point_env_at(monkeypatch, home)
     monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "cli-cache"))

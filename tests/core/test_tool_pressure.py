@@ -32,8 +32,8 @@ from memory_core.compaction import SUMMARY_HEADER
 from memory_core.economics.tool_pressure import READ_TOOLS, fleet_pressure, pressure_json, thread_pressure
 from memory_core.pruning import SOFT_TRIM_MARKER
 from memory_core.stores.reader import MycelReader
-from tests.conftest import point_env_at
 from tests.core.store_builders import point_locations
+from tests.support.mycel_env import point_env_at
 
 CLEARED_12000 = len("[Tool output cleared \u2014 12000 chars]")  # 35
 TRIMMED_5000 = 1500 + len(SOFT_TRIM_MARKER) + 1500  # 3019: the first and last 1,500 around the marker

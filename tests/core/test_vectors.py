@@ -19,7 +19,7 @@ from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, messages_from_dicts
 from memory_core.pruning import PruneAction, prune_decisions
 from memory_core.tokens import estimate_tokens
-from tests.conftest import VECTORS
+from tests.support.sample_data import VECTORS
 
 CASES: list[dict[str, Any]] = json.loads(VECTORS.read_text(encoding="utf-8"))["cases"]
 

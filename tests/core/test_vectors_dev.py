@@ -11,7 +11,7 @@ import pytest
 
 from memory_core.cli import main
 from memory_core.pruning import PruneAction
-from tests.conftest import DEV_VECTORS
+from tests.support.sample_data import DEV_VECTORS
 
 DOCUMENT: dict[str, Any] = json.loads(DEV_VECTORS.read_text(encoding="utf-8"))
 CASES: list[dict[str, Any]] = DOCUMENT["cases"]

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from tests.conftest import SAMPLE_HOME
+from tests.support.sample_data import SAMPLE_HOME
 
 HX = {"HTTP_HX_REQUEST": "true"}
 THREAD = "m_npRsndIka9dx-2"  # tool calls, a spilled output, sandbox rows, 40 checkpoints

@@ -268,7 +268,7 @@ def test_search_finds_no_planted_secret(client, hostile_home: dict[str, str], to
 @pytest.fixture
 def many_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home with more threads than a small page, written by LangGraph's real SqliteSaver."""
-    from tests.conftest import point_env_at
+    from tests.support.mycel_env import point_env_at
 
     folder = tmp_path / "built"
     folder.mkdir()
@@ -449,7 +449,7 @@ def test_no_mycel_data_is_503_json(
 def test_a_damaged_leon_db_is_503_naming_it_not_an_empty_list(
     client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, token: str
 ) -> None:
-    from tests.conftest import point_env_at
+    from tests.support.mycel_env import point_env_at
 
     folder = tmp_path / "damaged"
     folder.mkdir()

@@ -10,7 +10,7 @@ from django.urls import reverse
 from memory_core.demo import write_demo_home
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
-from tests.conftest import point_env_at
+from tests.support.mycel_env import point_env_at
 
 COMPACTING = "m_0D8EzdJXJhk9-2"
 TOOL_HEAVY = "m_npRsndIka9dx-2"

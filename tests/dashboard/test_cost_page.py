@@ -84,8 +84,8 @@ def test_calls_without_usage_link_their_call_pages(
     viewer_client, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     from memory_core.memo import reset
-    from tests.conftest import point_env_at
     from tests.core.test_cost import PRICES, _write_home
+    from tests.support.mycel_env import point_env_at
 
     reset()
     folder = tmp_path / "cost-home"

@@ -13,13 +13,13 @@ import pytest
 from django.urls import reverse
 
 from memory_core.app.export import export_bundle
-from mycel_dashboard.cli import main
 from memory_core.cli.reading import open_reader
 from memory_core.demo import FAKE_API_KEY
 from memory_core.export.markdown import bundle_markdown
+from mycel_dashboard.cli import main
 from mycel_dashboard.models import AuditEntry
-from tests.conftest import point_env_at
 from tests.hostile.payloads import SECRETS, write_hostile_home
+from tests.support.mycel_env import point_env_at
 from tests.support.odd_ids import CHECKPOINT_IDS, ODD_IDS, write_odd_home
 
 THREAD = "m_0D8EzdJXJhk9-2"  # the sample thread with seven summaries

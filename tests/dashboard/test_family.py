@@ -17,8 +17,8 @@ from memory_core import memo
 from memory_core.demo import write_demo_home
 from memory_core.demo.subagents import AgentsTableRow, write_agent_registry
 from mycel_dashboard.web.ids import id_to_url
-from tests.conftest import point_env_at
 from tests.core.store_builders import build_thread
+from tests.support.mycel_env import point_env_at
 
 # A parent whose id needs escaping everywhere and encoding in every URL.
 PARENT = 'user/42 <b>"&\x1b'

@@ -23,9 +23,9 @@ from memory_core.rollback import rollback_record
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.models import AuditEntry
-from tests.conftest import point_env_at
 from tests.core.store_builders import file_hashes
 from tests.dashboard.broken_homes import HX, every_screen
+from tests.support.mycel_env import point_env_at
 
 SUMMARISED_SAMPLE_THREAD = "m_0D8EzdJXJhk9-2"  # 7 summaries in summary.db, one active (up to index 16)
 PLAIN_SAMPLE_THREAD = "m_0D8EzdJXJhk9-1"  # no summaries

@@ -15,7 +15,7 @@ import pytest
 from django.urls import reverse
 
 from memory_core.ids import short_id
-from tests.conftest import point_env_at
+from tests.support.mycel_env import point_env_at
 from tests.support.odd_ids import CHECKPOINT_IDS, ODD_IDS, TOOL_CALL_ID, write_odd_home
 
 

@@ -16,9 +16,9 @@ from django.urls import reverse
 from memory_core.demo import RunEventsTableRow, write_run_events
 from memory_core.messages import Message, MessageType, ToolCall
 from mycel_dashboard.screens.live.pulse import in_flight
-from tests.conftest import point_env_at
 from tests.core.store_builders import build_thread
 from tests.dashboard.broken_homes import exclusively_locked
+from tests.support.mycel_env import point_env_at
 
 LIVE = "live-thread-1"
 TOOL_HEAVY = "m_npRsndIka9dx-2"  # the sample home's; its checkpoints are months old

@@ -14,7 +14,7 @@ from django.urls import reverse
 from memory_core.demo import write_demo_home
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
-from tests.conftest import point_env_at
+from tests.support.mycel_env import point_env_at
 
 # The traces both figures draw from the current config, and the compaction markers.
 CURRENT_TRACES = (

@@ -12,11 +12,11 @@ import pytest
 from django.urls import reverse
 
 from memory_core import memo
-from mycel_dashboard.cli import main
 from memory_core.cli.reading import open_reader
 from memory_core.stores import checkpoints
-from tests.conftest import point_env_at
+from mycel_dashboard.cli import main
 from tests.dashboard.planting import plant_env_dump
+from tests.support.mycel_env import point_env_at
 
 KEY = "sk-proj-PrintedByEnv0123456789ab"
 TOKEN = "hdr-token-0099887766"

@@ -12,8 +12,8 @@ import pytest
 from django.urls import reverse
 
 from memory_core.cli import main
-from tests.conftest import point_env_at
 from tests.core.store_builders import build_thread
+from tests.support.mycel_env import point_env_at
 
 _ROW = re.compile(
     r'<tr data-thread="([^"]*)" data-bytes="(\d+)" data-growth="(\d+)" data-projected="(\d+)" '

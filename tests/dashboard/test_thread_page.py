@@ -185,7 +185,7 @@ def test_a_2000_message_timeline_renders_one_page_at_a_time():
     from memory_core.memory_settings import MemorySettings
     from memory_core.messages import Message, MessageType, ToolCall
     from memory_core.pruning import prune_decisions
-    from mycel_dashboard.screens.thread.presenter import PAGE_SIZE, View, build_timeline
+    from mycel_dashboard.screens.thread_detail.presenter import PAGE_SIZE, View, build_timeline
 
     messages = []
     for turn in range(500):
@@ -205,7 +205,7 @@ def test_a_2000_message_timeline_renders_one_page_at_a_time():
 
 def test_checkpoint_rail_draws_a_fork_as_its_own_lane():
     from memory_core.records import CheckpointRow
-    from mycel_dashboard.screens.thread.presenter import checkpoint_rail
+    from mycel_dashboard.screens.thread_detail.presenter import checkpoint_rail
 
     def row(cid: str, parent: str | None) -> CheckpointRow:
         return CheckpointRow(cid, parent, 0, "loop", None, None, None, {}, 1, 1)
@@ -219,7 +219,7 @@ def test_checkpoint_rail_draws_a_fork_as_its_own_lane():
 
 def test_every_page_of_the_demo_home_renders(viewer_client, tmp_path: Path, monkeypatch):
     from memory_core.demo import write_demo_home
-    from tests.conftest import point_env_at
+    from tests.support.mycel_env import point_env_at
 
     home = tmp_path / "demo"
     write_demo_home(home, seed=7)
@@ -264,7 +264,7 @@ def test_unreadable_newest_checkpoint_is_reported_and_the_page_still_works(viewe
 def test_stores_mycel_has_not_created_are_said_quietly(viewer_client, tmp_path: Path, monkeypatch) -> None:
     from django.urls import reverse
 
-    from tests.conftest import point_env_at
+    from tests.support.mycel_env import point_env_at
     from tests.support.odd_ids import ODD_IDS, write_odd_home
 
     home = write_odd_home(
@@ -282,7 +282,7 @@ def test_stores_mycel_has_not_created_are_said_quietly(viewer_client, tmp_path: 
 def test_a_missing_leon_db_is_still_an_alert(viewer_client, tmp_path: Path, monkeypatch) -> None:
     from django.urls import reverse
 
-    from tests.conftest import point_env_at
+    from tests.support.mycel_env import point_env_at
 
     point_env_at(monkeypatch, tmp_path)  # nothing there at all
     body = viewer_client.get(reverse("thread", args=["t-1"])).content.decode()
@@ -292,8 +292,8 @@ def test_a_missing_leon_db_is_still_an_alert(viewer_client, tmp_path: Path, monk
 def test_a_head_without_model_calls_says_so_instead_of_an_empty_chart(viewer_client, tmp_path, monkeypatch):
     from langchain_core.messages import HumanMessage
 
-    from tests.conftest import point_env_at
     from tests.dashboard.planting import plant_thread
+    from tests.support.mycel_env import point_env_at
 
     plant_thread(tmp_path / "leon.db", "lone-question", [HumanMessage("is anyone there?", id="h1")])
     point_env_at(monkeypatch, tmp_path)

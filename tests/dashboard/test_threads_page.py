@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import point_env_at
+from tests.support.mycel_env import point_env_at
 
 SAMPLE_THREADS = (
     "m_npRsndIka9dx-1",

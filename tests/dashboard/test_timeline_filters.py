@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType, ToolCall
 from memory_core.pruning import prune_decisions
-from mycel_dashboard.screens.thread.presenter import (
+from mycel_dashboard.screens.thread_detail.presenter import (
     COLLAPSE_RUN,
     PAGE_SIZE,
     SummaryCard,
@@ -23,8 +23,8 @@ from mycel_dashboard.screens.thread.presenter import (
     build_timeline,
     summary_card,
 )
-from tests.conftest import point_env_at
 from tests.dashboard.planting import plant_thread
+from tests.support.mycel_env import point_env_at
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 TOOL_HEAVY = "m_npRsndIka9dx-2"  # 31 messages, 13 tool results

@@ -13,8 +13,8 @@ import pytest
 from django.urls import reverse
 
 from memory_core.cli import main
-from tests.conftest import point_env_at
 from tests.core.test_tool_pressure import SAME_ARGS, TRIM_AND_CLEAR, build_scripted
+from tests.support.mycel_env import point_env_at
 
 
 def _cli_json(capsys: pytest.CaptureFixture[str]) -> dict:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import point_env_at
 from tests.dashboard.conftest import (  # noqa: F401 — fixtures, used by name
     dashboard_dirs,
     operator,
@@ -18,6 +17,7 @@ from tests.dashboard.conftest import (  # noqa: F401 — fixtures, used by name
     viewer_client,
 )
 from tests.hostile.payloads import SECRETS, HostileHome, write_hostile_home
+from tests.support.mycel_env import point_env_at
 
 
 @pytest.fixture(scope="session")

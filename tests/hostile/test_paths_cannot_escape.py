@@ -15,9 +15,9 @@ from django.urls import reverse
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory_core.demo import MemberRow, ThreadsTableRow, write_threads_table
-from tests.conftest import point_env_at
 from tests.dashboard.planting import plant_thread
 from tests.hostile.pages import body_of
+from tests.support.mycel_env import point_env_at
 
 OUTSIDE = "OUTSIDE-CONTENT-must-never-be-served"
 SPILL_THREAD = "m_paths-1"

@@ -26,11 +26,11 @@ from langchain_core.messages import AIMessage, HumanMessage
 from memory_core.cli import main as cli_main
 from memory_core.demo import FAKE_API_KEY
 from memory_core.secrets import REDACTED
-from tests.conftest import SAMPLE_HOME
 from tests.dashboard.broken_homes import every_screen, sample_checkpoints
 from tests.dashboard.planting import plant_thread
 from tests.hostile.pages import act_with_hostile_strings, body_of, checkpoint_ids, get_visits
 from tests.hostile.payloads import SECRETS, HostileHome
+from tests.support.sample_data import SAMPLE_HOME
 from tests.support.server import PASSWORD, running_server
 
 LEAK = re.compile(r"leak-[A-Za-z-]+-00\d\d|" + re.escape(FAKE_API_KEY))

@@ -11,7 +11,7 @@ import pytest
 
 from memory_core.cli import main
 from memory_core.demo.graph import FAKE_API_KEY
-from tests.conftest import point_env_at
+from tests.support.mycel_env import point_env_at
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:

@@ -14,12 +14,12 @@ from psycopg.types.json import Jsonb
 
 from memory_core.config.dev_layers import merge_dev_layers
 from memory_core.demo.dev_tables import dev_side_tables_sql
+from memory_core.stores.postgres.agent_configs import agent_id_in_thread_id, get_agent_compact_config
 from memory_core.stores.write.agent_config_writer import (
     CompactJsonRefused,
     apply_compact_json,
     compact_json_sha256,
 )
-from memory_core.stores.postgres.agent_configs import agent_id_in_thread_id, get_agent_compact_config
 
 AGENT = "m_rE2uGx6NbP9w"
 THREAD = f"{AGENT}-1"

@@ -39,11 +39,11 @@ def _api(base: str, path: str, token: str) -> Any:
 def test_the_dashboard_on_its_own_postgres_database_shares_one_search_index(
     pg_server, tmp_path: Path
 ) -> None:
-    from tests.conftest import _databases
+    from tests.support.postgres import database_name
 
     home = tmp_path / "mycel"
     shutil.copytree(SAMPLE, home)
-    url = pg_server.create_database(f"dashboard_served_{next(_databases)}")
+    url = pg_server.create_database(database_name("dashboard_served"))
     cli_cache = tmp_path / "cli-cache"
     env = {"DATABASE_URL": url, "MYCEL_MEMORY_CACHE_DIR": str(cli_cache)}
     with running_server(tmp_path / "server", home, extra_env=env, workers=1, threads=2) as server:

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from memory_core.messages import message_from_dict
 from memory_core.notices import OUTPUT_LIMIT_TEXT
-from mycel_dashboard.screens.thread.presenter import View, build_timeline
+from mycel_dashboard.screens.thread_detail.presenter import View, build_timeline
 
 COMPACTING = "m_rE2uGx6NbP9w-1"  # 3 compact notices in its head
 BREAKER = "m_sK5yDq1FvT7a-2"  # the summarizer failed 3 times: one compact_breaker notice, breaker open

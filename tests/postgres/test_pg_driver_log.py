@@ -25,7 +25,7 @@ from memory_core.rules.profile import RulesProfile
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import content_chars
-from tests.conftest import PG_DEV_SAMPLE
+from tests.support.sample_data import PG_DEV_SAMPLE
 
 THREADS = ("m_sK5yDq1FvT7a-1", "m_rE2uGx6NbP9w-1", "m_rE2uGx6NbP9w-2", "m_sK5yDq1FvT7a-2", "m_sK5yDq1FvT7a-3")
 _KINDS = {

@@ -17,8 +17,9 @@ from memory_core.cli import main
 from memory_core.export.markdown import bundle_markdown
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
-from tests.conftest import PG_DEV_SAMPLE, point_env_at
 from tests.postgres.test_pg_driver_log import THREADS
+from tests.support.mycel_env import point_env_at
+from tests.support.sample_data import PG_DEV_SAMPLE
 
 
 def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:

@@ -42,9 +42,9 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def dashboard_db(pg_server) -> str:
     """The dashboard's own database: empty, the search tables made by our code on first use."""
-    from tests.conftest import _databases
+    from tests.support.postgres import database_name
 
-    return pg_server.create_database(f"dashboard_{next(_databases)}")
+    return pg_server.create_database(database_name("dashboard"))
 
 
 def _reader(home: Path) -> MycelReader:

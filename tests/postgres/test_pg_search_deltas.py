@@ -61,12 +61,12 @@ def _contents(url: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
 
 
 def test_main_layout_grows_from_its_writes(pg_server, tmp_path: Path, head_decodes: list[str]) -> None:
-    from tests.conftest import _databases
+    from tests.support.postgres import database_name
 
     memo.reset()
-    mycel = pg_server.create_database(f"main_deltas_{next(_databases)}")
+    mycel = pg_server.create_database(database_name("main_deltas"))
     _play(mycel, "pg-long", range(1, 3))
-    index = PgSearchIndex(pg_server.create_database(f"dashboard_{next(_databases)}"), "grown")
+    index = PgSearchIndex(pg_server.create_database(database_name("dashboard")), "grown")
     env = {"LEON_STORAGE_STRATEGY": "supabase"}
     first = search(_reader(mycel, tmp_path, **env), "walrus1", index=index).refresh
     assert first.threads_updated == 1 and first.threads_from_deltas == 0
@@ -78,7 +78,7 @@ def test_main_layout_grows_from_its_writes(pg_server, tmp_path: Path, head_decod
     assert head_decodes == []
     assert [h.thread_id for h in grown.hits] == ["pg-long"]
 
-    fresh_db = pg_server.create_database(f"dashboard_{next(_databases)}")
+    fresh_db = pg_server.create_database(database_name("dashboard"))
     rebuild_index(_reader(mycel, tmp_path, **env), PgSearchIndex(fresh_db, "grown"))
     assert _contents(index.url) == _contents(fresh_db)
 

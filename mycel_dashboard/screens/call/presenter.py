@@ -13,7 +13,7 @@ from memory_core.model_view import model_view
 from memory_core.pruning import PruneAction
 from memory_core.records import SummaryRow
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
-from mycel_dashboard.screens.thread.presenter import Badge, NoticeView, View, notice_of, pruning_badge
+from mycel_dashboard.screens.thread_detail.presenter import Badge, NoticeView, View, notice_of, pruning_badge
 
 # Requests longer than this show each message's first characters, with the rest behind a disclosure.
 PREVIEW_CHARS = 600

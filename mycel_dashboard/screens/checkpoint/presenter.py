@@ -9,8 +9,12 @@ from memory_core.diff import diff_states
 from memory_core.records import CheckpointRow, CheckpointState
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
-from mycel_dashboard.screens.thread.panels import cell
-from mycel_dashboard.screens.thread.presenter import LINEAGE_FROM_ORDER, call_numbers, previous_by_order
+from mycel_dashboard.screens.thread_detail.panels import cell
+from mycel_dashboard.screens.thread_detail.presenter import (
+    LINEAGE_FROM_ORDER,
+    call_numbers,
+    previous_by_order,
+)
 
 
 class NoSuchCheckpoint(LookupError):

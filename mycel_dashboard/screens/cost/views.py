@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
 from memory_core.app.cost import cost_document, fleet_cost
-from mycel_dashboard.screens.cost.chart import cost_figure
+from mycel_dashboard.screens.cost.charts import cost_figure
 from mycel_dashboard.screens.cost.forms import PeriodForm
 from mycel_dashboard.screens.cost.presenter import cost_page as present
 from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context

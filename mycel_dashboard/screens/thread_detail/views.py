@@ -20,11 +20,17 @@ from mycel_dashboard.screens.live.pulse import POLL_INTERVAL_MS, thread_pulse
 from mycel_dashboard.screens.shared.family import family_card
 from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text, thread_memory
 from mycel_dashboard.screens.storage.presenter import thread_bytes_card
-from mycel_dashboard.screens.thread.breaker import breaker_card
-from mycel_dashboard.screens.thread.forms import SHOW_CHOICES, TimelineForm, timeline_filter
-from mycel_dashboard.screens.thread.panels import PANELS
-from mycel_dashboard.screens.thread.parts import active_card, chart_of, rail_of, run_error_of, timeline_of
-from mycel_dashboard.screens.thread.presenter import LINEAGE_FROM_ORDER, SummaryCard, View
+from mycel_dashboard.screens.thread_detail.breaker import breaker_card
+from mycel_dashboard.screens.thread_detail.forms import SHOW_CHOICES, TimelineForm, timeline_filter
+from mycel_dashboard.screens.thread_detail.panels import PANELS
+from mycel_dashboard.screens.thread_detail.parts import (
+    active_card,
+    chart_of,
+    rail_of,
+    run_error_of,
+    timeline_of,
+)
+from mycel_dashboard.screens.thread_detail.presenter import LINEAGE_FROM_ORDER, SummaryCard, View
 from mycel_dashboard.web.links import call_urls, spill_url, timeline_urls
 from mycel_dashboard.web.lookups import head_state, thread_or_404
 from mycel_dashboard.web.render import render_screen, requested_partial

@@ -15,9 +15,9 @@ from mycel_dashboard.screens.shared.caches import derived_from
 from mycel_dashboard.screens.shared.family import family_param, read_agents
 from mycel_dashboard.screens.shared.memory import ContextLimitInfo, ThreadMemories, guarded, problem_text
 from mycel_dashboard.screens.shared.replays import thread_record
-from mycel_dashboard.screens.threads.forms import ThreadListForm
-from mycel_dashboard.screens.threads.heads import head_facts_reader
-from mycel_dashboard.screens.threads.presenter import (
+from mycel_dashboard.screens.thread_list.forms import ThreadListForm
+from mycel_dashboard.screens.thread_list.heads import head_facts_reader
+from mycel_dashboard.screens.thread_list.presenter import (
     FLAG_LABELS,
     LastCall,
     column_headers,

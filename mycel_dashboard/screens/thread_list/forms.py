@@ -5,7 +5,13 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
-from mycel_dashboard.screens.threads.presenter import DEFAULT_SORT, PER_PAGE, Flag, SortKey, ThreadListQuery
+from mycel_dashboard.screens.thread_list.presenter import (
+    DEFAULT_SORT,
+    PER_PAGE,
+    Flag,
+    SortKey,
+    ThreadListQuery,
+)
 from mycel_dashboard.web.forms import LenientForm
 from mycel_dashboard.web.ids import MAX_URL_ID, id_from_url
 

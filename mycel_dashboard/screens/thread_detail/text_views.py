@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 
 from mycel_dashboard.screens.shared.memory import guarded, problem_text, thread_memory
-from mycel_dashboard.screens.thread.forms import TimelineForm
-from mycel_dashboard.screens.thread.parts import pruning_of
-from mycel_dashboard.screens.thread.presenter import View, notice_of, page_of
+from mycel_dashboard.screens.thread_detail.forms import TimelineForm
+from mycel_dashboard.screens.thread_detail.parts import pruning_of
+from mycel_dashboard.screens.thread_detail.presenter import View, notice_of, page_of
 from mycel_dashboard.web.lookups import head_state, thread_or_404
 from mycel_dashboard.web.render import render_screen
 from mycel_dashboard.web.source import open_source

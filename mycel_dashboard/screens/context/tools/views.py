@@ -9,8 +9,14 @@ from django.urls import NoReverseMatch, reverse
 
 from memory_core.app.tools import fleet_tool_pressure, tools_document
 from memory_core.economics.tool_pressure import UNIT
-from mycel_dashboard.screens.context.tools import TOP_THREADS, HeatBy, ask_rows, heatmap, tool_sections
-from mycel_dashboard.screens.context.tools_chart import COLOUR_TITLE, heatmap_figure
+from mycel_dashboard.screens.context.tools.charts import COLOUR_TITLE, heatmap_figure
+from mycel_dashboard.screens.context.tools.presenter import (
+    TOP_THREADS,
+    HeatBy,
+    ask_rows,
+    heatmap,
+    tool_sections,
+)
 from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.forms import LenientForm

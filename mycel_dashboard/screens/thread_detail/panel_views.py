@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 
 from mycel_dashboard.screens.shared.memory import guarded
-from mycel_dashboard.screens.thread.panels import PANELS, PanelContent
+from mycel_dashboard.screens.thread_detail.panels import PANELS, PanelContent
 from mycel_dashboard.web.lookups import thread_or_404
 from mycel_dashboard.web.render import render_screen
 from mycel_dashboard.web.source import open_source

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from mycel_dashboard.screens.context.tools import UNKNOWN_DAY, Cell, HeatBy, Heatmap
+from mycel_dashboard.screens.context.tools.presenter import UNKNOWN_DAY, Cell, HeatBy, Heatmap
 
 COLOUR_TITLE = "share of the characters sent"
 # customdata: 0-1 unused by a heatmap (charts.js' timeline anchor), 2 the click's URL, then these counts.

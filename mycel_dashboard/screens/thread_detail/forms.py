@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from mycel_dashboard.screens.thread.presenter import SHOW_LABELS, Show, TimelineFilter
+from mycel_dashboard.screens.thread_detail.presenter import SHOW_LABELS, Show, TimelineFilter
 from mycel_dashboard.web.forms import LenientForm
 
 SHOW_CHOICES = [("", "all messages"), *((show.value, label) for show, label in SHOW_LABELS.items())]

@@ -31,7 +31,7 @@ from mycel_dashboard.screens.shared.charts import (
 )
 from mycel_dashboard.screens.shared.memory import MemoryContext, guarded, problem_text
 from mycel_dashboard.screens.shared.replays import thread_record
-from mycel_dashboard.screens.thread.presenter import (
+from mycel_dashboard.screens.thread_detail.presenter import (
     RailItem,
     SummaryCard,
     Timeline,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mycel_dashboard.screens.context.cache import BREAKING
+from mycel_dashboard.screens.context.cache.presenter import BREAKING
 
 
 def cause_figure(totals: Mapping[str, Any], unit: str) -> dict[str, Any]:

@@ -16,8 +16,13 @@ from memory_core.app.prompt_cache import (
     thread_cache,
     thread_json,
 )
-from mycel_dashboard.screens.context.cache import caching_models, call_lines, cause_rows, fleet_lines
-from mycel_dashboard.screens.context.cache_chart import cause_figure
+from mycel_dashboard.screens.context.cache.charts import cause_figure
+from mycel_dashboard.screens.context.cache.presenter import (
+    caching_models,
+    call_lines,
+    cause_rows,
+    fleet_lines,
+)
 from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.forms import LenientForm

@@ -19,7 +19,7 @@ from memory_core.records import StoreProblem, ThreadRow
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import estimate_tokens
 from mycel_dashboard.screens.shared.memory import problem_text
-from mycel_dashboard.screens.threads.presenter import PageHeadFacts
+from mycel_dashboard.screens.thread_list.presenter import PageHeadFacts
 
 _HEADS: Memo[PageHeadFacts] = Memo("threads.head_facts", max_entries=20_000)
 # One batch of head reads at a time: a second request waits, then finds the first one's facts kept.

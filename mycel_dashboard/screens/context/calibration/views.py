@@ -8,8 +8,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
 from memory_core.app.calibration import calibration_document, fleet_calibration
-from mycel_dashboard.screens.context.calibration import model_sections, thread_rows
-from mycel_dashboard.screens.context.calibration_chart import calibration_figure
+from mycel_dashboard.screens.context.calibration.charts import calibration_figure
+from mycel_dashboard.screens.context.calibration.presenter import model_sections, thread_rows
 from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.forms import LenientForm
