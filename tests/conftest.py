@@ -9,31 +9,15 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from tests.support.mycel_env import MYCEL_ENV, point_env_at
+from tests.support.postgres import database_name
+from tests.support.sample_data import DATA, PG_DEV_SAMPLE, SAMPLE_HOME
+
 # Locally, property and fuzz tests explore new examples on every run; in CI (CI=true) they replay a fixed
 # seed, so a landing never depends on luck. A failure found locally becomes an explicit regression test.
 hypothesis_settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
-
-# Copied into the repo (tests/data/README.md says from where): a clone anywhere runs every test. Read-only
-# for tests: fixtures copy it to tmp_path before anything opens it with SQLite.
-DATA = Path(__file__).resolve().parent / "data"
-SAMPLE_HOME = DATA / "mycel-home"
-VECTORS = DATA / "vectors" / "memory_public.json"
-DEV_VECTORS = DATA / "vectors" / "memory_dev_public.json"
-PG_DEV_SAMPLE = DATA / "mycel-pg-dev"
-
-_MYCEL_ENV = (
-    "LEON_DB_PATH",
-    "LEON_SANDBOX_DB_PATH",
-    "LEON_QUEUE_DB_PATH",
-    "LEON_CHAT_DB_PATH",
-    "LEON_RUN_EVENT_DB_PATH",
-    "MYCEL_CONFIG_HOME",
-    "MYCEL_PROJECT_DIR",
-    "MYCEL_MEMORY_CACHE_DIR",
-    "XDG_CACHE_HOME",
-)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -63,17 +47,9 @@ def isolated_mycel_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     home = tmp_path / "home"
     (home / ".leon").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
-    for name in _MYCEL_ENV:
+    for name in MYCEL_ENV:
         monkeypatch.delenv(name, raising=False)
     return home / ".leon"
-
-
-def point_env_at(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
-    """Point Mycel's environment variables at a data home folder."""
-    monkeypatch.setenv("LEON_DB_PATH", str(folder / "leon.db"))
-    monkeypatch.setenv("LEON_SANDBOX_DB_PATH", str(folder / "sandbox.db"))
-    monkeypatch.setenv("LEON_QUEUE_DB_PATH", str(folder / "queue.db"))
-    monkeypatch.setenv("MYCEL_CONFIG_HOME", str(folder))
 
 
 @pytest.fixture
@@ -160,13 +136,10 @@ def pg_server():
         yield server
 
 
-_databases = iter(range(1, 1_000_000))
-
-
 @pytest.fixture
 def pg_dev_sample(pg_server) -> str:
     """A fresh copy of the Mycel dev sample database (schema `agent`); its URL."""
-    return pg_server.create_database(f"dev_sample_{next(_databases)}", template="mycel_dev_sample")
+    return pg_server.create_database(database_name("dev_sample"), template="mycel_dev_sample")
 
 
 @pytest.fixture
@@ -176,7 +149,7 @@ def pg_main_db(pg_server, tmp_path: Path):
     from memory_core.demo import scripts
     from memory_core.demo.graph import build_thread
 
-    url = pg_server.create_database(f"main_{next(_databases)}")
+    url = pg_server.create_database(database_name("main"))
     built = [
         build_thread(url, "m_pgMain0001-1", scripts.toad_qa().script, seed=7),
         build_thread(
@@ -192,5 +165,5 @@ def pg_dev_demo(pg_server):
     into schema `agent`, side tables from dev_tables.py); its URL and what was written."""
     from memory_core.demo.dev_layout import build_dev_demo
 
-    url = pg_server.create_database(f"dev_demo_{next(_databases)}")
+    url = pg_server.create_database(database_name("dev_demo"))
     return url, build_dev_demo(url)

@@ -8,6 +8,7 @@ installs them, never skips.
 
 from __future__ import annotations
 
+import itertools
 import os
 import pwd
 import shutil
@@ -30,6 +31,15 @@ MISSING_POSTGRES = (
     "PostgreSQL's server binaries are missing for the Postgres tests; install them with: "
     "sudo apt-get install postgresql"
 )
+
+
+# One cluster per test process (tests/conftest.py), so one counter names every database on it.
+_DATABASE_NUMBERS = itertools.count(1)
+
+
+def database_name(prefix: str) -> str:
+    """`prefix_N`: a name no other database this test process created has (each test gets its own)."""
+    return f"{prefix}_{next(_DATABASE_NUMBERS)}"
 
 
 def server_binaries() -> Path | None:

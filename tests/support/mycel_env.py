@@ -1,0 +1,41 @@
+"""Mycel's environment in tests: the variables that name its files, and pointing them at a data home (SQLite
+files in one folder) or at a PostgreSQL server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+# Every variable through which Mycel (or we) find a file; tests/conftest.py clears them for every test.
+MYCEL_ENV = (
+    "LEON_DB_PATH",
+    "LEON_SANDBOX_DB_PATH",
+    "LEON_QUEUE_DB_PATH",
+    "LEON_CHAT_DB_PATH",
+    "LEON_RUN_EVENT_DB_PATH",
+    "MYCEL_CONFIG_HOME",
+    "MYCEL_PROJECT_DIR",
+    "MYCEL_MEMORY_CACHE_DIR",
+    "XDG_CACHE_HOME",
+)
+
+
+def point_env_at(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """Point Mycel's environment variables at a data home folder."""
+    monkeypatch.setenv("LEON_DB_PATH", str(folder / "leon.db"))
+    monkeypatch.setenv("LEON_SANDBOX_DB_PATH", str(folder / "sandbox.db"))
+    monkeypatch.setenv("LEON_QUEUE_DB_PATH", str(folder / "queue.db"))
+    monkeypatch.setenv("MYCEL_CONFIG_HOME", str(folder))
+
+
+def point_env_at_postgres(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str, **env: str) -> None:
+    """Mycel's checkpoints on the PostgreSQL server at `url`: no SQLite file named, HOME and the facts cache
+    in tmp_path; `env` sets further variables (LEON_STORAGE_STRATEGY=supabase for main's layout)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
+    for name in ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH", "MYCEL_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LEON_POSTGRES_URL", url)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
