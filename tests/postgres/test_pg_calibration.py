@@ -12,7 +12,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 
 from memory_core.cli import main
 from memory_core.memo import reset
-from tests.postgres.test_pg_cli import _on_postgres
+from tests.support.mycel_env import point_env_at_postgres
 
 
 def _calibration(capsys: pytest.CaptureFixture[str]) -> dict:
@@ -43,7 +43,7 @@ def _points(data: dict) -> dict[str, list[int]]:
 def test_main_layout_calls_are_langgraphs(pg_main_db, tmp_path: Path, monkeypatch, capsys) -> None:
     reset()
     url, _ = pg_main_db
-    _on_postgres(monkeypatch, tmp_path, url)
+    point_env_at_postgres(monkeypatch, tmp_path, url)
     expected = _provider_counts(url, ["m_pgMain0001-1", "m_pgMain0001-2"])
     data = _calibration(capsys)
     assert expected and _points(data) == {model: sorted(v) for model, v in expected.items()}
@@ -54,7 +54,7 @@ def test_main_layout_calls_are_langgraphs(pg_main_db, tmp_path: Path, monkeypatc
 
 def test_dev_sample_recommends_a_trigger(pg_dev_sample: str, tmp_path: Path, monkeypatch, capsys) -> None:
     reset()
-    _on_postgres(monkeypatch, tmp_path, pg_dev_sample)
+    point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
     data = _calibration(capsys)
     # dev's sample: 50 model calls over its five threads, under the two models they name (as `cost` counts)
     assert {m["model"]: m["calls"] for m in data["models"]} == {

@@ -11,23 +11,13 @@ import pytest
 
 from memory_core.cli import main
 from memory_core.demo.graph import FAKE_API_KEY
-from tests.support.mycel_env import point_env_at
+from tests.support.mycel_env import point_env_at, point_env_at_postgres
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
     code = main(list(argv))
     captured = capsys.readouterr()
     return code, json.loads(captured.out) if captured.out.strip() else None, captured.out + captured.err
-
-
-def _on_postgres(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str, **env: str) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
-    for name in ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH", "MYCEL_CONFIG_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LEON_POSTGRES_URL", url)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
 
 
 def _with_password(url: str, password: str) -> str:
@@ -51,7 +41,7 @@ def test_threads_and_thread_json_have_sqlites_fields_on_the_dev_layout(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     list_fields, thread_fields = _sqlite_fields(sample_home, capsys)
-    _on_postgres(monkeypatch, tmp_path, pg_dev_sample)
+    point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
     code, rows, _ = _run(capsys, "threads", "--json")
     assert code == 0 and len(rows) == 5
     assert all(set(row) == list_fields for row in rows)
@@ -72,7 +62,7 @@ def test_main_layout_outputs_hold_no_secret(
 ) -> None:
     url, built = pg_main_db
     # The test cluster trusts local logins, so the password is ignored by the server but still in the URL.
-    _on_postgres(
+    point_env_at_postgres(
         monkeypatch, tmp_path, _with_password(url, "pw-never-shown"), LEON_STORAGE_STRATEGY="supabase"
     )
     outputs = []
@@ -99,7 +89,7 @@ def test_main_layout_outputs_hold_no_secret(
 def test_status_names_dev_schema_and_the_sqlite_side_stores(
     pg_dev_sample: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _on_postgres(monkeypatch, tmp_path, pg_dev_sample)
+    point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
     data_home = tmp_path / "dev-home"
     data_home.mkdir()
     (data_home / "leon.db").write_bytes(

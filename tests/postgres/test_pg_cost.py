@@ -11,7 +11,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 
 from memory_core.cli import main
 from memory_core.memo import reset
-from tests.postgres.test_pg_cli import _on_postgres
+from tests.support.mycel_env import point_env_at_postgres
 
 
 def _cost(capsys: pytest.CaptureFixture[str]) -> tuple[dict, str]:
@@ -26,7 +26,7 @@ def test_main_layout_tokens_match_langgraphs_messages(
 ) -> None:
     reset()
     url, _ = pg_main_db
-    _on_postgres(monkeypatch, tmp_path, url)
+    point_env_at_postgres(monkeypatch, tmp_path, url)
     calls = tokens = 0
     with PostgresSaver.from_conn_string(url) as saver:
         for thread_id in ("m_pgMain0001-1", "m_pgMain0001-2"):
@@ -49,7 +49,7 @@ def test_dev_sample_costs_without_a_pricing_cache(
     pg_dev_sample: str, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     reset()
-    _on_postgres(monkeypatch, tmp_path, pg_dev_sample)
+    point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
     data, err = _cost(capsys)
     assert data["pricing_cache"] is None
     # dev's sample: 50 model calls over its five threads, under the two models they name

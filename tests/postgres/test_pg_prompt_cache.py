@@ -13,7 +13,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from memory_core.cli import main
 from memory_core.memo import reset
 from tests.core.test_prompt_cache import _oracle
-from tests.postgres.test_pg_cli import _on_postgres
+from tests.support.mycel_env import point_env_at_postgres
 
 
 def _cache(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
@@ -25,7 +25,7 @@ def _cache(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
 def test_main_layout_matches_langgraphs_messages(pg_main_db, tmp_path: Path, monkeypatch, capsys) -> None:
     reset()
     url, _ = pg_main_db
-    _on_postgres(monkeypatch, tmp_path, url)
+    point_env_at_postgres(monkeypatch, tmp_path, url)
     fleet = _cache(capsys, "--all")
     assert fleet["threads"]
     with PostgresSaver.from_conn_string(url) as saver:
@@ -49,7 +49,7 @@ def test_dev_sample_in_tokens_without_a_pricing_cache(
     pg_dev_sample: str, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     reset()
-    _on_postgres(monkeypatch, tmp_path, pg_dev_sample)
+    point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
     fleet = _cache(capsys, "--all", "--protect-recent", "1")
     assert fleet["pricing"]["priced"] is False and fleet["totals"]["current"]["cost_usd"] is None
     assert fleet["totals"]["current"]["calls"] == sum(t["current"]["calls"] for t in fleet["threads"])

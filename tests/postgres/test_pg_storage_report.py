@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from memory_core.cli import main
 from memory_core.demo.graph import FAKE_API_KEY
+from tests.support.mycel_env import point_env_at_postgres
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
@@ -24,18 +25,10 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     return json.loads(out)
 
 
-def _on_postgres(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
-    for name in ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH", "MYCEL_CONFIG_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LEON_POSTGRES_URL", url)
-
-
 def test_dev_sample_report_and_breakdown(
     pg_dev_sample: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _on_postgres(monkeypatch, tmp_path, pg_dev_sample)
+    point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
     report = _json(capsys, "storage", "--json")
     listed = {row["thread_id"]: row for row in _json(capsys, "threads", "--json")}
     assert len(report["threads"]) == 5
@@ -64,7 +57,7 @@ def test_main_layout_page_shows_the_cli_figures(
     viewer_client: Any,
 ) -> None:
     url, _ = pg_main_db
-    _on_postgres(monkeypatch, tmp_path, url)
+    point_env_at_postgres(monkeypatch, tmp_path, url)
     report = _json(capsys, "storage", "--json")
     assert {t["thread_id"] for t in report["threads"]} == {"m_pgMain0001-1", "m_pgMain0001-2"}
     response = viewer_client.get(reverse("storage"))

@@ -15,7 +15,7 @@ from memory_core.memo import reset
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from tests.core.test_tool_pressure import _oracle
-from tests.postgres.test_pg_cli import _on_postgres
+from tests.support.mycel_env import point_env_at_postgres
 
 
 def _tools(capsys: pytest.CaptureFixture[str]) -> dict:
@@ -27,7 +27,7 @@ def _tools(capsys: pytest.CaptureFixture[str]) -> dict:
 def test_main_layout_tools_match_langgraphs_messages(pg_main_db, tmp_path: Path, monkeypatch, capsys) -> None:
     reset()
     url, _ = pg_main_db
-    _on_postgres(monkeypatch, tmp_path, url)
+    point_env_at_postgres(monkeypatch, tmp_path, url)
     data = _tools(capsys)
     assert data["threads"] == 2
     # No summary row is reachable on this server (the demo's rows are not written there), so each
@@ -56,7 +56,7 @@ def test_dev_sample_reads_through_the_same_report(
     pg_dev_sample: str, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     reset()
-    _on_postgres(monkeypatch, tmp_path, pg_dev_sample)
+    point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
     data = _tools(capsys)
     # dev's sample: five threads, 50 model calls (as the cost report counts them)
     assert data["threads"] == 5 and data["calls"] == 50
