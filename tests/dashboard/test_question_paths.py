@@ -52,9 +52,9 @@ def traced() -> Iterator[tuple[set[str], list[str]]]:
         entered.add(callee)
         caller_frame = frame.f_back
         caller = _module(caller_frame) if caller_frame is not None else None
-        if caller is not None and caller not in HANDED_CALLBACKS and frame.f_code.co_name not in CALLBACKS:
-            if RANK[layer_of(callee)] > RANK[layer_of(caller)]:
-                upward.append(f"{caller} -> {callee}.{frame.f_code.co_name}")
+        handed = caller in HANDED_CALLBACKS or frame.f_code.co_name in CALLBACKS
+        if caller is not None and not handed and RANK[layer_of(callee)] > RANK[layer_of(caller)]:
+            upward.append(f"{caller} -> {callee}.{frame.f_code.co_name}")
         return None
 
     sys.setprofile(on_call)
