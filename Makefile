@@ -34,7 +34,7 @@ dev: $(STAMP) ## Django's autoreloading development server with DEBUG on
 	$(BIN)/python manage.py prepare_local
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-test: $(STAMP) browser postgres ## Set up, lint, type-check memory_core and mycel_dashboard, run every test
+test: $(STAMP) browser postgres ## Set up, lint, type-check memory_core and mycel_dashboard, run every test (the docs build's too)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -75,6 +75,12 @@ load-smoke: $(STAMP) ## Short load run on a small home: gunicorn + 4 clients for
 bench: $(STAMP) ## Run the benchmarks (prints ratios against the naive way)
 	$(BIN)/python tests/benchmarks/run_all.py
 
+# The docs site (mkdocs.yml): strict, so a broken link, anchor or page left out of the nav fails the build;
+# tests/test_docs.py builds it the same way inside `make test`. mkdocs comes with the dev extras.
+docs: $(STAMP) ## Build the docs site into site/ (MkDocs, strict, offline)
+	$(BIN)/mkdocs build --strict
+	@echo "Open site/index.html"
+
 lint: $(STAMP) ## Lint and format-check only
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -82,4 +88,4 @@ lint: $(STAMP) ## Lint and format-check only
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache
 
-.PHONY: help install run serve dev test browser postgres bench lint clean
+.PHONY: help install run serve dev test browser postgres bench docs lint clean
