@@ -86,6 +86,15 @@ class ThreadRow:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckpointLocation:
+    """Where a backend keeps its checkpoints, as a script or a page names it (a URL always masked)."""
+
+    engine: str  # "sqlite" | "postgresql"
+    location: str  # the file's path, or the masked URL (never the password)
+    schemas: Mapping[str, str] | None = None  # PostgreSQL: store label -> schema
+
+
+@dataclass(frozen=True, slots=True)
 class BreakerState:
     """Mycel dev's compaction circuit breaker: failures in a row and whether it is open (reference
     mycel-dev §4.3), as the head checkpoint saved it or as a plan carries it from call to call."""

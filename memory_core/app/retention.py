@@ -26,8 +26,6 @@ from memory_core.footprint.script import ScriptTarget
 from memory_core.memo import Key, Memo
 from memory_core.records import CheckpointRow, FileOperation, ProblemKind, RunEvent, StoreProblem, SummaryRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
-from memory_core.stores.postgres.backend import PostgresBackend
-from memory_core.stores.postgres.storage_facts import store_label
 from memory_core.stores.reader import MycelReader, Result
 
 
@@ -152,12 +150,5 @@ def _last_activity(threads: tuple[ThreadBytes, ...]) -> dict[str, datetime | Non
 
 def script_target(reader: MycelReader) -> ScriptTarget:
     """Where the reader's checkpoints live, as the script names it (a Postgres URL always masked)."""
-    backend = reader.backend
-    if isinstance(backend, PostgresBackend):
-        layouts, _ = backend.layouts()
-        return ScriptTarget(
-            "postgresql",
-            backend.masked_url,
-            schemas={store_label(layout): layout.schema for layout in layouts},
-        )
-    return ScriptTarget("sqlite", str(reader.locations.main))
+    where = reader.backend.checkpoint_location()
+    return ScriptTarget(where.engine, where.location, schemas=where.schemas)

@@ -244,11 +244,10 @@ def _apply_on_postgres(
 ) -> RollbackApplied:
     from memory_core.stores.postgres.backend import PostgresBackend
 
-    backend = reader.backend
-    if not isinstance(backend, PostgresBackend):
-        backend = PostgresBackend(
-            reader.locations, query_timeout_s=reader.query_timeout_s, row_cap=reader.row_cap
-        )
+    # The writer needs the layouts themselves; a write is rare enough to ask the server once more.
+    backend = PostgresBackend(
+        reader.locations, query_timeout_s=reader.query_timeout_s, row_cap=reader.row_cap
+    )
     layouts, problems = backend.layouts()
     if not layouts:
         reasons = "; ".join(p.message for p in problems) or "no Mycel checkpoint tables"

@@ -24,6 +24,7 @@ from typing import Any, Protocol, TypeVar
 from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.records import (
     AgentRecord,
+    CheckpointLocation,
     FileOperation,
     QueueItem,
     RunEvent,
@@ -139,6 +140,10 @@ class CheckpointSnapshot(Protocol):
 
 class StoreBackend(Protocol):
     """The reads of one Mycel data home, in one engine."""
+
+    def checkpoint_location(self) -> CheckpointLocation:
+        """Where the checkpoints are, engine included: the one place that answers "which engine"."""
+        ...
 
     def identity(self) -> Hashable:
         """The checkpoint store's identity: a replaced store never reuses what was derived from the old one."""

@@ -22,6 +22,7 @@ from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.records import (
     AgentRecord,
     BreakerState,
+    CheckpointLocation,
     FileOperation,
     ProblemKind,
     QueueItem,
@@ -117,6 +118,11 @@ class PostgresBackend:
         self.sqlite = SqliteBackend(locations, query_timeout_s=query_timeout_s, row_cap=row_cap)
 
     # -- one read -------------------------------------------------------------------------------------
+
+    def checkpoint_location(self) -> CheckpointLocation:
+        layouts, _ = self.layouts()
+        schemas = {pg_storage.store_label(layout): layout.schema for layout in layouts}
+        return CheckpointLocation("postgresql", self.masked_url, schemas=schemas)
 
     @property
     def masked_url(self) -> str:

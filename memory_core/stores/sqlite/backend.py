@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.records import (
     AgentRecord,
+    CheckpointLocation,
     FileOperation,
     ProblemKind,
     QueueItem,
@@ -118,6 +119,9 @@ class SqliteBackend:
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
         self._opener = StoreOpener(locations, query_timeout_s, row_cap)
+
+    def checkpoint_location(self) -> CheckpointLocation:
+        return CheckpointLocation("sqlite", str(self.locations.main))
 
     def identity(self) -> FileIdentity:
         return identity_of(self.locations.main)
