@@ -73,7 +73,7 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 DASHBOARD_DATA_DIR = Path(os.environ.get("DASHBOARD_DATA_DIR", BASE_DIR / "var"))
-# What the thread list derives from leon.db, kept so a new worker starts warm (memory_core/stores/derived.py).
+# What the thread list derives from leon.db, kept so a new worker starts warm (memory_core/stores/thread_list/derived.py).
 DASHBOARD_FACTS_DIR = Path(os.environ.get("DASHBOARD_FACTS_DIR", DASHBOARD_DATA_DIR / "cache"))
 
 INSTALLED_APPS = [
