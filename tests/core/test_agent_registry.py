@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from memory_core import memo
-from memory_core.cli import main
 from memory_core.demo.subagents import AGENTS_DDL, AgentsTableRow, write_agent_registry
 from memory_core.family import (
     MAX_DEPTH,
@@ -26,6 +25,7 @@ from memory_core.family import (
 from memory_core.records import AgentRecord, ProblemKind
 from memory_core.stores.reader import MycelReader
 from tests.core.store_builders import build_thread, point_locations
+from tests.support.cli import run_cli
 from tests.support.mycel_env import point_env_at
 from tests.support.sample_data import SAMPLE_HOME
 
@@ -237,12 +237,6 @@ def test_registrations_no_store_knows_become_rows_without_checkpoints() -> None:
 # -- the CLI ---------------------------------------------------------------------------------------------
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def _point(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     point_env_at(monkeypatch, home)
     monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
@@ -253,7 +247,7 @@ def test_threads_json_rows_carry_parent_and_subagent_and_the_failed_registration
 ) -> None:
     home = _family_home(tmp_path)
     _point(home, tmp_path, monkeypatch)
-    code, out, _ = _cli(capsys, "threads", "--json")
+    code, out, _ = run_cli(capsys, "threads", "--json")
     assert code == 0
     rows = {r["thread_id"]: r for r in json.loads(out)}
     assert set(rows) == {PARENT, CHILD, GRANDCHILD, FAILED}
@@ -274,7 +268,7 @@ def test_thread_json_has_the_family_tree(
 ) -> None:
     home = _family_home(tmp_path)
     _point(home, tmp_path, monkeypatch)
-    code, out, _ = _cli(capsys, "thread", PARENT, "--json")
+    code, out, _ = run_cli(capsys, "thread", PARENT, "--json")
     assert code == 0
     family = json.loads(out)["family"]
     assert family["parent"] is None and family["subagent"] is None
@@ -284,7 +278,7 @@ def test_thread_json_has_the_family_tree(
     ]
     assert tree == [(CHILD, True, [GRANDCHILD]), (FAILED, False, [])]
 
-    code, out, _ = _cli(capsys, "thread", GRANDCHILD, "--json")
+    code, out, _ = run_cli(capsys, "thread", GRANDCHILD, "--json")
     family = json.loads(out)["family"]
     assert family["parent"]["thread_id"] == CHILD and family["parent"]["subagent"]["status"] == "completed"
     assert family["subagent"]["agent_id"] == "aaaa0002" and family["children"] == []
@@ -295,7 +289,7 @@ def test_thread_opens_a_failed_registration_with_no_checkpoints(
 ) -> None:
     home = _family_home(tmp_path)
     _point(home, tmp_path, monkeypatch)
-    code, out, _ = _cli(capsys, "thread", FAILED, "--json")
+    code, out, _ = run_cli(capsys, "thread", FAILED, "--json")
     assert code == 0
     data = json.loads(out)
     assert data["checkpoints"] == [] and data["messages"] == [] and data["head_checkpoint_id"] is None
@@ -309,10 +303,10 @@ def test_a_damaged_registry_warns_and_the_threads_still_list(
     home = _family_home(tmp_path)
     (home / "agent_registry.db").write_bytes(b"\x00garbage" * 64)
     _point(home, tmp_path, monkeypatch)
-    code, out, err = _cli(capsys, "threads", "--json")
+    code, out, err = run_cli(capsys, "threads", "--json")
     assert code == 0
     assert {r["thread_id"] for r in json.loads(out)} == {PARENT, CHILD, GRANDCHILD}
     assert "agent_registry.db is not an SQLite database" in err
-    code, out, err = _cli(capsys, "thread", CHILD, "--json")
+    code, out, err = run_cli(capsys, "thread", CHILD, "--json")
     assert code == 0 and json.loads(out)["family"] == {"subagent": None, "parent": None, "children": []}
     assert "agent_registry.db" in err

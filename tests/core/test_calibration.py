@@ -38,6 +38,7 @@ from memory_core.pruning import prune_decisions
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import OFFLINE_ENCODING, TokenCounter
 from tests.core.store_builders import point_locations
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at
 
 ENC = OFFLINE_ENCODING
@@ -132,12 +133,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    capsys.readouterr()
-    assert main(["calibration", *args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def _model(data: dict[str, Any], name: str) -> dict[str, Any]:
     return next(m for m in data["models"] if m["model"] == name)
 
@@ -168,7 +163,7 @@ def test_content_kind(text: str, kind: Kind) -> None:
 
 
 def test_cjk_against_code_ratios_are_tiktokens_counts_over_the_estimate(home: Path, capsys) -> None:
-    data = _cli(capsys, "--model", "model-kinds")
+    data = cli_json(capsys, "calibration", "--model", "model-kinds", "--json")
     assert data["encodings"] == [ENC]
     kinds = _model(data, "model-kinds")
     cjk_ratio = _tokens(CJK_TEXT) / (len(CJK_TEXT) / 2)
@@ -197,7 +192,7 @@ def test_cjk_against_code_ratios_are_tiktokens_counts_over_the_estimate(home: Pa
 
 
 def test_fit_overhead_and_rate_and_the_recommendation(home: Path, capsys) -> None:
-    fit = _model(_cli(capsys), "model-fit")
+    fit = _model(cli_json(capsys, "calibration", "--json"), "model-fit")
     assert fit["calls"] == fit["provider_calls"] == 6
     assert fit["fit"]["overhead_tokens"] == 1000.0 and fit["fit"]["rate"] == 2.0
     assert fit["estimate_ratio"]["provider"]["p50"] == round(
@@ -212,7 +207,7 @@ def test_fit_overhead_and_rate_and_the_recommendation(home: Path, capsys) -> Non
 
 
 def test_the_real_count_crossing_unseen_is_flagged_with_its_call(home: Path, capsys) -> None:
-    unseen = _model(_cli(capsys), "model-unseen")["crossed_limit_unseen"]
+    unseen = _model(cli_json(capsys, "calibration", "--json"), "model-unseen")["crossed_limit_unseen"]
     assert [(u["thread_id"], u["call"], u["line"], u["real_tokens"]) for u in unseen] == [
         ("t-unseen", 1, "70 % line", 7500),
         ("t-unseen", 2, "context limit", 12_000),
@@ -223,7 +218,7 @@ def test_the_real_count_crossing_unseen_is_flagged_with_its_call(home: Path, cap
 
 
 def test_per_thread_figures_are_the_same_figures_on_its_calls(home: Path, capsys) -> None:
-    data = _cli(capsys)
+    data = cli_json(capsys, "calibration", "--json")
     threads = {t["thread_id"]: t["models"] for t in data["threads"]}
     assert set(threads) == {"t-cjk", "t-code", "t-fit", "t-unseen"}
     (own,) = threads["t-fit"]
@@ -276,9 +271,9 @@ def test_table_names_the_encoding_and_the_overhead(home: Path, capsys) -> None:
 def test_fleet_is_warm_on_the_second_read(home: Path, capsys) -> None:
     from memory_core.app.fleet_calls import _REDUCTIONS
 
-    first = _cli(capsys)
+    first = cli_json(capsys, "calibration", "--json")
     before = _REDUCTIONS.stats()
-    assert _cli(capsys) == first
+    assert cli_json(capsys, "calibration", "--json") == first
     after = _REDUCTIONS.stats()
     assert after.misses == before.misses and after.hits == before.hits + 4
 
@@ -360,7 +355,7 @@ def test_sample_home_figures_match_langgraphs_messages(sample_home: Path, capsys
     for _row, record in fleet_records(MycelReader(point_locations(sample_home))):
         limits[_row.thread_id] = [c.context_limit for c in record.calls]
     expected = _oracle_calls(sample_home, limits)
-    data = _cli(capsys)
+    data = cli_json(capsys, "calibration", "--json")
     assert [m["model"] for m in data["models"]] == sorted(expected)
     assert sum(m["calls"] for m in data["models"]) == 41
     for m in data["models"]:

@@ -3,13 +3,13 @@ rows) and the demo home's standalone thread."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from memory_core.cli import main
 from memory_core.demo import write_demo_home
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at
 
 COMPACTING = "m_0D8EzdJXJhk9-2"
@@ -21,11 +21,6 @@ CALL_KEYS = {
 }  # fmt: skip
 
 
-def _json(capsys: pytest.CaptureFixture[str], *argv: str):
-    assert main(list(argv)) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 @pytest.fixture
 def facts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "facts"
@@ -34,7 +29,7 @@ def facts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_calls_prints_one_object_per_model_call_from_mycels_rows(sample_home, facts, capsys) -> None:
-    calls = _json(capsys, "calls", COMPACTING, "--json")
+    calls = cli_json(capsys, "calls", COMPACTING, "--json")
     assert [c["call"] for c in calls] == list(range(1, 13))
     assert all(set(c) == CALL_KEYS for c in calls)
     compacted = [c for c in calls if c["compacted"]]
@@ -47,19 +42,19 @@ def test_calls_prints_one_object_per_model_call_from_mycels_rows(sample_home, fa
     assert [c["split_turn"] for c in compacted] == [False, False, True, False, True, True, False]
     assert all(c["summary_stored"] and c["summary_id"] for c in compacted)
     assert {c["context_limit"] for c in calls} == {5500} and calls[0]["context_limit_source"] == "models.json"
-    again = _json(capsys, "calls", COMPACTING, "--json")  # warm: from the kept facts
+    again = cli_json(capsys, "calls", COMPACTING, "--json")  # warm: from the kept facts
     assert again == calls
     assert list(facts.iterdir())
-    thread = _json(capsys, "thread", COMPACTING, "--json")
+    thread = cli_json(capsys, "thread", COMPACTING, "--json")
     assert thread["recompacts_every_call"] is True  # Mycel main compacted again at every call from call 6
     assert thread["disagreements"] == [] and thread["compactions_not_stored"] == []
 
 
 def test_whatif_current_is_calls_and_proposes_nothing_without_flags(sample_home, facts, capsys) -> None:
-    calls = _json(capsys, "calls", COMPACTING, "--json")
-    both = _json(capsys, "whatif", COMPACTING, "--json")
+    calls = cli_json(capsys, "calls", COMPACTING, "--json")
+    both = cli_json(capsys, "whatif", COMPACTING, "--json")
     assert both["current"] == calls and both["proposed"] == calls
-    bigger = _json(capsys, "whatif", COMPACTING, "--context-limit", "100000", "--json")
+    bigger = cli_json(capsys, "whatif", COMPACTING, "--context-limit", "100000", "--json")
     assert bigger["current"] == calls
     assert not any(c["compacted"] for c in bigger["proposed"])
     assert {c["context_limit"] for c in bigger["proposed"]} == {100_000}
@@ -72,7 +67,7 @@ def test_thread_json_names_the_limit_in_force_and_where_the_record_disagrees(
     folder = tmp_path / "demo"
     write_demo_home(folder, seed=7)
     point_env_at(monkeypatch, folder)
-    thread = _json(capsys, "thread", "interactive-chat", "--json")
+    thread = cli_json(capsys, "thread", "interactive-chat", "--json")
     assert thread["context_limit"] == 6000
     assert thread["context_limit_source"] == "inferred from summaries"
     (line,) = thread["disagreements"]

@@ -8,13 +8,9 @@ from pathlib import Path
 import pytest
 
 from memory_core.cli import main
+from tests.support.cli import cli_json
 
 SOFT = "memory.pruning.soft_trim_chars"
-
-
-def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
-    assert main(argv) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -28,7 +24,7 @@ def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_show_lists_values_with_layers_and_every_models_context_limit(sample_home: Path, capsys):
     (sample_home / "runtime.json").write_text(json.dumps({"memory": {"pruning": {"protect_recent": 5}}}))
-    data = _json(["config", "--json"], capsys)
+    data = cli_json(capsys, "config", "--json")
     assert data["values"]["memory.pruning.protect_recent"] == {"value": 5, "layer": "user"}
     assert data["values"][SOFT] == {"value": 3000, "layer": "system"}
     assert [layer["name"] for layer in data["layers"]] == ["system", "user", "project"]
@@ -39,7 +35,7 @@ def test_show_lists_values_with_layers_and_every_models_context_limit(sample_hom
 
 def test_show_reports_problems_such_as_ignored_top_level_keys(sample_home: Path, capsys):
     (sample_home / "runtime.json").write_text(json.dumps({"context_limit": 50000}))
-    data = _json(["config", "--json"], capsys)
+    data = cli_json(capsys, "config", "--json")
     problem = next(p for p in data["problems"] if p["key_path"] == "context_limit")
     assert problem["severity"] == "warning" and "ignored" in problem["message"]
     assert data["values"]["runtime.context_limit"]["value"] == 0
@@ -63,7 +59,7 @@ def test_set_writes_the_nested_form_keeping_every_other_key(sample_home: Path, c
     (sample_home / "runtime.json").write_text(
         json.dumps({"mcp": {"x": 1}, "memory": {"pruning": {"protect_recent": 4}}})
     )
-    data = _json(["config", "set", SOFT, "2000", "--layer", "user", "--json"], capsys)
+    data = cli_json(capsys, "config", "set", SOFT, "2000", "--layer", "user", "--json")
     assert data["written"] is True and data["backup"]
     assert data["changes"] == [
         {"key_path": SOFT, "before": None, "after": 2000, "added": True, "removed": False}
@@ -122,7 +118,7 @@ def test_project_layer_goes_to_the_given_workspace(sample_home: Path, tmp_path: 
     assert json.loads((project / ".leon" / "runtime.json").read_text()) == {
         "memory": {"compaction": {"keep_recent_tokens": 12000}}
     }
-    data = _json(["config", "--json", "--project-dir", str(project)], capsys)
+    data = cli_json(capsys, "config", "--json", "--project-dir", str(project))
     assert data["values"]["memory.compaction.keep_recent_tokens"] == {"value": 12000, "layer": "project"}
 
 
@@ -130,15 +126,15 @@ def test_history_lists_versions_and_restore_puts_one_back(sample_home: Path, cap
     assert main(["config", "set", SOFT, "2000", "--layer", "user"]) == 0
     assert main(["config", "set", SOFT, "2500", "--layer", "user"]) == 0
     capsys.readouterr()
-    history = _json(["config", "history", "--layer", "user", "--json"], capsys)
+    history = cli_json(capsys, "config", "history", "--layer", "user", "--json")
     (version,) = history["versions"]
     assert version["version"].startswith("runtime.json.bak-")
-    data = _json(["config", "restore", version["version"], "--layer", "user", "--json"], capsys)
+    data = cli_json(capsys, "config", "restore", version["version"], "--layer", "user", "--json")
     assert data["restored"] == version["version"]
     assert json.loads((sample_home / "runtime.json").read_text()) == {
         "memory": {"pruning": {"soft_trim_chars": 2000}}
     }
-    assert len(_json(["config", "history", "--layer", "user", "--json"], capsys)["versions"]) == 2
+    assert len(cli_json(capsys, "config", "history", "--layer", "user", "--json")["versions"]) == 2
 
 
 def test_restore_of_an_unknown_version_is_refused(sample_home: Path, capsys):

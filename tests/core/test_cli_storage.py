@@ -12,15 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.cli import main
 from tests.core.store_builders import build_thread
+from tests.support.cli import run_cli
 from tests.support.mycel_env import point_env_at
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _sql_bytes(db: Path) -> dict[str, int]:
@@ -51,7 +45,7 @@ def test_storage_json_bytes_equal_sqlite_length(
     sample_home: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
-    code, out, _ = _run(capsys, "storage", "--json")
+    code, out, _ = run_cli(capsys, "storage", "--json")
     assert code == 0
     data = json.loads(out)
     threads = {t["thread_id"]: t for t in data["threads"]}
@@ -77,7 +71,7 @@ def test_storage_json_bytes_equal_sqlite_length(
 def test_storage_table_names_the_biggest_thread_and_each_store(
     sample_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = _run(capsys, "storage")
+    code, out, _ = run_cli(capsys, "storage")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split()[:4] == ["THREAD", "NAME", "STORE", "BYTES"]
@@ -87,7 +81,7 @@ def test_storage_table_names_the_biggest_thread_and_each_store(
 
 
 def test_turns_zero_projects_today(sample_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "storage", "--turns", "0", "--json")
+    code, out, _ = run_cli(capsys, "storage", "--turns", "0", "--json")
     assert code == 0
     assert all(t["projected_bytes"] == t["bytes"] for t in json.loads(out)["threads"])
 
@@ -96,14 +90,14 @@ def test_turns_zero_projects_today(sample_home: Path, capsys: pytest.CaptureFixt
 def test_invalid_turns_is_one_line_exit_2(
     sample_home: Path, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
-    code, out, err = _run(capsys, "storage", "--turns", value)
+    code, out, err = run_cli(capsys, "storage", "--turns", value)
     assert code == 2
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("mycel-memory: error: --turns")
 
 
 def test_unknown_thread_is_one_line_exit_2(sample_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(capsys, "storage", "no-such-thread")
+    code, out, err = run_cli(capsys, "storage", "no-such-thread")
     assert code == 2
     assert out == ""
     assert (
@@ -116,7 +110,7 @@ def test_missing_home_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     point_env_at(monkeypatch, tmp_path / "nowhere")
-    code, _, err = _run(capsys, "storage", "--json")
+    code, _, err = run_cli(capsys, "storage", "--json")
     assert code == 2
     assert err.count("\n") == 1 and "no Mycel data" in err
 
@@ -129,7 +123,7 @@ def test_one_thread_breaks_down_by_checkpoint_and_channel(
     build_thread(home / "leon.db", "grower", turns=6, parallel=2, tool_chars=600)
     build_thread(home / "leon.db", "small", turns=1)
     point_env_at(monkeypatch, home)
-    code, out, _ = _run(capsys, "storage", "grower", "--turns", "10", "--json")
+    code, out, _ = run_cli(capsys, "storage", "grower", "--turns", "10", "--json")
     assert code == 0
     data = json.loads(out)
     assert data["bytes"] == _sql_bytes(home / "leon.db")["grower"]
@@ -145,7 +139,7 @@ def test_one_thread_breaks_down_by_checkpoint_and_channel(
     assert data["head_checkpoint_id"] == _head(home / "leon.db", "grower")
     assert "messages" in {c["channel"] for c in data["channels"]}
     assert all(c["bytes"] == c["inline"] + c["blob"] + c["writes"] for c in data["channels"])
-    code, table, _ = _run(capsys, "storage", "grower")
+    code, table, _ = run_cli(capsys, "storage", "grower")
     assert code == 0
     assert "over 6 turns" in table and "channels at the head" in table
 
@@ -159,7 +153,7 @@ def test_damaged_leon_db_is_one_line_exit_2(
     db.write_bytes(data[:20_000] if damage == "truncated" else b"not a database at all\n" * 100)
     for suffix in ("-wal", "-shm"):
         (sample_home / f"leon.db{suffix}").unlink(missing_ok=True)
-    code, out, err = _run(capsys, "storage", "--json")
+    code, out, err = run_cli(capsys, "storage", "--json")
     assert code == 2
     assert out == ""
     assert err.strip().splitlines()[-1].startswith("mycel-memory: error: leon.db ")

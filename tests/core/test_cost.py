@@ -36,6 +36,7 @@ from memory_core.memo import reset
 from memory_core.messages import Message, MessageType
 from memory_core.stores.reader import MycelReader
 from tests.core.store_builders import point_locations
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at
 from tests.support.sample_data import SAMPLE_HOME
 
@@ -147,17 +148,11 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    capsys.readouterr()
-    assert main(["cost", *args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 # -- the hand-computed case -------------------------------------------------------------------------
 
 
 def test_hand_computed_cost_with_cache_and_reasoning_tokens(home: Path, capsys) -> None:
-    data = _cli(capsys)
+    data = cli_json(capsys, "cost", "--json")
     by_thread = {t["thread_id"]: t for t in data["threads"]}
     fork = by_thread["t-fork"]
     # a1 (sonnet, normalized): input 1000-600-200 = 200, output 300-100 = 200, cache read 600, write 200
@@ -200,7 +195,10 @@ def test_hand_computed_cost_with_cache_and_reasoning_tokens(home: Path, capsys) 
 
 
 def test_calls_without_usage_are_named_with_their_call_number(home: Path, capsys) -> None:
-    missing = {(c["thread_id"], c["call"], c["message_id"]): c for c in _cli(capsys)["calls_without_usage"]}
+    missing = {
+        (c["thread_id"], c["call"], c["message_id"]): c
+        for c in cli_json(capsys, "cost", "--json")["calls_without_usage"]
+    }
     assert set(missing) == {("t-plain", 2, "p2"), ("t-fork", None, "a3")}
     assert missing[("t-plain", 2, "p2")]["reason"] == "usage_metadata input_tokens is negative (-5)"
     assert missing[("t-fork", None, "a3")]["reason"] == "no usage_metadata"
@@ -247,10 +245,11 @@ def test_fleet_is_warm_on_the_second_read(home: Path) -> None:
 
 def test_since_and_until(home: Path, capsys) -> None:
     today = datetime.now(UTC).date()
-    on_today = _cli(capsys, "--since", today.isoformat(), "--until", today.isoformat())
+    on_today = cli_json(capsys, "cost", "--since", today.isoformat(), "--until", today.isoformat(), "--json")
     assert on_today["totals"]["calls"] == 4 and len(on_today["calls_without_usage"]) == 2
-    assert _cli(capsys, "--until", (today - timedelta(days=1)).isoformat())["totals"]["calls"] == 0
-    assert _cli(capsys, "--since", (today + timedelta(days=1)).isoformat())["calls_without_usage"] == []
+    yesterday, tomorrow = (today - timedelta(days=1)).isoformat(), (today + timedelta(days=1)).isoformat()
+    assert cli_json(capsys, "cost", "--until", yesterday, "--json")["totals"]["calls"] == 0
+    assert cli_json(capsys, "cost", "--since", tomorrow, "--json")["calls_without_usage"] == []
 
 
 def test_period_sums_only_its_days() -> None:
@@ -284,7 +283,7 @@ def test_no_pricing_cache_shows_tokens_without_costs(tmp_path: Path, monkeypatch
     folder = tmp_path / "no-prices"
     _write_home(folder, pricing=None)
     point_env_at(monkeypatch, folder)
-    data = _cli(capsys)
+    data = cli_json(capsys, "cost", "--json")
     assert data["pricing_cache"] is None
     assert data["totals"]["cost_usd"] is None
     assert data["totals"]["input_tokens"] == 200 + 300 + 50 + 10
@@ -409,7 +408,7 @@ def test_sample_home_totals_match_langgraphs_messages(sample_home: Path, capsys)
                     + Decimal(price["output"]) * usage["output_tokens"]
                 ) / 1_000_000
                 tokens += usage["input_tokens"] + usage["output_tokens"]
-    data = _cli(capsys)
+    data = cli_json(capsys, "cost", "--json")
     assert Decimal(data["totals"]["cost_usd"]) == expected
     assert data["totals"]["input_tokens"] + data["totals"]["output_tokens"] == tokens
     assert data["totals"]["calls"] == 41 and data["calls_without_usage"] == []
@@ -427,7 +426,7 @@ def test_a_dashboard_rollback_leaves_its_calls_counted_once_as_abandoned(home: P
         force=True,
         reader=reader,
     )
-    data = _cli(capsys)
+    data = cli_json(capsys, "cost", "--json")
     plain = next(t for t in data["threads"] if t["thread_id"] == "t-plain")
     assert plain["calls"] == 1 and plain["input_tokens"] == 10  # p1, still call 1 on the new head
     missing = [c for c in data["calls_without_usage"] if c["thread_id"] == "t-plain"]

@@ -26,6 +26,7 @@ from memory_core.demo import FAKE_API_KEY
 from memory_core.export.markdown import bundle_markdown, code, fence
 from memory_core.messages import MessageType, messages_from_dicts
 from tests.dashboard.planting import plant_env_dump, plant_thread
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at
 from tests.support.odd_ids import CHECKPOINT_IDS, ODD_IDS, write_odd_home
 
@@ -46,11 +47,6 @@ FENCED_OUTPUT = "before\n```\n# not a heading\n````\n<script>alert(1)</script>\n
 
 def _bundle(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
     return export_bundle(open_reader(), thread_id, checkpoint_id=checkpoint_id, exported_at=NOW)
-
-
-def _cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
-    assert main(argv) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def _one_line_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -88,8 +84,8 @@ def test_the_bundle_is_the_thread_and_calls_json(
     sample_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bundle = _bundle(WITH_SUMMARIES)
-    thread = _cli_json(["thread", WITH_SUMMARIES, "--json"], capsys)
-    calls = _cli_json(["calls", WITH_SUMMARIES, "--json"], capsys)
+    thread = cli_json(capsys, "thread", WITH_SUMMARIES, "--json")
+    calls = cli_json(capsys, "calls", WITH_SUMMARIES, "--json")
     assert (bundle["format"], bundle["version"], bundle["exported_at"]) == (FORMAT, 1, NOW.isoformat())
     assert bundle["thread"] == thread
     assert bundle["calls"] == calls and len(calls) == 12
@@ -117,7 +113,7 @@ def test_plan_bundle_gives_the_live_threads_decisions_with_no_mycel_files(
     thread_id: str, sample_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     bundle = _bundle(thread_id)
-    live_dry_run = _cli_json(["dry-run", thread_id, "--json", "--show-text"], capsys)
+    live_dry_run = cli_json(capsys, "dry-run", thread_id, "--json", "--show-text")
     state = open_reader().get_state(thread_id).value
     assert state is not None
     path = tmp_path / "bundle.json"
@@ -128,13 +124,13 @@ def test_plan_bundle_gives_the_live_threads_decisions_with_no_mycel_files(
     live.write_text(json.dumps([message_dict(m) for m in state.messages]), encoding="utf-8")
 
     _empty_env(tmp_path, monkeypatch)
-    from_bundle = _cli_json(["plan", "--bundle", str(path), "--json"], capsys)
-    from_messages = _cli_json(
-        ["plan", "--messages", str(live), *_config_flags(bundle["config"]), "--json"], capsys
+    from_bundle = cli_json(capsys, "plan", "--bundle", str(path), "--json")
+    from_messages = cli_json(
+        capsys, "plan", "--messages", str(live), *_config_flags(bundle["config"]), "--json"
     )
     assert from_bundle == from_messages
     assert [d["action"] for d in from_bundle["pruning"]] == [d["action"] for d in bundle["pruning"]]
-    assert _cli_json(["dry-run", "--bundle", str(path), "--json", "--show-text"], capsys) == live_dry_run
+    assert cli_json(capsys, "dry-run", "--bundle", str(path), "--json", "--show-text") == live_dry_run
     assert not (
         tmp_path / "elsewhere" / "leon.db"
     ).exists()  # nothing was created where Mycel's files would be
@@ -151,10 +147,10 @@ def test_plan_bundle_under_dev_rules_uses_the_bundles_summary_and_breaker(
     (tmp_path / "messages.json").write_text(json.dumps(bundle["messages"]), encoding="utf-8")
     (tmp_path / "summary.json").write_text(json.dumps(active), encoding="utf-8")
     _empty_env(tmp_path, monkeypatch)
-    dev = _cli_json(["plan", "--bundle", str(path), "--rules", "dev", "--json"], capsys)
+    dev = cli_json(capsys, "plan", "--bundle", str(path), "--rules", "dev", "--json")
     flags = [f for f in _config_flags(bundle["config"]) if f not in ("--threshold", "0.7")]
     given = ["plan", "--rules", "dev", "--messages", str(tmp_path / "messages.json"), *flags]
-    expected = _cli_json([*given, "--active-summary", str(tmp_path / "summary.json"), "--json"], capsys)
+    expected = cli_json(capsys, *given, "--active-summary", str(tmp_path / "summary.json"), "--json")
     assert dev == expected and dev["rules"] == "dev"
 
 
@@ -164,7 +160,7 @@ def test_flags_still_override_the_bundles_config(
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(_bundle(WITH_SUMMARIES)), encoding="utf-8")
     _empty_env(tmp_path, monkeypatch)
-    report = _cli_json(["dry-run", "--bundle", str(path), "--context-limit", "100000", "--json"], capsys)
+    report = cli_json(capsys, "dry-run", "--bundle", str(path), "--context-limit", "100000", "--json")
     assert report["context_limit"] == 100000 and report["context_limit_source"] == "--context-limit"
 
 
@@ -306,10 +302,8 @@ def test_secrets_inside_texts_are_masked_to_their_length_and_decide_alike(
     path.write_text(json.dumps(bundle, ensure_ascii=False), encoding="utf-8")
     live.write_text(json.dumps([message_dict(m) for m in state.messages]), encoding="utf-8")
     _empty_env(tmp_path, monkeypatch)
-    from_bundle = _cli_json(["plan", "--bundle", str(path), "--json"], capsys)
-    from_live = _cli_json(
-        ["plan", "--messages", str(live), *_config_flags(bundle["config"]), "--json"], capsys
-    )
+    from_bundle = cli_json(capsys, "plan", "--bundle", str(path), "--json")
+    from_live = cli_json(capsys, "plan", "--messages", str(live), *_config_flags(bundle["config"]), "--json")
     actions = [d["action"] for d in from_bundle["pruning"]]
     assert "soft_trimmed" in actions  # the env dump is pruned: its length decides
 
@@ -395,5 +389,7 @@ def test_the_engine_alone_refuses_an_export_it_cannot_audit(
     target = tmp_path / "out.json"
     assert main(["export", WITH_SUMMARIES, "-o", str(target)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("mycel-memory: error: the export was not written: this entry point has no audit log")
+    assert err.startswith(
+        "mycel-memory: error: the export was not written: this entry point has no audit log"
+    )
     assert not target.exists()

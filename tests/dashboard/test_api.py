@@ -21,15 +21,9 @@ from mycel_dashboard.api.tokens import create_token
 from mycel_dashboard.models import ApiToken
 from tests.core.store_builders import PLANTED_SECRETS, build_thread
 from tests.dashboard.planting import plant_thread
+from tests.support.cli import cli_json
 
 HOSTILE = '<script>alert("api")</script><img src=x onerror=alert(1)>'
-
-
-def _cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
-    from memory_core.cli import main
-
-    assert main(list(argv)) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 @pytest.fixture
@@ -147,21 +141,19 @@ def test_api_token_command_creates_lists_and_revokes(viewer, db) -> None:
 
 
 def test_threads_equal_the_clis_json(client, sample_home: Path, token: str, capsys) -> None:
-    assert _all_pages(client, reverse("api_threads"), token, limit=2) == _cli_json(
-        capsys, "threads", "--json"
-    )
+    assert _all_pages(client, reverse("api_threads"), token, limit=2) == cli_json(capsys, "threads", "--json")
 
 
 def test_thread_calls_and_whatif_equal_the_clis_json(client, sample_home: Path, token: str, capsys) -> None:
     compared = 0
     for thread_id in _threads_with_calls():
         thread = _json(_get(client, reverse("api_thread", args=[thread_id]), token))
-        assert thread == _cli_json(capsys, "thread", thread_id, "--json")
+        assert thread == cli_json(capsys, "thread", thread_id, "--json")
         calls = _all_pages(client, reverse("api_calls", args=[thread_id]), token, limit=3)
-        assert calls == _cli_json(capsys, "calls", thread_id, "--json")
+        assert calls == cli_json(capsys, "calls", thread_id, "--json")
         url = reverse("api_whatif", args=[thread_id])
         proposed = _json(_get(client, url, token, **{"context_limit": "8000", "protect-recent": "1"}))
-        cli = _cli_json(
+        cli = cli_json(
             capsys, "whatif", thread_id, "--context-limit", "8000", "--protect-recent", "1", "--json"
         )
         assert proposed == cli
@@ -173,14 +165,14 @@ def test_thread_calls_and_whatif_equal_the_clis_json(client, sample_home: Path, 
 def test_rules_reach_the_same_builder(client, sample_home: Path, token: str, capsys) -> None:
     thread_id = _threads_with_calls()[0]
     api = _json(_get(client, reverse("api_calls", args=[thread_id]), token, rules="dev"))["results"]
-    assert api == _cli_json(capsys, "calls", thread_id, "--rules", "dev", "--json")
+    assert api == cli_json(capsys, "calls", thread_id, "--rules", "dev", "--json")
     bad = _json(_get(client, reverse("api_thread", args=[thread_id]), token, rules="nope"), 400)
     assert "rules" in bad["error"]
 
 
 def test_storage_equals_the_clis_json(client, sample_home: Path, token: str, capsys) -> None:
-    assert _json(_get(client, reverse("api_storage"), token)) == _cli_json(capsys, "storage", "--json")
-    assert _json(_get(client, reverse("api_storage"), token, turns="5")) == _cli_json(
+    assert _json(_get(client, reverse("api_storage"), token)) == cli_json(capsys, "storage", "--json")
+    assert _json(_get(client, reverse("api_storage"), token, turns="5")) == cli_json(
         capsys, "storage", "--turns", "5", "--json"
     )
     assert "turns" in _json(_get(client, reverse("api_storage"), token, turns="-1"), 400)["error"]
@@ -212,15 +204,15 @@ def test_a_checkpoint_is_its_state_as_the_page_shows_it(client, sample_home: Pat
 def test_search_equals_the_clis_json(client, sample_home: Path, token: str, capsys) -> None:
     url = reverse("api_search")
     everything = _all_pages(client, url, token, q="the", limit=7)
-    assert everything == _cli_json(capsys, "search", "the", "--limit", "500", "--json")
+    assert everything == cli_json(capsys, "search", "the", "--limit", "500", "--json")
     assert len(everything) > 50  # more than the CLI's default, over several pages
     # The first page is the CLI's best matches.
     first = _json(_get(client, url, token, q="the", limit=10))
-    assert first["results"] == _cli_json(capsys, "search", "the", "--limit", "10", "--json")
+    assert first["results"] == cli_json(capsys, "search", "the", "--limit", "10", "--json")
     assert first["more"] is False
     thread_id = everything[0]["thread_id"]
     filtered = _all_pages(client, url, token, q="file", tool="Bash", thread=thread_id)
-    assert filtered == _cli_json(
+    assert filtered == cli_json(
         capsys, "search", "file", "--tool", "Bash", "--thread", thread_id, "--limit", "500", "--json"
     )
     assert all(hit["thread_id"] == thread_id for hit in filtered)

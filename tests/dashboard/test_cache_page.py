@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
-from memory_core.cli import main
+from tests.support.cli import cli_json
 
 TRIMMED_THREAD = "m_npRsndIka9dx-2"  # call 11 drops a result out of protect_recent: a trim at message 10
 COMPACTED_THREAD = "m_0D8EzdJXJhk9-2"
 
 
-def _cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    capsys.readouterr()
-    assert main(["cache", *args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def test_fleet_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys) -> None:
     response = viewer_client.get(reverse("context_cache"))
     assert response.status_code == 200
-    cli = _cli_json(capsys, "--all")
+    cli = cli_json(capsys, "cache", "--all", "--json")
     assert response.context["fleet"] == cli
     body = response.content.decode()
     totals = cli["totals"]["current"]
@@ -45,7 +38,7 @@ def test_fleet_page_shows_the_cli_figures(viewer_client, sample_home: Path, caps
 def test_thread_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, thread_id: str) -> None:
     response = viewer_client.get(reverse("context_cache"), {"thread": thread_id})
     assert response.status_code == 200
-    cli = _cli_json(capsys, thread_id)
+    cli = cli_json(capsys, "cache", thread_id, "--json")
     assert response.context["thread"] == cli
     body = response.content.decode()
     for call in cli["calls"]:
@@ -94,7 +87,7 @@ def test_config_whatif_shows_the_cache_rewrites_of_cache_json(
     )
     assert response.status_code == 200
     whatif = response.context["whatif"]
-    cli = _cli_json(capsys, TRIMMED_THREAD, "--protect-recent", protect)
+    cli = cli_json(capsys, "cache", TRIMMED_THREAD, "--protect-recent", protect, "--json")
     totals = cli["totals"]
     assert whatif.chosen.cache_rewrites == (
         totals["current"]["rewritten_tokens"],
@@ -104,7 +97,7 @@ def test_config_whatif_shows_the_cache_rewrites_of_cache_json(
     assert whatif.chosen.cache_rewrites == ((12665, 12665) if protect == "3" else (12665, 0))
     body = response.content.decode()
     assert 'data-thread="cache-rewrites">' + f"{whatif.chosen.cache_rewrites[1]:,}" in body
-    fleet = _cli_json(capsys, "--all", "--protect-recent", protect)
+    fleet = cli_json(capsys, "cache", "--all", "--protect-recent", protect, "--json")
     assert whatif.cache_rewrites == (
         fleet["totals"]["current"]["rewritten_tokens"],
         fleet["totals"]["proposed"]["rewritten_tokens"],

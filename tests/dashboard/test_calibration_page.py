@@ -4,27 +4,20 @@ prints, each recommendation linked to the Config what-if with its value proposed
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.urls import reverse
 
-from memory_core.cli import main
-
-
-def _cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    capsys.readouterr()
-    assert main(["calibration", *args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+from tests.support.cli import cli_json
 
 
 @pytest.mark.parametrize("model", [None, "claude-sonnet-4-5-20250929"])
 def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, model: str | None) -> None:
     response = viewer_client.get(reverse("context_calibration"), {"model": model} if model else {})
     assert response.status_code == 200
-    cli = _cli_json(capsys, *(["--model", model] if model else []))
+    cli = cli_json(capsys, "calibration", *(["--model", model] if model else []), "--json")
     page = response.context["calibration"]
     assert page == cli
     body = response.content.decode()
@@ -51,7 +44,7 @@ def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, mo
 
 def test_whatif_links_propose_the_recommended_values(viewer_client, sample_home: Path, capsys) -> None:
     response = viewer_client.get(reverse("context_calibration"))
-    cli = _cli_json(capsys)
+    cli = cli_json(capsys, "calibration", "--json")
     sonnet = next(m for m in cli["models"] if m["model"] == "claude-sonnet-4-5-20250929")
     section = next(s for s in response.context["sections"] if s.data["model"] == sonnet["model"])
     query = parse_qs(urlsplit(section.limit_whatif_url).query)
@@ -93,7 +86,7 @@ def test_an_empty_home_says_there_is_nothing_to_calibrate(viewer_client, tmp_pat
 
 def test_per_thread_rows_link_their_threads(viewer_client, sample_home: Path, capsys) -> None:
     response = viewer_client.get(reverse("context_calibration"))
-    cli = _cli_json(capsys)
+    cli = cli_json(capsys, "calibration", "--json")
     rows = response.context["thread_rows"]
     assert len(rows) == sum(len(t["models"]) for t in cli["threads"]) == 6
     by_id = {t["thread_id"]: t["models"] for t in cli["threads"]}

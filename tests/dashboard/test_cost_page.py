@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
-from memory_core.cli import main
-
-
-def _cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    capsys.readouterr()
-    assert main(["cost", *args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+from tests.support.cli import cli_json
 
 
 def _without_age(data: dict) -> dict:
@@ -31,7 +24,7 @@ def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, qu
     response = viewer_client.get(reverse("cost"), query)
     assert response.status_code == 200
     args = [a for k, v in query.items() for a in (f"--{k}", v)]
-    cli = _cli_json(capsys, *args)
+    cli = cli_json(capsys, "cost", *args, "--json")
     assert _without_age(response.context["cost_json"]) == _without_age(cli)
     body = response.content.decode()
     total = response.context["cost"].total
@@ -72,7 +65,7 @@ def test_no_pricing_cache_keeps_tokens(viewer_client, sample_home: Path, capsys)
     assert "No pricing cache at" in body
     data = response.context["cost_json"]
     assert data["totals"]["cost_usd"] is None and data["totals"]["input_tokens"] == 93203
-    assert data == _cli_json(capsys)
+    assert data == cli_json(capsys, "cost", "--json")
 
 
 def test_empty_home_renders(viewer_client) -> None:
@@ -98,4 +91,4 @@ def test_calls_without_usage_link_their_call_pages(
     assert "usage_metadata input_tokens is negative (-5)" in body
     assert "abandoned branch, message a3" in body
     assert "mystery-model-1" in response.content.decode().split('id="cost-no-price"')[1]
-    assert response.context["cost_json"] == _cli_json(capsys)
+    assert response.context["cost_json"] == cli_json(capsys, "cost", "--json")

@@ -5,7 +5,6 @@ the fleet is done the page shows exactly what the CLI's --json prints."""
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from memory_core import memo
-from memory_core.cli import main
+from tests.support.cli import cli_json
 
 # page name, its query, the context key holding its --json document, the CLI's arguments
 PAGES = [
@@ -23,12 +22,6 @@ PAGES = [
     ("cost", {}, "cost_json", ["cost"]),
 ]
 NOTE = "threads (newest first) within this page's time budget; what is analysed is kept"
-
-
-def _cli_json(capsys: pytest.CaptureFixture[str], args: list[str]) -> dict[str, Any]:
-    capsys.readouterr()
-    assert main([*args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def _without_age(data: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +62,7 @@ def test_a_spent_budget_shows_partial_figures_and_reloads_finish_them(
         assert response.context["analysed_threads"] == analysed
     assert response.context["pending_threads"] == 0
     assert "fleet-pending" not in response.content.decode()
-    cli = _cli_json(capsys, args)
+    cli = cli_json(capsys, *args, "--json")
     assert (cli["analysed_threads"], cli["pending_threads"]) == (total, 0)
     assert _without_age(response.context[key]) == _without_age(cli)
     assert _without_age(document) != _without_age(cli)  # the first page's figures were the partial ones
@@ -84,7 +77,7 @@ def test_the_default_budget_analyses_the_sample_fleet_at_once(
     assert response.status_code == 200
     assert response.context["pending_threads"] == 0
     assert "fleet-pending" not in response.content.decode()
-    assert _without_age(response.context[key]) == _without_age(_cli_json(capsys, args))
+    assert _without_age(response.context[key]) == _without_age(cli_json(capsys, *args, "--json"))
 
 
 def test_the_budget_setting_defaults_to_20_seconds_and_refuses_nonsense(

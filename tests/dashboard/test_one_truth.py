@@ -14,6 +14,7 @@ from django.urls import reverse
 from memory_core.demo import write_demo_home
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at
 
 # The traces both figures draw from the current config, and the compaction markers.
@@ -68,13 +69,6 @@ def test_the_whatif_current_side_is_the_thread_pages_replay(viewer_client, home:
     assert compared >= 3
 
 
-def _cli_json(capsys, *argv: str):
-    from memory_core.cli import main
-
-    assert main(list(argv)) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def _call_page_figures(body: str) -> dict[str, str]:
     """The call page's facts as shown: the number each <dt> label heads."""
     facts = re.search(r'<dl class="facts" id="call-facts">(.*?)</dl>', body, re.S)
@@ -93,8 +87,8 @@ def test_calls_and_the_thread_page_agree_on_every_figure(
     monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
     compared = 0
     for thread_id in _threads_with_calls():
-        calls = _cli_json(capsys, "calls", thread_id, "--json")
-        assert _cli_json(capsys, "whatif", thread_id, "--json")["current"] == calls, thread_id
+        calls = cli_json(capsys, "calls", thread_id, "--json")
+        assert cli_json(capsys, "whatif", thread_id, "--json")["current"] == calls, thread_id
         page = viewer_client.get(reverse("thread", args=[thread_id])).content.decode()
         if not calls:
             assert 'id="fill-figure"' not in page
@@ -122,7 +116,7 @@ def test_calls_and_the_thread_page_agree_on_every_figure(
             assert {c["trigger_tokens"] for c in calls} == {lines["trigger"]}, thread_id
         else:  # the settings changed: step lines per call
             assert traces["context limit in force"]["y"] == [c["context_limit"] for c in calls]
-        thread = _cli_json(capsys, "thread", thread_id, "--json")
+        thread = cli_json(capsys, "thread", thread_id, "--json")
         assert (f"{thread['context_limit']:,}" in page) and thread["context_limit_source"] in page
         for line in thread["disagreements"]:
             assert html.escape(line) in page, thread_id

@@ -13,12 +13,7 @@ from django.urls import reverse
 from mycel_dashboard.cli import main
 from mycel_dashboard.models import AuditEntry
 from tests.core.store_builders import file_hashes
-
-
-def _cli_json(capsys, *flags: str) -> dict:
-    capsys.readouterr()
-    assert main(["retention", *flags, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+from tests.support.cli import cli_json
 
 
 def _page_figures(body: str) -> tuple[int, dict[str, int]]:
@@ -37,7 +32,7 @@ def _page_figures(body: str) -> tuple[int, dict[str, int]]:
     ],
 )
 def test_the_page_shows_the_clis_figures(viewer_client, sample_home: Path, capsys, query, flags) -> None:
-    data = _cli_json(capsys, *flags)
+    data = cli_json(capsys, "retention", *flags, "--json")
     response = viewer_client.get(reverse("retention"), query)
     assert response.status_code == 200
     body = response.content.decode()
@@ -94,7 +89,7 @@ def test_a_viewer_sees_no_export_and_a_forced_post_is_refused_and_audited(
 def test_an_operator_downloads_the_script_and_the_export_is_audited(
     operator_client, sample_home: Path, capsys
 ) -> None:
-    data = _cli_json(capsys, "--keep-last", "3")
+    data = cli_json(capsys, "retention", "--keep-last", "3", "--json")
     before = file_hashes(sample_home)
     response = operator_client.post(reverse("retention_export"), {"keep_last": "3", "idle_days": ""})
     assert response.status_code == 200

@@ -11,20 +11,14 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from memory_core.cli import main
 from tests.core.store_builders import build_thread
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at
 
 _ROW = re.compile(
     r'<tr data-thread="([^"]*)" data-bytes="(\d+)" data-growth="(\d+)" data-projected="(\d+)" '
     r'data-checkpoints="(\d+)">'
 )
-
-
-def _cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    capsys.readouterr()
-    assert main(["storage", *args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def _page_rows(body: str) -> list[tuple[str, int, int, int, int]]:
@@ -39,7 +33,7 @@ def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, qu
     response = viewer_client.get(reverse("storage"), query)
     assert response.status_code == 200
     body = response.content.decode()
-    cli = _cli_json(capsys, *args)
+    cli = cli_json(capsys, "storage", *args, "--json")
     expected = {
         t["thread_id"]: (
             t["thread_id"],
@@ -83,7 +77,7 @@ def test_thread_breakdown_matches_the_cli(viewer_client, sample_home: Path, caps
     response = viewer_client.get(reverse("storage"), {"thread": thread_id})
     assert response.status_code == 200
     body = response.content.decode()
-    cli = _cli_json(capsys, thread_id)
+    cli = cli_json(capsys, "storage", thread_id, "--json")
     detail = response.context["detail"]
     assert [(r.checkpoint_id, r.total, r.turn) for r in detail.rows] == [
         (r["checkpoint_id"], r["bytes"], r["turn"]) for r in cli["checkpoint_rows"]
@@ -98,7 +92,7 @@ def test_thread_breakdown_matches_the_cli(viewer_client, sample_home: Path, caps
     assert growth in unescape(body)
     assert 'id="thread-bytes-figure"' in body
     # The rest of the page still ranks every thread.
-    assert len(_page_rows(body)) == len(_cli_json(capsys)["threads"])
+    assert len(_page_rows(body)) == len(cli_json(capsys, "storage", "--json")["threads"])
 
 
 @pytest.mark.parametrize(
@@ -155,7 +149,7 @@ def test_thread_page_shows_its_bytes_per_checkpoint(viewer_client, sample_home: 
     response = viewer_client.get(reverse("thread", args=[thread_id]))
     assert response.status_code == 200
     body = unescape(response.content.decode())
-    cli = _cli_json(capsys, thread_id)
+    cli = cli_json(capsys, "storage", thread_id, "--json")
     card = response.context["bytes_card"]
     assert (card.row.bytes, card.row.growth_bytes_per_turn, card.row.projected_bytes) == (
         cli["bytes"],

@@ -12,15 +12,9 @@ from urllib.parse import urlencode
 import pytest
 from django.urls import reverse
 
-from memory_core.cli import main
 from tests.core.test_tool_pressure import SAME_ARGS, TRIM_AND_CLEAR, build_scripted
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at
-
-
-def _cli_json(capsys: pytest.CaptureFixture[str]) -> dict:
-    capsys.readouterr()
-    assert main(["tools", "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def _figure(body: str) -> dict:
@@ -34,7 +28,7 @@ def _figure(body: str) -> dict:
 def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, by: str) -> None:
     response = viewer_client.get(reverse("context_tools"), {"by": by})
     assert response.status_code == 200
-    cli = _cli_json(capsys)
+    cli = cli_json(capsys, "tools", "--json")
     assert response.context["pressure"] == cli
     body = response.content.decode()
     shown = dict(re.findall(r'data-tool="([^"]*)" data-sent-share="([^"]*)"', body))
@@ -79,7 +73,7 @@ def test_a_re_request_links_the_call_pages_of_the_clear_and_the_ask(
     point_env_at(monkeypatch, folder)
     response = viewer_client.get(reverse("context_tools"))
     assert response.status_code == 200
-    cli = _cli_json(capsys)
+    cli = cli_json(capsys, "tools", "--json")
     assert response.context["pressure"] == cli and len(cli["re_requests"]) == 2
     body = response.content.decode()
     for ask in cli["re_requests"]:

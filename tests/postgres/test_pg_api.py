@@ -12,9 +12,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from memory_core.cli import main
 from memory_core.demo.graph import FAKE_API_KEY
 from mycel_dashboard.api.tokens import create_token
+from tests.support.cli import cli_json
 
 
 @pytest.fixture
@@ -32,11 +32,6 @@ def api(client, db, settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         return client.get(url, query, HTTP_AUTHORIZATION=f"Bearer {token}")
 
     return get
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
-    assert main(list(argv)) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def _ok(response) -> Any:
@@ -59,17 +54,19 @@ def test_every_endpoint_equals_the_cli_over_postgres(
         return _ok(response)
 
     listed = ok(api(reverse("api_threads"), limit=1000))
-    assert listed["results"] == _cli(capsys, "threads", "--json") and listed["count"] >= 2
+    assert listed["results"] == cli_json(capsys, "threads", "--json") and listed["count"] >= 2
     for row in listed["results"][:3]:
         thread_id = row["thread_id"]
-        assert ok(api(reverse("api_thread", args=[thread_id]))) == _cli(capsys, "thread", thread_id, "--json")
+        assert ok(api(reverse("api_thread", args=[thread_id]))) == cli_json(
+            capsys, "thread", thread_id, "--json"
+        )
         calls = ok(api(reverse("api_calls", args=[thread_id]), limit=1000))["results"]
-        assert calls == _cli(capsys, "calls", thread_id, "--json")
+        assert calls == cli_json(capsys, "calls", thread_id, "--json")
         head = row["head_checkpoint_id"]
         if head:
             checkpoint = ok(api(reverse("api_checkpoint", args=[thread_id, head])))
             assert checkpoint["is_head"] and checkpoint["messages"]
-    assert ok(api(reverse("api_storage"))) == _cli(capsys, "storage", "--json")
+    assert ok(api(reverse("api_storage"))) == cli_json(capsys, "storage", "--json")
     password = url.split("//", 1)[1].split("@", 1)[0].partition(":")[2]
     for body in bodies:
         assert FAKE_API_KEY not in body

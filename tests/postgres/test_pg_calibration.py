@@ -3,22 +3,15 @@ the one LangGraph's own PostgresSaver decodes, per model, on main's layout and o
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from memory_core.cli import main
 from memory_core.memo import reset
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at_postgres
-
-
-def _calibration(capsys: pytest.CaptureFixture[str]) -> dict:
-    capsys.readouterr()
-    assert main(["calibration", "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def _provider_counts(url: str, threads: list[str]) -> dict[str, list[int]]:
@@ -45,7 +38,7 @@ def test_main_layout_calls_are_langgraphs(pg_main_db, tmp_path: Path, monkeypatc
     url, _ = pg_main_db
     point_env_at_postgres(monkeypatch, tmp_path, url)
     expected = _provider_counts(url, ["m_pgMain0001-1", "m_pgMain0001-2"])
-    data = _calibration(capsys)
+    data = cli_json(capsys, "calibration", "--json")
     assert expected and _points(data) == {model: sorted(v) for model, v in expected.items()}
     for m in data["models"]:
         assert m["calls"] == m["provider_calls"] == len(expected[m["model"]])
@@ -55,7 +48,7 @@ def test_main_layout_calls_are_langgraphs(pg_main_db, tmp_path: Path, monkeypatc
 def test_dev_sample_recommends_a_trigger(pg_dev_sample: str, tmp_path: Path, monkeypatch, capsys) -> None:
     reset()
     point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
-    data = _calibration(capsys)
+    data = cli_json(capsys, "calibration", "--json")
     # dev's sample: 50 model calls over its five threads, under the two models they name (as `cost` counts)
     assert {m["model"]: m["calls"] for m in data["models"]} == {
         "gpt-4o": 22,

@@ -5,18 +5,16 @@ what-if page draws."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from memory_core.cli import main
 from tests.postgres.test_pg_dev_pages import COMPACTING, dev_client  # noqa: F401 - the fixture
+from tests.support.cli import cli_json
 
 
 def _proposed(capsys: pytest.CaptureFixture[str], *flags: str) -> list[dict]:
-    assert main(["whatif", COMPACTING, *flags, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)["proposed"]
+    return cli_json(capsys, "whatif", COMPACTING, *flags, "--json")["proposed"]
 
 
 def test_trigger_tokens_below_keep_recent_compacts_nothing_on_dev_data(

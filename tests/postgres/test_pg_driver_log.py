@@ -25,6 +25,7 @@ from memory_core.rules.profile import RulesProfile
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import content_chars
+from tests.support.cli import cli_json
 from tests.support.sample_data import PG_DEV_SAMPLE
 
 THREADS = ("m_sK5yDq1FvT7a-1", "m_rE2uGx6NbP9w-1", "m_rE2uGx6NbP9w-2", "m_sK5yDq1FvT7a-2", "m_sK5yDq1FvT7a-3")
@@ -114,21 +115,16 @@ def test_the_breaker_opens_after_three_failed_attempts(dev_reader: MycelReader) 
     assert row is not None and (row.breaker_failures, row.breaker_open) == (3, True)
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
-    assert main(list(argv)) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def test_calls_and_thread_json_name_the_rules_and_why(
     dev_reader: MycelReader, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    calls = _cli(capsys, "calls", "m_sK5yDq1FvT7a-2", "--json")
+    calls = cli_json(capsys, "calls", "m_sK5yDq1FvT7a-2", "--json")
     assert {(c["rules"], c["rules_reason"]) for c in calls} == {("dev", "dev layout")}
     assert [c["call"] for c in calls if c["attempted"]] == [7, 8, 9]
     assert calls[-1]["breaker"] == {"failure_count": 3, "open": True}
-    thread = _cli(capsys, "thread", "m_sK5yDq1FvT7a-2", "--json")
+    thread = cli_json(capsys, "thread", "m_sK5yDq1FvT7a-2", "--json")
     assert (thread["rules"], thread["rules_reason"]) == ("dev", "dev layout")
-    as_main = _cli(capsys, "calls", "m_rE2uGx6NbP9w-1", "--json", "--rules", "main")
+    as_main = cli_json(capsys, "calls", "m_rE2uGx6NbP9w-1", "--json", "--rules", "main")
     assert {(c["rules"], c["rules_reason"]) for c in as_main} == {("main", "--rules")}
     # Main's rules read the two calls after each crossing as compactions whose row is missing.
     assert [c["message_index"] for c in as_main if c["compacted"] and not c["summary_stored"]] == [14, 21]
@@ -138,9 +134,9 @@ def test_whatif_under_dev_rules_moves_the_compactions_with_trigger_tokens(
     dev_reader: MycelReader, capsys: pytest.CaptureFixture[str]
 ) -> None:
     thread = "m_rE2uGx6NbP9w-1"
-    low = _cli(capsys, "whatif", thread, "--json", "--context-limit", "6000", "--trigger-tokens", "3000")
-    high = _cli(capsys, "whatif", thread, "--json", "--context-limit", "6000", "--trigger-tokens", "5000")
-    assert low["current"] == high["current"] == _cli(capsys, "calls", thread, "--json")
+    low = cli_json(capsys, "whatif", thread, "--json", "--context-limit", "6000", "--trigger-tokens", "3000")
+    high = cli_json(capsys, "whatif", thread, "--json", "--context-limit", "6000", "--trigger-tokens", "5000")
+    assert low["current"] == high["current"] == cli_json(capsys, "calls", thread, "--json")
     first_low = next(c["call"] for c in low["proposed"] if c["compacted"])
     first_high = next(c["call"] for c in high["proposed"] if c["compacted"])
     assert first_low < first_high

@@ -4,13 +4,13 @@ call, memory_core.app.calls.dev_next_call), the same figures in both."""
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 import pytest
 
 from memory_core.cli import main
 from tests.postgres.test_pg_dev_pages import BREAKER, COMPACTING, dev_client  # noqa: F401 - the fixture
+from tests.support.cli import cli_json
 
 CASES = [
     (BREAKER, ["--context-limit", "6000"]),  # breaker open: over the trigger, not attempted
@@ -19,8 +19,7 @@ CASES = [
 
 
 def _cli_dry_run(capsys: pytest.CaptureFixture[str], thread: str, flags: list[str]) -> dict:
-    assert main(["dry-run", thread, *flags, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    return cli_json(capsys, "dry-run", thread, *flags, "--json")
 
 
 @pytest.mark.parametrize(("thread", "flags"), CASES)

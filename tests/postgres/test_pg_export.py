@@ -8,23 +8,17 @@ import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from memory_core.app.export import export_bundle
-from memory_core.cli import main
 from memory_core.export.markdown import bundle_markdown
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from tests.postgres.test_pg_driver_log import THREADS
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at
 from tests.support.sample_data import PG_DEV_SAMPLE
-
-
-def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
-    assert main(argv) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.parametrize("thread_id", THREADS)
@@ -38,7 +32,7 @@ def test_a_dev_bundle_plans_as_the_live_thread_with_no_database(
     bundle = export_bundle(MycelReader(resolve_locations()), thread_id, exported_at=datetime.now(UTC))
     assert bundle["config"]["rules"] == "dev" and bundle["thread"]["layout"] == "dev"
     assert pg_dev_sample.split("@")[0] not in json.dumps(bundle)  # no URL, password or user in it
-    live = _json(["dry-run", thread_id, "--json", "--show-text"], capsys)
+    live = cli_json(capsys, "dry-run", thread_id, "--json", "--show-text")
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(bundle, ensure_ascii=False), encoding="utf-8")
     assert "## #0 " in bundle_markdown(bundle)
@@ -47,8 +41,8 @@ def test_a_dev_bundle_plans_as_the_live_thread_with_no_database(
     empty = tmp_path / "elsewhere"
     empty.mkdir()
     point_env_at(monkeypatch, empty)
-    assert _json(["dry-run", "--bundle", str(path), "--json", "--show-text"], capsys) == live
-    planned = _json(["plan", "--bundle", str(path), "--json"], capsys)
+    assert cli_json(capsys, "dry-run", "--bundle", str(path), "--json", "--show-text") == live
+    planned = cli_json(capsys, "plan", "--bundle", str(path), "--json")
     assert planned["rules"] == "dev"
     assert planned["compaction"]["breaker"] == live["dev"]["breaker_after"]
     assert planned["compaction"]["compact_up_to_index"] == live["dev"]["compact_up_to_index"]

@@ -4,36 +4,28 @@ under dev's rules without a pricing cache (tokens only)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from memory_core.cli import main
 from memory_core.memo import reset
 from tests.core.test_prompt_cache import _oracle
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at_postgres
-
-
-def _cache(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    capsys.readouterr()
-    assert main(["cache", *args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def test_main_layout_matches_langgraphs_messages(pg_main_db, tmp_path: Path, monkeypatch, capsys) -> None:
     reset()
     url, _ = pg_main_db
     point_env_at_postgres(monkeypatch, tmp_path, url)
-    fleet = _cache(capsys, "--all")
+    fleet = cli_json(capsys, "cache", "--all", "--json")
     assert fleet["threads"]
     with PostgresSaver.from_conn_string(url) as saver:
         for line in fleet["threads"]:
             thread_id = line["thread_id"]
             found = saver.get_tuple({"configurable": {"thread_id": thread_id}})
             assert found is not None
-            document = _cache(capsys, thread_id)
+            document = cli_json(capsys, "cache", thread_id, "--json")
             causes = {c["cause"] for c in document["calls"]}
             # these threads have no summary rows, so the oracle needs none
             assert not causes & {"compaction", "new summary"}
@@ -50,7 +42,7 @@ def test_dev_sample_in_tokens_without_a_pricing_cache(
 ) -> None:
     reset()
     point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
-    fleet = _cache(capsys, "--all", "--protect-recent", "1")
+    fleet = cli_json(capsys, "cache", "--all", "--protect-recent", "1", "--json")
     assert fleet["pricing"]["priced"] is False and fleet["totals"]["current"]["cost_usd"] is None
     assert fleet["totals"]["current"]["calls"] == sum(t["current"]["calls"] for t in fleet["threads"])
     assert fleet["totals"]["proposed"]["rewritten_tokens"] == sum(

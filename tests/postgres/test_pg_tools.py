@@ -3,32 +3,24 @@ own PostgresSaver decodes (under the vectors' pruning rules), dev's sample read 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from memory_core.app.fleet_calls import fleet_records
-from memory_core.cli import main
 from memory_core.memo import reset
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from tests.core.test_tool_pressure import _oracle
+from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at_postgres
-
-
-def _tools(capsys: pytest.CaptureFixture[str]) -> dict:
-    capsys.readouterr()
-    assert main(["tools", "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def test_main_layout_tools_match_langgraphs_messages(pg_main_db, tmp_path: Path, monkeypatch, capsys) -> None:
     reset()
     url, _ = pg_main_db
     point_env_at_postgres(monkeypatch, tmp_path, url)
-    data = _tools(capsys)
+    data = cli_json(capsys, "tools", "--json")
     assert data["threads"] == 2
     # No summary row is reachable on this server (the demo's rows are not written there), so each
     # request is the pruned messages; the record agrees when it applied no summary, asserted here.
@@ -57,7 +49,7 @@ def test_dev_sample_reads_through_the_same_report(
 ) -> None:
     reset()
     point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
-    data = _tools(capsys)
+    data = cli_json(capsys, "tools", "--json")
     # dev's sample: five threads, 50 model calls (as the cost report counts them)
     assert data["threads"] == 5 and data["calls"] == 50
     assert data["sent_chars"] > 0 and data["tools"]

@@ -1,0 +1,38 @@
+"""The one way a test runs `mycel-memory`: in this process, through the engine's command line
+(memory_core.cli.main), with pytest's capsys holding what it prints.
+
+The console script (mycel_dashboard.cli:main) is the same function with the dashboard's audit log as its sink,
+which only a write reaches; a test of an audited write calls it itself. A test that needs a whole process (the
+exit status as a shell sees it, what gets imported, argv as bytes) runs `python -m memory_core` itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+import pytest
+
+from memory_core.cli import main
+
+
+class CliRun(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> CliRun:
+    """`mycel-memory ARGV`: its exit code and what it printed to stdout and to stderr."""
+    capsys.readouterr()  # what ran before is not this command's output
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return CliRun(code, out, err)
+
+
+def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    """`mycel-memory ARGV`, ARGV holding --json, which must exit 0: its output, parsed."""
+    assert "--json" in argv, f"{argv} prints no JSON"
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    return json.loads(out)
