@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from tests.support.markers import folder_marks
 from tests.support.mycel_env import MYCEL_ENV, point_env_at
 from tests.support.postgres import database_name
 from tests.support.sample_data import DATA, PG_DEV_SAMPLE, SAMPLE_HOME
@@ -62,6 +63,16 @@ def sample_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     target.chmod(0o755)
     point_env_at(monkeypatch, target)
     return target
+
+
+# -- marks by folder (tests/support/markers.py): every test under tests/browser is `browser` ---------------
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in folder_marks(item.path):
+            item.add_marker(mark)
 
 
 # -- in CI a skipped test fails the run: a test that did not run is a test nobody knows passes ----------

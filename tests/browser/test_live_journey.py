@@ -22,8 +22,6 @@ from tests.integration.live_server import ROOT, start_server, stop_process
 from tests.integration.writer_process import WriterPlan
 from tests.support.browser import CHROMIUM_ARGS
 
-pytestmark = pytest.mark.browser
-
 KEY = "lab"  # the demo's longest timeline: its end is below the fold at 1366 x 900
 
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from memory_core.cli import main
 from memory_core.compaction import (
     detect_split_turn,
     message_token_estimates,
@@ -19,6 +18,7 @@ from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, messages_from_dicts
 from memory_core.pruning import PruneAction, prune_decisions
 from memory_core.tokens import estimate_tokens
+from tests.support.cli import cli_json
 from tests.support.sample_data import VECTORS
 
 CASES: list[dict[str, Any]] = json.loads(VECTORS.read_text(encoding="utf-8"))["cases"]
@@ -128,28 +128,25 @@ def _plan_json(case: dict[str, Any], tmp_path: Any, capsys: pytest.CaptureFixtur
     config = case["config"]
     path = tmp_path / "messages.json"
     path.write_text(json.dumps(case["input"]), encoding="utf-8")
-    code = main(
-        [
-            "plan",
-            "--messages",
-            str(path),
-            "--context-limit",
-            str(config["context_limit"]),
-            "--threshold",
-            str(config["threshold"]),
-            "--soft-trim-chars",
-            str(config["soft_trim_chars"]),
-            "--hard-clear-threshold",
-            str(config["hard_clear_threshold"]),
-            "--protect-recent",
-            str(config["protect_recent"]),
-            "--keep-recent-tokens",
-            str(config["keep_recent_tokens"]),
-            "--json",
-        ]
+    out: dict[str, Any] = cli_json(
+        capsys,
+        "plan",
+        "--messages",
+        str(path),
+        "--context-limit",
+        str(config["context_limit"]),
+        "--threshold",
+        str(config["threshold"]),
+        "--soft-trim-chars",
+        str(config["soft_trim_chars"]),
+        "--hard-clear-threshold",
+        str(config["hard_clear_threshold"]),
+        "--protect-recent",
+        str(config["protect_recent"]),
+        "--keep-recent-tokens",
+        str(config["keep_recent_tokens"]),
+        "--json",
     )
-    assert code == 0
-    out: dict[str, Any] = json.loads(capsys.readouterr().out)
     return out
 
 

@@ -11,13 +11,14 @@ import pytest
 
 from memory_core.cli import main
 from memory_core.demo.graph import FAKE_API_KEY
+from tests.support.cli import run_cli
 from tests.support.mycel_env import point_env_at, point_env_at_postgres
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, json.loads(captured.out) if captured.out.strip() else None, captured.out + captured.err
+    """The exit code, the JSON printed if any, and everything printed (where no secret may be)."""
+    code, out, err = run_cli(capsys, *argv)
+    return code, json.loads(out) if out.strip() else None, out + err
 
 
 def _with_password(url: str, password: str) -> str:

@@ -9,16 +9,15 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from memory_core.cli import main
 from memory_core.memo import reset
+from tests.support.cli import run_cli
 from tests.support.mycel_env import point_env_at_postgres
 
 
 def _cost(capsys: pytest.CaptureFixture[str]) -> tuple[dict, str]:
-    capsys.readouterr()
-    assert main(["cost", "--json"]) == 0
-    captured = capsys.readouterr()
-    return json.loads(captured.out), captured.err
+    code, out, err = run_cli(capsys, "cost", "--json")
+    assert code == 0, err
+    return json.loads(out), err
 
 
 def test_main_layout_tokens_match_langgraphs_messages(

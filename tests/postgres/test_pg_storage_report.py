@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from memory_core.cli import main
 from memory_core.demo.graph import FAKE_API_KEY
+from tests.support.cli import run_cli
 from tests.support.mycel_env import point_env_at_postgres
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
-    capsys.readouterr()
-    assert main(list(argv)) == 0
-    out = capsys.readouterr().out
-    assert FAKE_API_KEY not in out
+    """cli_json's run, with no API key anywhere in what was printed."""
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    assert FAKE_API_KEY not in out + err
     return json.loads(out)
 
 
