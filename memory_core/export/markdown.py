@@ -2,8 +2,9 @@
 the timeline's pruning badges, each summary at its compaction boundary, each model call marked.
 
 Pure: it reads only the (already redacted) bundle. Every text from the thread is untrusted, so it goes in
-a code fence longer than any run of backticks inside it, and ids go in code spans the same way: nothing in
-a message can close its block or become Markdown or HTML.
+a code fence longer than any run of backticks inside it, ids go in code spans the same way, and every
+other value from the data (a model name inside the limit's explanation, the rules' reason, a count) goes
+through `plain`: nothing in a message or a name can close its block or become Markdown or HTML.
 """
 
 from __future__ import annotations
@@ -33,14 +34,32 @@ def code(text: str) -> str:
     return f"{marks}{pad}{shown}{pad}{marks}"
 
 
+# What starts inline Markdown or HTML mid-line (block syntax needs a line start, and `plain` keeps one line).
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>&~|])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+def plain(value: object) -> str:
+    """A value from the data as inert Markdown prose on one line: HTML's <, > and & as entities, the other
+    characters inline Markdown acts on backslash-escaped, control characters and line breaks as a space."""
+    text = _LINE_BREAKS.sub(" ", str(value))
+    return _MARKDOWN_SPECIAL.sub(lambda m: _HTML.get(m.group(1)) or "\\" + m.group(1), text)
+
+
+def _count(value: object) -> str:
+    """A count with thousands separators; anything else as it came (then through `plain`)."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
 def badge(decision: Mapping[str, Any]) -> str | None:
     """The pruning badge in the timeline's words (None when memory leaves the message alone)."""
     action = decision.get("action")
     original = decision.get("original_chars") or 0
     if action == "soft_trimmed":
-        return f"soft-trimmed {original:,} → {decision.get('chars', 0):,} chars"
+        return f"soft-trimmed {plain(_count(original))} → {plain(_count(decision.get('chars', 0)))} chars"
     if action == "hard_cleared":
-        return f"hard-cleared (was {original:,} chars)"
+        return f"hard-cleared (was {plain(_count(original))} chars)"
     if action == "protected":
         step = re.search(r"AI step #(\d+)", str(decision.get("rule", "")))
         return "protected" + (f" by AI step #{step.group(1)} from the end" if step else "")
@@ -62,19 +81,20 @@ def bundle_markdown(bundle: Mapping[str, Any]) -> str:
         f"# Thread {code(str(bundle.get('thread_id', '')))}",
         "",
         f"- name: {code(str(thread.get('name') or ''))}, model: {code(str(thread.get('model') or ''))}, "
-        f"layout: {thread.get('layout')}",
+        f"layout: {plain(thread.get('layout'))}",
         f"- checkpoint {code(str(bundle.get('checkpoint_id', '')))}: {len(messages)} messages, "
         f"{len(calls)} model calls",
-        f"- context limit {config.get('context_limit', 0):,} ({config.get('context_limit_source')}); "
-        f"rules {config.get('rules')} ({config.get('rules_reason')}); soft_trim_chars "
-        f"{settings.get('soft_trim_chars')}, hard_clear_threshold {settings.get('hard_clear_threshold')}, "
-        f"protect_recent {settings.get('protect_recent')}, keep_recent_tokens "
-        f"{settings.get('keep_recent_tokens')}",
-        f"- exported {bundle.get('exported_at')} by mycel-memory, secrets redacted (inside texts, masked with * to their length); badges are "
+        f"- context limit {plain(_count(config.get('context_limit', 0)))} "
+        f"({plain(config.get('context_limit_source'))}); "
+        f"rules {plain(config.get('rules'))} ({plain(config.get('rules_reason'))}); soft_trim_chars "
+        f"{plain(settings.get('soft_trim_chars'))}, hard_clear_threshold "
+        f"{plain(settings.get('hard_clear_threshold'))}, protect_recent {plain(settings.get('protect_recent'))}, "
+        f"keep_recent_tokens {plain(settings.get('keep_recent_tokens'))}",
+        f"- exported {plain(bundle.get('exported_at'))} by mycel-memory, secrets redacted (inside texts, masked with * to their length); badges are "
         "what memory does at the next model call under this config",
     ]
     for issue in bundle.get("integrity") or []:
-        lines.append(f"- integrity: {issue.get('kind')} at message {issue.get('index')}")
+        lines.append(f"- integrity: {plain(issue.get('kind'))} at message {plain(issue.get('index'))}")
     tool_names = {
         call.get("id"): call.get("name")
         for m in messages
@@ -118,8 +138,9 @@ def _call_line(call: Mapping[str, Any]) -> str:
     if call.get("compacted"):
         compacted = "; compacted first" + ("" if call.get("summary_stored") else " (summary not stored)")
     return (
-        f"**▶ model call {call.get('call')}** — sent {call.get('request_messages')} messages, "
-        f"~{tokens.get('sent', 0):,} tokens (Mycel's estimate) of a {call.get('context_limit', 0):,} limit"
+        f"**▶ model call {plain(call.get('call'))}** — sent {plain(call.get('request_messages'))} messages, "
+        f"~{plain(_count(tokens.get('sent', 0)))} tokens (Mycel's estimate) of a "
+        f"{plain(_count(call.get('context_limit', 0)))} limit"
         f"{compacted}"
     )
 
@@ -133,7 +154,7 @@ def _message_lines(
     summarised: bool,
 ) -> list[str]:
     kind = str(message.get("type", ""))
-    title = f"## #{index} {_ROLES.get(kind, kind)}"
+    title = f"## #{index} {_ROLES.get(kind) or plain(kind)}"
     if kind == "tool":
         name = message.get("name") or tool_names.get(message.get("tool_call_id"))
         title += f" of {code(str(name or '?'))}"

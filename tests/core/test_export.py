@@ -324,6 +324,37 @@ def test_a_tool_output_cannot_break_out_of_its_fence(sample_home: Path) -> None:
     assert code("x`y") == "``x`y``" and code("a\nb") == "`a\\nb`"
 
 
+HOSTILE_MODEL = "<img src=x onerror=alert(1)>\n# heading *bold* [link](javascript:alert(2))"
+
+
+def _without_code(markdown: str) -> str:
+    """The Markdown with every fenced block and code span taken out: what a renderer reads as prose."""
+    blocks = re.sub(r"(?ms)^(`{3,})[^\n]*\n.*?\n\1$", "", markdown)
+    return re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", blocks)
+
+
+def test_markdown_escapes_a_model_name_and_every_other_value_from_the_data(sample_home: Path) -> None:
+    thread_id = "export-hostile-model"
+    plant_thread(
+        sample_home / "leon.db",
+        thread_id,
+        [HumanMessage("hi", id="h1"), AIMessage("hello", id="a1")],
+        metadata={"model": HOSTILE_MODEL},
+    )
+    bundle = _bundle(thread_id)
+    assert "<img" in bundle["config"]["context_limit_source"]  # the limit's explanation names the model
+    bundle["config"]["rules_reason"] = "<script>alert(3)</script>"
+    bundle["thread"]["layout"] = "<b>main</b>"
+    bundle["exported_at"] = "</p><iframe>"
+    bundle["integrity"] = [{"kind": "<svg onload=alert(4)>", "index": "<i>1</i>"}]
+    prose = _without_code(bundle_markdown(bundle))
+    for raw in ("<img", "<script", "<b>", "</p>", "<iframe", "<svg", "<i>"):
+        assert raw not in prose, raw
+    assert not re.search(r"(?<!\\)\]\(javascript:", prose)  # `\](` is an escaped bracket, not a link
+    assert "&lt;img src=x onerror=alert(1)&gt;" in prose  # shown, as text
+    assert "\n# heading" not in prose  # a newline in a value cannot start a block
+
+
 def test_one_checkpoint_and_odd_ids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     point_env_at(monkeypatch, write_odd_home(tmp_path / "odd"))
     names = set()
