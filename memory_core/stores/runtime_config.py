@@ -24,6 +24,7 @@ from memory_core.config import (
 )
 from memory_core.context_limits import ContextLimit, resolve_context_limit
 from memory_core.memo import Key, Memo
+from memory_core.stores.confined import NotConfined, read_confined
 from memory_core.stores.locations import MycelLocations, resolve_locations
 from memory_core.stores.redact import encodable_data
 
@@ -108,6 +109,10 @@ def read_json_file(path: Path, *, layer: ConfigLayerName | None = None) -> JsonF
     except OSError as exc:
         message = f"{path} could not be read ({exc.strerror or exc}); it is treated as empty."
         return _unreadable(path, None, message, layer)
+    return _json_file(path, data, layer)
+
+
+def _json_file(path: Path, data: bytes, layer: ConfigLayerName | None) -> JsonFile:
     digest = sha256_of(data)
     try:
         # A "\ud800" escape parses to a lone surrogate, which no page or file write could encode.
@@ -239,20 +244,23 @@ def _load_config(
 
 
 def list_history(path: Path) -> tuple[HistoryEntry, ...]:
-    """Earlier versions of a layer file kept in .history/ beside it, newest first."""
+    """Earlier versions of a layer file kept in .history/ beside it, newest first: only regular, singly
+    linked files in a .history that is a real folder (stores/confined.py), so none is read from elsewhere."""
     history = path.parent / HISTORY_DIR
     entries = []
+    if history.is_symlink():
+        return ()
     try:
         candidates = list(history.iterdir())
     except OSError:
         return ()
     for candidate in candidates:
-        if not candidate.name.startswith(BACKUP_PREFIX) or candidate.is_symlink() or not candidate.is_file():
+        if not candidate.name.startswith(BACKUP_PREFIX):
             continue
         stamp = candidate.name.removeprefix(BACKUP_PREFIX).split("-")[0]
         try:
             saved_at = datetime.strptime(stamp, STAMP_FORMAT).replace(tzinfo=UTC)
-            data = candidate.read_bytes()
+            data, _ = read_confined(path.parent, (HISTORY_DIR, candidate.name))
         except (ValueError, OSError):
             continue
         entries.append(
@@ -267,3 +275,16 @@ def history_version(path: Path, version: str) -> Path:
     if "/" in version or "\\" in version or not version.startswith(BACKUP_PREFIX):
         raise ConfigFileError(f"{version!r} is not a version name (see the layer's history).")
     return path.parent / HISTORY_DIR / version
+
+
+def read_history_version(path: Path, version: str) -> JsonFile:
+    """The saved version named `version` of a layer file, read the way `list_history` reads it (a regular,
+    singly linked file in a real .history folder); ConfigFileError for any other file."""
+    where = history_version(path, version)
+    try:
+        data, _ = read_confined(path.parent, (HISTORY_DIR, version))
+    except NotConfined as exc:
+        raise ConfigFileError(f"Refusing {where}: {exc}. Nothing was changed.") from None
+    except OSError as exc:
+        raise ConfigFileError(f"Cannot read {where}: {exc.strerror or exc}. Nothing was changed.") from None
+    return _json_file(where, data, None)

@@ -3,6 +3,8 @@
 Paths come from data (threads.cwd, a ToolMessage's text), so every candidate is confined: the id may hold
 no '..' part, and after resolving symlinks the file must sit inside the workspace's own
 `.leon/tool-results` folder (an id with "/" puts it in a subfolder there, as Mycel's os.path.join does).
+The read itself goes through stores/confined.py: a hard link (the outside file under an inside name), a
+symlink swapped in after the check, a pipe or a device is refused on the open file.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 
 from memory_core.records import SpillFile
 from memory_core.spill_notice import SPILL_FOLDER, spill_notice
+from memory_core.stores.confined import NotConfined, read_confined
 
 MAX_SPILL_BYTES = 20_000_000
 _NAME_BYTES = 251  # a file name is at most 255 bytes, and Mycel adds ".txt"
@@ -69,12 +72,14 @@ def confined_spill_path(workspace: Path, tool_call_id: str) -> Path | None:
 
 
 def read_spill(path: Path, tool_call_id: str) -> SpillFile:
+    """The file `confined_spill_path` found, read from its workspace down through real folders only."""
+    parts = (*SPILL_FOLDER, *f"{tool_call_id}.txt".split("/"))
+    workspace = path.parents[len(parts) - 1]
     try:
-        size = path.stat().st_size
-        if size > MAX_SPILL_BYTES:
-            with path.open("rb") as handle:
-                data = handle.read(MAX_SPILL_BYTES)
-            return SpillFile(tool_call_id, path, size, data.decode("utf-8", "replace"), "shown truncated")
-        return SpillFile(tool_call_id, path, size, path.read_bytes().decode("utf-8", "replace"))
+        data, size = read_confined(workspace, parts, max_bytes=MAX_SPILL_BYTES)
+    except NotConfined as exc:
+        return SpillFile(tool_call_id, path, 0, None, f"refused: {exc}")
     except OSError as exc:
         return SpillFile(tool_call_id, path, 0, None, f"cannot read: {exc.strerror or exc}")
+    text = data.decode("utf-8", "replace")
+    return SpillFile(tool_call_id, path, size, text, "shown truncated" if size > MAX_SPILL_BYTES else None)

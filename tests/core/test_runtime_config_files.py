@@ -174,6 +174,56 @@ def test_restore_refuses_files_that_are_not_saved_versions(isolated_mycel_home: 
             apply_restore(path, name, expected_sha256=sha256_of(path.read_bytes()))
 
 
+OUTSIDE_VERSION = {"memory": {"pruning": {"protect_recent": 9}}, "note": "OUTSIDE the config home"}
+VERSION = "runtime.json.bak-20200101T000000"
+
+
+def _outside_version(tmp_path: Path) -> Path:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / VERSION).write_text(json.dumps(OUTSIDE_VERSION), encoding="utf-8")
+    return outside
+
+
+def test_a_symlinked_history_folder_is_neither_listed_nor_restored(
+    isolated_mycel_home: Path, tmp_path: Path
+) -> None:
+    path = _user_file(isolated_mycel_home, {"version": 1})
+    (isolated_mycel_home / ".history").symlink_to(_outside_version(tmp_path), target_is_directory=True)
+    assert list_history(path) == ()
+    with pytest.raises(ConfigFileError):
+        apply_restore(path, VERSION, expected_sha256=sha256_of(path.read_bytes()))
+    assert json.loads(path.read_text(encoding="utf-8")) == {"version": 1}
+    # and a save does not put its backup (the current file, secrets and all) into the linked folder
+    with pytest.raises(ConfigFileError, match="symlink"):
+        apply_layer(path, {"version": 2}, expected_sha256=sha256_of(path.read_bytes()), now=T0)
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == [VERSION]
+    assert json.loads(path.read_text(encoding="utf-8")) == {"version": 1}
+
+
+def test_a_hard_linked_version_is_neither_listed_nor_restored(
+    isolated_mycel_home: Path, tmp_path: Path
+) -> None:
+    path = _user_file(isolated_mycel_home, {"version": 1})
+    (isolated_mycel_home / ".history").mkdir()
+    (isolated_mycel_home / ".history" / VERSION).hardlink_to(_outside_version(tmp_path) / VERSION)
+    assert list_history(path) == ()
+    with pytest.raises(ConfigFileError):
+        apply_restore(path, VERSION, expected_sha256=sha256_of(path.read_bytes()))
+    assert json.loads(path.read_text(encoding="utf-8")) == {"version": 1}
+
+
+def test_a_fifo_in_the_history_folder_does_not_hang_the_listing(isolated_mycel_home: Path) -> None:
+    import os
+
+    path = _user_file(isolated_mycel_home, {"version": 1})
+    (isolated_mycel_home / ".history").mkdir()
+    os.mkfifo(isolated_mycel_home / ".history" / VERSION)
+    assert list_history(path) == ()
+    with pytest.raises(ConfigFileError):
+        apply_restore(path, VERSION, expected_sha256=sha256_of(path.read_bytes()))
+
+
 def test_project_layer_is_read_and_writable(isolated_mycel_home: Path, tmp_path: Path) -> None:
     project = tmp_path / "workspace"
     (project / ".leon").mkdir(parents=True)

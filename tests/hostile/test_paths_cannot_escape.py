@@ -116,6 +116,25 @@ def test_spill_paths_from_the_data_cannot_leave_the_folder(
         assert 'class="problem"' in body  # said plainly, not served
 
 
+def test_a_hard_link_or_a_fifo_in_the_spill_folder_is_not_served(
+    viewer_client: Client, paths_home: dict[str, Path]
+):
+    import os
+
+    results = paths_home["workspace"] / ".leon" / "tool-results"
+    # A hard link is the outside file itself (same inode): no symlink anywhere for a resolve() to catch.
+    (results / "call_link.txt").unlink()
+    (results / "call_link.txt").hardlink_to(paths_home["secret"])
+    status, body = _get(viewer_client, reverse("spill", args=[SPILL_THREAD, "call_link"]))
+    assert OUTSIDE not in body
+    assert status == 200 and 'class="problem"' in body  # said plainly, not served
+    # A named pipe would block the worker reading it: refused without opening it for a read that waits.
+    (results / "call_link.txt").unlink()
+    os.mkfifo(results / "call_link.txt")
+    status, body = _get(viewer_client, reverse("spill", args=[SPILL_THREAD, "call_link"]))
+    assert status == 200 and 'class="problem"' in body
+
+
 @pytest.mark.parametrize(
     "raw_id",
     [

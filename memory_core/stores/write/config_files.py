@@ -27,7 +27,7 @@ from memory_core.stores.runtime_config import (
     history_version,
     layer_paths,
     list_history,
-    read_json_file,
+    read_history_version,
     sha256_of,
 )
 
@@ -92,6 +92,11 @@ def _atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> None
 
 def _write_backup(target: Path, data: bytes, now: datetime) -> Path:
     history = target.parent / HISTORY_DIR
+    if history.is_symlink():
+        # A linked .history would receive the current file (secrets and all) wherever the link points.
+        raise ConfigFileError(
+            f"Refusing to keep a backup in {history}: it is a symlink. Nothing was changed."
+        )
     try:
         history.mkdir(exist_ok=True)
     except OSError as exc:
@@ -208,7 +213,7 @@ def apply_restore(
     known = {entry.path.resolve() for entry in list_history(path)}
     if backup.resolve() not in known:
         raise ConfigFileError(f"Refusing {backup}: it is not a saved version of {path}.")
-    restored = read_json_file(backup)
+    restored = read_history_version(path, version)
     if restored.problems:
         raise ConfigFileError(restored.problems[0].message)
     return apply_layer(
