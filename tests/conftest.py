@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from tests.support.engines import ENGINES, postgres_store, sqlite_store
 from tests.support.markers import folder_marks
-from tests.support.mycel_env import MYCEL_ENV, point_env_at
+from tests.support.mycel_env import MYCEL_ENV, point_env_at, point_env_at_postgres
 from tests.support.postgres import database_name
 from tests.support.sample_data import DATA, PG_DEV_SAMPLE, SAMPLE_HOME
 
@@ -178,3 +179,26 @@ def pg_dev_demo(pg_server):
 
     url = pg_server.create_database(database_name("dev_demo"))
     return url, build_dev_demo(url)
+
+
+# -- one test over both engines (tests/support/engines.py) -------------------------------------------------
+
+
+@pytest.fixture(params=ENGINES)
+def mycel_store(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Mycel's checkpoints on SQLite (the sample home), then on PostgreSQL (the demo's threads in main's
+    layout), Mycel's environment pointed at each: a test asking for it runs once per engine."""
+    from memory_core.memo import reset
+
+    reset()
+    if request.param == "sqlite":
+        home = request.getfixturevalue("sample_home")
+        monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
+        yield sqlite_store(home)
+        return
+    from memory_core.stores.postgres.connect import close_pools
+
+    url, _ = request.getfixturevalue("pg_main_db")
+    point_env_at_postgres(monkeypatch, tmp_path, url)
+    yield postgres_store(url, tmp_path / "home" / ".leon")
+    close_pools()  # the test's database is its own: its pool would only hold server slots

@@ -39,6 +39,8 @@ from memory_core.stores.reader import MycelReader
 from memory_core.tokens import default_counter
 from memory_core.whatif import thread_side
 from tests.core.store_builders import build_thread, point_locations
+from tests.support.cli import cli_json
+from tests.support.engines import MycelStore
 from tests.support.mycel_env import point_env_at
 
 SONNET = "claude-sonnet-4-5-20250929"
@@ -277,9 +279,9 @@ def test_the_fleet_is_warm_on_the_second_read(home: Path) -> None:
     assert again.current.rewritten_tokens > 0
 
 
-# -- the sample home against LangGraph's decoded messages, tiktoken and the vectors' rules ---------------
+# -- each engine's store against LangGraph's decoded messages, tiktoken and the vectors' rules ------------
 
-SOFT, HARD, PROTECT = 3000, 10000, 3  # the sample home has no runtime.json: Mycel's defaults
+SOFT, HARD, PROTECT = 3000, 10000, 3  # neither store has a runtime.json: Mycel's defaults
 
 
 def _text(message: BaseMessage) -> str:
@@ -344,45 +346,38 @@ def _oracle(messages: list[BaseMessage], rows: list[tuple[str, int, int]]) -> li
     return out
 
 
-def test_the_sample_homes_figures_equal_langgraphs_decoded_messages_under_the_vectors_rules(
-    sample_home: Path, capsys
+# What each store holds: the sample home one trim (a Bash result out of protect_recent) and Mycel's five
+# compactions; the demo's threads one trim and, with no summary row reachable, no compaction.
+CAUSES = {
+    "sqlite": {"trim": 1, "clear": 0, "compaction": 5, "new summary": 0},
+    "postgresql": {"trim": 1, "clear": 0, "compaction": 0, "new summary": 0},
+}
+
+
+def test_every_threads_figures_equal_langgraphs_decoded_messages_under_the_vectors_rules(
+    mycel_store: MycelStore, capsys
 ) -> None:
-    assert main(["cache", "--all", "--json"]) == 0
-    fleet = json.loads(capsys.readouterr().out)
-    pricing = json.loads((sample_home / "pricing_cache.json").read_text())["models"]["claude-sonnet-4.5"]
-    rate = Decimal(pricing["cache_write"]) - Decimal(pricing["cache_read"])
-    seen = {"trim": 0, "compaction": 0}
-    with (
-        closing(sqlite3.connect(sample_home / "leon.db")) as conn,
-        closing(sqlite3.connect(sample_home / "summary.db")) as summaries,
-    ):
-        saver = SqliteSaver(conn)
-        thread_ids = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-        for thread_id in thread_ids:
-            found = saver.get_tuple({"configurable": {"thread_id": thread_id}})
-            assert found is not None
-            messages = found.checkpoint["channel_values"]["messages"]
-            rows = summaries.execute(
-                "SELECT summary_text, compact_up_to_index, compacted_at FROM summaries WHERE thread_id = ?",
-                (thread_id,),
-            ).fetchall()
-            capsys.readouterr()
-            assert main(["cache", thread_id, "--json"]) == 0
-            document = json.loads(capsys.readouterr().out)
-            ours = [
-                (c["shared_prefix_messages"], c["cause"], c["rewritten_tokens"])
-                for c in document["calls"][1:]
-            ]
-            assert ours == _oracle(messages, rows), thread_id
-            for c in document["calls"]:
-                if c["cause"] in seen:
-                    seen[c["cause"]] += 1
-                model = c["model"] or ""
-                if c["rewritten_tokens"] and model.startswith("claude-sonnet-4-5"):
-                    assert Decimal(c["cost_usd"]) == Decimal(c["rewritten_tokens"]) * rate / Decimal(
-                        1_000_000
-                    )
-            line = next(t for t in fleet["threads"] if t["thread_id"] == thread_id)
-            assert line["current"] == document["totals"]["current"]
-    # what the sample home holds: one trim (a Bash result out of protect_recent) and Mycel's compactions
-    assert seen["trim"] == 1 and seen["compaction"] >= 1
+    fleet = cli_json(capsys, "cache", "--all", "--json")
+    heads = mycel_store.heads()
+    assert heads and sorted(t["thread_id"] for t in fleet["threads"]) == sorted(heads)
+    prices = mycel_store.prices()
+    sonnet = None if prices is None else prices["claude-sonnet-4.5"]
+    rate = None if sonnet is None else Decimal(sonnet["cache_write"]) - Decimal(sonnet["cache_read"])
+    seen = dict.fromkeys(CAUSES[mycel_store.engine], 0)
+    for thread_id, messages in heads.items():
+        document = cli_json(capsys, "cache", thread_id, "--json")
+        ours = [
+            (c["shared_prefix_messages"], c["cause"], c["rewritten_tokens"]) for c in document["calls"][1:]
+        ]
+        assert ours == _oracle(messages, mycel_store.summaries(thread_id)), thread_id
+        for c in document["calls"]:
+            if c["cause"] in seen:
+                seen[c["cause"]] += 1
+            model = c["model"] or ""
+            if c["rewritten_tokens"] and model.startswith("claude-sonnet-4-5"):
+                # priced at cache_write - cache_read per million; without a pricing cache, not at all
+                priced = None if rate is None else Decimal(c["rewritten_tokens"]) * rate / Decimal(1_000_000)
+                assert (None if c["cost_usd"] is None else Decimal(c["cost_usd"])) == priced
+        line = next(t for t in fleet["threads"] if t["thread_id"] == thread_id)
+        assert line["current"] == document["totals"]["current"]
+    assert seen == CAUSES[mycel_store.engine]
