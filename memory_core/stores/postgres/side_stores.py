@@ -9,7 +9,6 @@ plain StoreProblem, never a failed query.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,8 +23,7 @@ from memory_core.records import (
     SummaryRow,
 )
 from memory_core.stores.postgres.connect import PgRead
-from memory_core.stores.redact import redact
-from memory_core.stores.sqlite.summaries import summary_row
+from memory_core.stores.rows import file_operation, queue_item, run_event, summary_row
 from memory_core.stores.times import from_epoch, from_local_iso
 
 USERS_SCHEMA = "identity"
@@ -157,7 +155,7 @@ def list_summaries(read: PgRead, table: SideTable, thread_id: str) -> list[Summa
         f"SELECT {_select(table)} FROM {table.qualified} WHERE thread_id = %s ORDER BY created_at, summary_id",
         (thread_id,),
     )
-    return [summary_row(r, "summary") for r in rows]
+    return [summary_row(r, store="summary") for r in rows]
 
 
 def list_queue(read: PgRead, table: SideTable, thread_id: str | None) -> list[QueueItem]:
@@ -166,47 +164,14 @@ def list_queue(read: PgRead, table: SideTable, thread_id: str | None) -> list[Qu
     rows = read.rows(
         f"SELECT {_select(table)} FROM {table.qualified} {where} ORDER BY created_at, id", params
     )
-    return [
-        QueueItem(
-            id=int(r[0]),
-            thread_id=str(r[1]),
-            content=str(r[2] or ""),
-            notification_type=str(r[3] or "steer"),
-            source=r[4],
-            sender_id=r[5],  # dev's sender_user_id
-            sender_name=r[6],
-            created_at=_time(r[7]),
-        )
-        for r in rows
-    ]
-
-
-def _json(value: Any) -> Any:
-    # Dev sends json.dumps(...) text; a jsonb column hands back the value itself.
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+    return [queue_item(r, created_at=_time(r[7])) for r in rows]
 
 
 def list_run_events(read: PgRead, table: SideTable, thread_id: str) -> list[RunEvent]:
     rows = read.rows(
         f"SELECT {_select(table)} FROM {table.qualified} WHERE thread_id = %s ORDER BY seq", (thread_id,)
     )
-    return [
-        RunEvent(
-            seq=int(r[0]),
-            thread_id=str(r[1]),
-            run_id=str(r[2]),
-            event_type=str(r[3]),
-            data=redact(_json(r[4])),
-            message_id=r[5],
-            created_at=_time(r[6]),
-        )
-        for r in rows
-    ]
+    return [run_event(r, created_at=_time(r[6])) for r in rows]
 
 
 def list_file_operations(read: PgRead, table: SideTable, thread_id: str) -> list[FileOperation]:
@@ -214,22 +179,7 @@ def list_file_operations(read: PgRead, table: SideTable, thread_id: str) -> list
         f'SELECT {_select(table)} FROM {table.qualified} WHERE thread_id = %s ORDER BY "timestamp", id',
         (thread_id,),
     )
-    return [
-        FileOperation(
-            id=str(r[0]),
-            thread_id=str(r[1]),
-            run_id=str(r[2]),  # dev's checkpoint_id column holds the web run id
-            timestamp=_time(r[3]),
-            operation_type=str(r[4]),
-            file_path=str(r[5]),
-            before_content=r[6],
-            after_content=str(r[7] or ""),
-            changes=redact(_json(r[8])),
-            status=str(r[9] or "applied"),
-            store="file_ops",
-        )
-        for r in rows
-    ]
+    return [file_operation(r, timestamp=_time(r[3]), store="file_ops") for r in rows]
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memory_core.records import FileOperation
+from memory_core.stores.rows import file_operation
 from memory_core.stores.sqlite.connect import ReadOnlyDB
-from memory_core.stores.sqlite.events import parse_json_text
 from memory_core.stores.times import from_epoch
 
 
@@ -17,19 +17,4 @@ def list_file_operations(db: ReadOnlyDB, thread_id: str) -> list[FileOperation]:
         "after_content, changes, status FROM file_operations WHERE thread_id = ? ORDER BY timestamp, rowid",
         (thread_id,),
     )
-    return [
-        FileOperation(
-            id=str(r[0]),
-            thread_id=str(r[1]),
-            run_id=str(r[2]),
-            timestamp=from_epoch(r[3]),
-            operation_type=str(r[4]),
-            file_path=str(r[5]),
-            before_content=r[6],
-            after_content=str(r[7] or ""),
-            changes=parse_json_text(r[8]),
-            status=str(r[9] or "applied"),
-            store=db.store,
-        )
-        for r in rows
-    ]
+    return [file_operation(r, timestamp=from_epoch(r[3]), store=db.store) for r in rows]

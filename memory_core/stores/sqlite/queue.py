@@ -7,6 +7,7 @@ migration fails after ADD COLUMN succeeded), old rows in one and new rows in the
 from __future__ import annotations
 
 from memory_core.records import QueueItem
+from memory_core.stores.rows import queue_item
 from memory_core.stores.sqlite.connect import ReadOnlyDB
 from memory_core.stores.times import from_sqlite_utc
 
@@ -41,19 +42,7 @@ def list_queue(db: ReadOnlyDB, thread_id: str | None = None) -> list[QueueItem]:
         )
     )
     rows = db.rows(f"SELECT {selected} FROM message_queue {where} ORDER BY id", params)
-    return [
-        QueueItem(
-            id=int(r[0]),
-            thread_id=str(r[1]),
-            content=str(r[2] or ""),
-            notification_type=str(r[3] or "steer"),
-            source=r[4],
-            sender_id=r[5],
-            sender_name=r[6],
-            created_at=from_sqlite_utc(r[7]),
-        )
-        for r in rows
-    ]
+    return [queue_item(r, created_at=from_sqlite_utc(r[7])) for r in rows]
 
 
 def queue_counts(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, int]:

@@ -19,8 +19,8 @@ from memory_core.records import (
     SandboxTerminal,
     SandboxVolume,
 )
+from memory_core.stores.rows import json_payload
 from memory_core.stores.sqlite.connect import ReadOnlyDB
-from memory_core.stores.sqlite.events import parse_json_text
 from memory_core.stores.times import from_local_iso
 
 _EVENTS_PER_LEASE = 200
@@ -180,9 +180,7 @@ def _events(db: ReadOnlyDB, lease_ids: list[str]) -> tuple[LeaseEvent, ...]:
         cap=_EVENTS_PER_LEASE * len(lease_ids),
     )
     return tuple(
-        LeaseEvent(
-            str(r[0]), str(r[1]), str(r[2]), str(r[3]), parse_json_text(r[4]), r[5], from_local_iso(r[6])
-        )
+        LeaseEvent(str(r[0]), str(r[1]), str(r[2]), str(r[3]), json_payload(r[4]), r[5], from_local_iso(r[6]))
         for r in rows
     )
 
@@ -222,4 +220,4 @@ def _volumes(db: ReadOnlyDB, volume_ids: list[str]) -> tuple[SandboxVolume, ...]
         f"SELECT volume_id, name, source, created_at FROM sandbox_volumes WHERE volume_id IN ({_marks(volume_ids)})",
         volume_ids,
     )
-    return tuple(SandboxVolume(str(r[0]), r[1], parse_json_text(r[2]), from_local_iso(r[3])) for r in rows)
+    return tuple(SandboxVolume(str(r[0]), r[1], json_payload(r[2]), from_local_iso(r[3])) for r in rows)

@@ -2,34 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
-
 from memory_core.records import SummaryRow
+from memory_core.stores.rows import summary_row
 from memory_core.stores.sqlite.connect import ReadOnlyDB
-from memory_core.stores.times import from_local_iso
 
 _COLUMNS = (
     "summary_id, thread_id, summary_text, compact_up_to_index, compacted_at, is_split_turn, "
     "split_turn_prefix, is_active, created_at"
 )
-
-
-def summary_row(r: tuple[Any, ...], store: str) -> SummaryRow:
-    """A row of the `summaries` columns (in _COLUMNS' order), from Mycel's SQLite table or dev's Postgres one."""
-    return SummaryRow(
-        summary_id=str(r[0]),
-        thread_id=str(r[1]),
-        summary_text=str(r[2] or ""),
-        compact_up_to_index=int(r[3] or 0),
-        compacted_at=int(r[4] or 0),
-        is_split_turn=bool(r[5]),
-        split_turn_prefix=r[6],
-        is_active=bool(r[7]),
-        # Naive local time as Mycel writes it; a timestamptz column (dev's, if live) gives an aware one.
-        created_at=r[8] if isinstance(r[8], datetime) else from_local_iso(r[8]),
-        store=store,
-    )
 
 
 def list_summaries(db: ReadOnlyDB, thread_id: str) -> list[SummaryRow]:
@@ -39,7 +19,7 @@ def list_summaries(db: ReadOnlyDB, thread_id: str) -> list[SummaryRow]:
     rows = db.rows(
         f"SELECT {_COLUMNS} FROM summaries WHERE thread_id = ? ORDER BY created_at, rowid", (thread_id,)
     )
-    return [summary_row(r, db.store) for r in rows]
+    return [summary_row(r, store=db.store) for r in rows]
 
 
 def summary_counts(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, tuple[int, bool]]:
