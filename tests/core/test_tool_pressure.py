@@ -31,8 +31,11 @@ from memory_core.cli import main
 from memory_core.compaction import SUMMARY_HEADER
 from memory_core.economics.tool_pressure import READ_TOOLS, fleet_pressure, pressure_json, thread_pressure
 from memory_core.pruning import SOFT_TRIM_MARKER
+from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from tests.core.store_builders import point_locations
+from tests.support.cli import cli_json
+from tests.support.engines import MycelStore
 from tests.support.mycel_env import point_env_at
 
 CLEARED_12000 = len("[Tool output cleared \u2014 12000 chars]")  # 35
@@ -284,13 +287,13 @@ def test_a_warm_report_reuses_every_thread_and_a_moved_thread_alone_is_redone(bu
     )
 
 
-# -- the sample home against LangGraph's decoded messages and the vectors' pruning rules ------------------
+# -- each engine's store against LangGraph's decoded messages and the vectors' pruning rules ---------------
 
 SETTINGS = {
     "soft": 3000,
     "hard": 10000,
     "protect": 3,
-}  # the sample home has no runtime.json: Mycel's defaults
+}  # neither store has a runtime.json: Mycel's defaults
 
 
 def _chars(content: Any) -> int:
@@ -353,47 +356,52 @@ def _zero() -> dict[str, int]:
     return {"sent_chars": 0, "chars_removed": 0, "trimmed": 0, "cleared": 0, "spills": 0}
 
 
-def test_the_sample_homes_figures_equal_langgraphs_decoded_messages_under_the_vectors_rules(
-    sample_home,
+# What each store holds, as Bash's (results trimmed, spilled, characters removed): the sample home one Bash
+# result of 6,431 characters trimmed at 3 calls and one spilled; the demo's compaction thread one of 3,081
+# trimmed at one call, none spilled. Neither asks for a cleared result again.
+BASH = {"sqlite": (1, 1, 3 * (6431 - 3019)), "postgresql": (1, 0, 3081 - 3019)}
+
+
+def test_every_threads_figures_equal_langgraphs_decoded_messages_under_the_vectors_rules(
+    mycel_store: MycelStore, capsys
 ) -> None:
-    report = pressure_json(fleet_tool_pressure(MycelReader(point_locations(sample_home))).report)
-    with (
-        closing(sqlite3.connect(sample_home / "leon.db")) as conn,
-        closing(sqlite3.connect(sample_home / "summary.db")) as summaries,
-    ):
-        saver = SqliteSaver(conn)
-        thread_ids = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-        expected: dict[str, dict[str, int]] = {}
-        sent = 0
-        for thread_id in thread_ids:
-            found = saver.get_tuple({"configurable": {"thread_id": thread_id}})
-            assert found is not None
-            messages = found.checkpoint["channel_values"]["messages"]
-            rows = summaries.execute(
-                "SELECT summary_text, compact_up_to_index, compacted_at FROM summaries WHERE thread_id = ?",
-                (thread_id,),
-            ).fetchall()
-            calls = [i for i, m in enumerate(messages) if isinstance(m, AIMessage)]
-            if rows:  # a row at every call from the first one on
-                assert sorted(r[2] for r in rows) == [i for i in calls if i >= min(r[2] for r in rows)]
-            thread = _oracle(messages, rows)
-            sent += thread["sent_chars"]
-            assert report_thread_sent(report, thread_id) == thread["sent_chars"]
-            for name, tally in thread["tools"].items():
-                for field, value in tally.items():
-                    expected.setdefault(name, _zero())[field] += value
+    from memory_core.app.fleet_calls import fleet_records
+
+    reader = MycelReader(resolve_locations())
+    report = cli_json(capsys, "tools", "--json")
+    assert report == tools_document(fleet_tool_pressure(reader))
+    records = {row.thread_id: r for row, r in fleet_records(reader)}
+    heads = mycel_store.heads()
+    assert heads and report["threads"] == len(heads)
+    expected: dict[str, dict[str, int]] = {}
+    sent = 0
+    for thread_id, messages in heads.items():
+        rows = mycel_store.summaries(thread_id)
+        calls = [i for i, m in enumerate(messages) if isinstance(m, AIMessage)]
+        if rows:  # a row at every call from the first one on
+            assert sorted(r[2] for r in rows) == [i for i in calls if i >= min(r[2] for r in rows)]
+        else:  # each request is the pruned messages: the record applied no summary either
+            assert all(c.summary is None for c in records[thread_id].calls), thread_id
+        thread = _oracle(messages, rows)
+        sent += thread["sent_chars"]
+        assert report_thread_sent(report, thread_id) == thread["sent_chars"]
+        for tool in report["tools"]:  # the thread's own row under each tool
+            row = next((t for t in tool["threads"] if t["thread_id"] == thread_id), None)
+            if row is None:
+                assert tool["tool"] not in thread["tools"], (thread_id, tool["tool"])
+            else:
+                assert {f: row[f] for f in thread["tools"][tool["tool"]]} == thread["tools"][tool["tool"]]
+        for name, tally in thread["tools"].items():
+            for field, value in tally.items():
+                expected.setdefault(name, _zero())[field] += value
     assert report["sent_chars"] == sent
     tools = _tools(report)
     assert set(tools) == set(expected)
     for name, tally in expected.items():
         assert {f: tools[name][f] for f in tally} == tally, name
         assert tools[name]["sent_share"] == pytest.approx(tally["sent_chars"] / sent)
-    # What the sample home holds: one Bash result trimmed at 3 calls, one spilled, no re-request.
-    assert (tools["Bash"]["trimmed"], tools["Bash"]["spills"], tools["Bash"]["chars_removed"]) == (
-        1,
-        1,
-        3 * (6431 - 3019),
-    )
+    bash = tools["Bash"]
+    assert (bash["trimmed"], bash["spills"], bash["chars_removed"]) == BASH[mycel_store.engine]
     assert report["re_requests"] == []
 
 
