@@ -72,3 +72,6 @@ urlpatterns = [
     path("audit/", audit.audit_log, name="audit"),
     path("audit.csv", audit.audit_csv, name="audit_csv"),
 ]
+
+# A failure of the dashboard's own database (read-only, unreachable, full) is a plain 503 page, not a bare 500.
+handler500 = "mycel_dashboard.web.errors.server_error"
