@@ -36,9 +36,9 @@ from memory_core.memo import reset
 from memory_core.messages import Message, MessageType
 from memory_core.stores.reader import MycelReader
 from tests.core.store_builders import point_locations
-from tests.support.cli import cli_json
+from tests.support.cli import cli_json, run_cli
+from tests.support.engines import MycelStore
 from tests.support.mycel_env import point_env_at
-from tests.support.sample_data import SAMPLE_HOME
 
 PRICES = {
     "claude-sonnet-4.5": {"input": "3", "output": "15", "cache_read": "0.3", "cache_write": "3.75"},
@@ -374,7 +374,7 @@ def test_usage_split_as_mycels_token_monitor() -> None:
     assert cost_of(usage, Price(Decimal(3), Decimal(15), Decimal("0.3"))) == Decimal("0.00438")
 
 
-# -- the sample home against an independent computation ---------------------------------------------
+# -- each engine's store against an independent computation -----------------------------------------
 
 
 def _sample_key(name: str, prices: dict[str, Any]) -> str:
@@ -387,31 +387,36 @@ def _sample_key(name: str, prices: dict[str, Any]) -> str:
     return f"{head}.{minor}"
 
 
-def test_sample_home_totals_match_langgraphs_messages(sample_home: Path, capsys) -> None:
-    prices = json.loads((SAMPLE_HOME / "pricing_cache.json").read_text())["models"]
-    expected = Decimal(0)
-    tokens = 0
-    with closing(sqlite3.connect(sample_home / "leon.db", check_same_thread=False)) as conn:
-        saver = SqliteSaver(conn)
-        threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-        for thread_id in threads:
-            state = saver.get_tuple({"configurable": {"thread_id": thread_id}})
-            assert state is not None
-            for message in state.checkpoint["channel_values"]["messages"]:
-                if message.type != "ai":
-                    continue
-                usage = message.usage_metadata
-                name = message.response_metadata["model_name"]
-                price = prices[_sample_key(name, prices)]
+def test_totals_match_langgraphs_messages(mycel_store: MycelStore, capsys) -> None:
+    prices = mycel_store.prices()  # the sample home's pricing cache; none beside the demo's threads
+    expected = None if prices is None else Decimal(0)
+    calls = tokens = 0
+    for messages in mycel_store.heads().values():
+        for message in messages:
+            if message.type != "ai":
+                continue
+            usage = message.usage_metadata
+            assert usage, message.id  # every call of either store says what it used
+            calls += 1
+            tokens += usage["input_tokens"] + usage["output_tokens"]
+            if expected is not None:
+                price = prices[_sample_key(message.response_metadata["model_name"], prices)]
                 expected += (
                     Decimal(price["input"]) * usage["input_tokens"]
                     + Decimal(price["output"]) * usage["output_tokens"]
                 ) / 1_000_000
-                tokens += usage["input_tokens"] + usage["output_tokens"]
-    data = cli_json(capsys, "cost", "--json")
-    assert Decimal(data["totals"]["cost_usd"]) == expected
-    assert data["totals"]["input_tokens"] + data["totals"]["output_tokens"] == tokens
-    assert data["totals"]["calls"] == 41 and data["calls_without_usage"] == []
+    code, out, err = run_cli(capsys, "cost", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    totals = data["totals"]
+    assert calls == totals["calls"] == mycel_store.model_calls and data["calls_without_usage"] == []
+    # Mycel's split partitions input and output tokens, so the kinds add up to the provider's totals; neither
+    # store holds cache or reasoning tokens, so input and output alone do too.
+    kinds = ("input_tokens", "output_tokens", "reasoning_tokens", "cache_read_tokens", "cache_write_tokens")
+    assert sum(totals[k] for k in kinds) == tokens
+    assert totals["input_tokens"] + totals["output_tokens"] == tokens
+    assert (None if totals["cost_usd"] is None else Decimal(totals["cost_usd"])) == expected
+    assert ("No pricing cache at" in err) is (prices is None)
 
 
 def test_a_dashboard_rollback_leaves_its_calls_counted_once_as_abandoned(home: Path, capsys) -> None:
