@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from memory_core.messages import Message, MessageType
@@ -20,6 +21,37 @@ DEFAULT_RUNNING_WINDOW = timedelta(seconds=15)
 # Run events Mycel writes when a run ends (backend/web/services/streaming_service.py).
 _RUN_END_EVENTS = frozenset({"run_done", "error", "cancelled"})
 ROLLBACK_METADATA_KEY = "mycel_dashboard"
+
+
+class RollbackRefused(Exception):
+    """The write did not happen; the message says why in plain words."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointCopy:
+    """A rollback or undo to write: `target_checkpoint_id` copied as the thread's new head, refused when the
+    head no longer has `expected_fingerprint`; summaries deactivated or reactivated beside it."""
+
+    thread_id: str
+    target_checkpoint_id: str
+    expected_fingerprint: str
+    actor: str
+    action: str = "rollback"
+    summary_db: Path | None = None
+    deactivate_summary_ids: tuple[str, ...] = ()
+    reactivate_summary_ids: tuple[str, ...] = ()
+    force: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackApplied:
+    thread_id: str
+    action: str
+    new_head_checkpoint_id: str
+    previous_head_checkpoint_id: str
+    target_checkpoint_id: str
+    deactivated_summary_ids: tuple[str, ...]
+    reactivated_summary_ids: tuple[str, ...]
 
 
 def rollback_record(metadata: Mapping[str, Any]) -> Mapping[str, Any] | None:

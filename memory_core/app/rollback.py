@@ -9,16 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from memory_core.app.errors import AppError, StoreUnreadable, UnknownThread
+from memory_core.breaker import BREAKER_CHANNEL
 from memory_core.records import ProblemKind, StoreProblem, SummaryRow
-from memory_core.rollback import RollbackImpact, plan_rollback, rollback_record
+from memory_core.rollback import (
+    CheckpointCopy,
+    RollbackApplied,
+    RollbackImpact,
+    RollbackRefused,
+    plan_rollback,
+    rollback_record,
+)
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.write.postgres_writer import (
-    BREAKER_CHANNEL,
-    PostgresTarget,
-    apply_postgres_checkpoint_copy,
-)
-from memory_core.stores.write.rollback_writer import RollbackApplied, RollbackRefused, apply_checkpoint_copy
 
 # Said on every dev-layout preview (page and CLI): reference mycel-dev.md §7.
 DEV_RESTART_NOTE = (
@@ -206,64 +208,18 @@ def apply_rollback(
         if reactivate:
             all_summaries = reader.list_summaries(impact.thread_id).value
             summaries = tuple(summary for summary in all_summaries if summary.summary_id in reactivate)
-    summary_db = _summary_db(locations, summaries) if summaries else None
-    if locations.postgres_url:
-        return _apply_on_postgres(
-            locations.postgres_url,
-            reader or MycelReader(locations),
-            impact,
-            summary_db=summary_db,
-            actor=actor,
-            force=force,
-            deactivate=deactivate,
-            reactivate=reactivate,
-        )
-    return apply_checkpoint_copy(
-        main_db=locations.main,
-        summary_db=summary_db,
+    copy = CheckpointCopy(
         thread_id=impact.thread_id,
         target_checkpoint_id=impact.target_checkpoint_id,
         expected_fingerprint=impact.fingerprint,
         actor=actor,
         action=impact.action,
-        deactivate_summary_ids=deactivate,
-        reactivate_summary_ids=reactivate,
-    )
-
-
-def _apply_on_postgres(
-    url: str,
-    reader: MycelReader,
-    impact: RollbackImpact,
-    *,
-    summary_db: Path | None,
-    actor: str,
-    force: bool,
-    deactivate: tuple[str, ...],
-    reactivate: tuple[str, ...],
-) -> RollbackApplied:
-    from memory_core.stores.postgres.backend import PostgresBackend
-
-    # The writer needs the layouts themselves; a write is rare enough to ask the server once more.
-    backend = PostgresBackend(
-        reader.locations, query_timeout_s=reader.query_timeout_s, row_cap=reader.row_cap
-    )
-    layouts, problems = backend.layouts()
-    if not layouts:
-        reasons = "; ".join(p.message for p in problems) or "no Mycel checkpoint tables"
-        raise RollbackRefused(f"{reasons}; nothing was written")
-    return apply_postgres_checkpoint_copy(
-        PostgresTarget(url, tuple(layouts)),
-        summary_db=summary_db,
-        thread_id=impact.thread_id,
-        target_checkpoint_id=impact.target_checkpoint_id,
-        expected_fingerprint=impact.fingerprint,
-        actor=actor,
-        action=impact.action,
+        summary_db=_summary_db(locations, summaries) if summaries else None,
         deactivate_summary_ids=deactivate,
         reactivate_summary_ids=reactivate,
         force=force,
     )
+    return (reader or MycelReader(locations)).backend.copy_checkpoint(copy)
 
 
 def applied_as_dict(applied: RollbackApplied) -> dict[str, Any]:

@@ -29,11 +29,10 @@ from memory_core.cli.reading import open_reader
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
-from memory_core.rollback import RollbackImpact
+from memory_core.rollback import RollbackImpact, RollbackRefused
 from memory_core.rules.dev import DevCallPlan
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.write.rollback_writer import RollbackRefused
 
 
 def _actor(args: argparse.Namespace) -> str:

@@ -34,6 +34,7 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
+from memory_core.rollback import CheckpointCopy, RollbackApplied
 from memory_core.stores.checkpoints import CheckpointMeta
 from memory_core.stores.series import WriteRow
 from memory_core.stores.thread_list.derived import DerivedFacts
@@ -140,6 +141,11 @@ class CheckpointSnapshot(Protocol):
 
 class StoreBackend(Protocol):
     """The reads of one Mycel data home, in one engine."""
+
+    def copy_checkpoint(self, copy: CheckpointCopy) -> RollbackApplied:
+        """Write `copy` as the thread's new head through LangGraph's own saver (the one write to the
+        checkpoints; the caller audits it). The writer is loaded only here, never by a read."""
+        ...
 
     def checkpoint_location(self) -> CheckpointLocation:
         """Where the checkpoints are, engine included: the one place that answers "which engine"."""

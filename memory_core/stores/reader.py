@@ -45,9 +45,9 @@ from memory_core.stores.checkpoints import (
     time_of_checkpoint_id,
 )
 from memory_core.stores.decode import UnreadableBlob
+from memory_core.stores.engine import backend_for
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.message_deltas import AppendedMessages, MessagesSince, messages_since
-from memory_core.stores.postgres import backend_for
 from memory_core.stores.series import Series, SeriesPoint, build_series
 from memory_core.stores.thread_list import derived, listing
 from memory_core.tokens import TokenCounter, default_counter, estimate_tokens

@@ -14,8 +14,14 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from memory_core.messages import Message, MessageType, ToolCall
 from memory_core.records import CheckpointRow, RunEvent, SummaryRow
-from memory_core.rollback import head_fingerprint, overtaken_rollback, plan_rollback, running_status
-from memory_core.stores.write.rollback_writer import RollbackRefused, apply_checkpoint_copy
+from memory_core.rollback import (
+    RollbackRefused,
+    head_fingerprint,
+    overtaken_rollback,
+    plan_rollback,
+    running_status,
+)
+from memory_core.stores.write.rollback_writer import apply_checkpoint_copy
 
 THREAD = "m_npRsndIka9dx-2"
 COMPACTED_THREAD = "m_0D8EzdJXJhk9-2"

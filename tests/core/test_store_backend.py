@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -88,25 +92,62 @@ def test_a_missing_checkpoint_store_yields_no_snapshot_and_says_why(tmp_path: Pa
     assert [p.message for p in problems] == ["leon.db does not exist"]
 
 
-def test_the_read_side_imports_neither_the_writers_nor_langgraph() -> None:
-    """The read/write border: nothing outside stores/write/ loads the audited writers, nor LangGraph
-    (which they need)."""
-    import ast
+def _crossing_imports(tree: ast.AST, where: str, *, allowed_in: str | None) -> list[str]:
+    """The imports of the writers or LangGraph under `tree`, except inside functions named `allowed_in`."""
+    found: list[str] = []
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == allowed_in:
+            continue
+        imported: list[str] = []
+        if isinstance(node, ast.Import):
+            imported = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        found += [
+            f"{where} imports {module}"
+            for module in imported
+            if module.startswith("memory_core.stores.write") or module.split(".")[0] == "langgraph"
+        ]
+        found += _crossing_imports(node, where, allowed_in=allowed_in)
+    return found
 
+
+def test_the_read_side_imports_neither_the_writers_nor_langgraph() -> None:
+    """The read/write border: nothing outside stores/write/ loads the audited writers, nor LangGraph (which
+    they need), but a backend's copy_checkpoint, the one write the backend protocol carries."""
     folder = Path(__file__).resolve().parents[2] / "memory_core" / "stores"
     read_side = [path for path in folder.rglob("*.py") if "write" not in path.relative_to(folder).parts]
     assert len(read_side) > 20
     crossing: list[str] = []
     for path in read_side:
-        for node in ast.walk(ast.parse(path.read_text())):
-            imported: list[str] = []
-            if isinstance(node, ast.Import):
-                imported = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                imported = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            crossing += [
-                f"{path.relative_to(folder)} imports {module}"
-                for module in imported
-                if module.startswith("memory_core.stores.write") or module.split(".")[0] == "langgraph"
-            ]
+        crossing += _crossing_imports(
+            ast.parse(path.read_text()), str(path.relative_to(folder)), allowed_in="copy_checkpoint"
+        )
     assert crossing == []
+    # The rule bites: the same import at a module's top, or in any other method, is found.
+    planted = "from memory_core.stores.write.rollback_writer import x\nclass B:\n    def read(self):\n"
+    planted += "        import langgraph\n    def copy_checkpoint(self):\n        import langgraph\n"
+    assert _crossing_imports(ast.parse(planted), "p", allowed_in="copy_checkpoint") == [
+        "p imports memory_core.stores.write.rollback_writer",
+        "p imports memory_core.stores.write.rollback_writer.x",
+        "p imports langgraph",
+    ]
+
+
+def test_reading_a_home_loads_no_writer_and_no_langgraph(sample_home: Path) -> None:
+    """What the border is for: a process that lists threads and decodes a head never loads LangGraph."""
+    script = (
+        "import sys\n"
+        "from memory_core.stores.locations import resolve_locations\n"
+        "from memory_core.stores.reader import MycelReader\n"
+        "reader = MycelReader(resolve_locations())\n"
+        "rows = reader.list_threads().value\n"
+        "assert rows and reader.get_state(rows[0].thread_id).value is not None\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('langgraph', 'memory_core.stores.write'))))\n"
+    )
+    env = {**os.environ, "LEON_DB_PATH": str(sample_home / "leon.db"), "MYCEL_CONFIG_HOME": str(sample_home)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -162,7 +162,7 @@ def test_rollback_with_a_select_only_role_is_refused_and_writes_nothing(
     # Rollback on Postgres applies (tests/postgres/test_pg_rollback.py); the README's read-only role may
     # preview it but not write it: one clear message, nothing half-written on the server or on disk.
     from memory_core.app.rollback import apply_rollback, preview_rollback
-    from memory_core.stores.write.rollback_writer import RollbackRefused
+    from memory_core.rollback import RollbackRefused
 
     # A role of its own: roles are cluster-wide, and the test below drops and recreates its one.
     with psycopg.connect(pg_dev_sample, autocommit=True) as conn:

@@ -23,9 +23,8 @@ from memory_core.app.rollback import (
     preview_rollback,
     preview_undo,
 )
-from memory_core.rollback import ROLLBACK_METADATA_KEY
+from memory_core.rollback import ROLLBACK_METADATA_KEY, RollbackApplied, RollbackRefused
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.write.rollback_writer import RollbackApplied, RollbackRefused
 from tests.postgres.test_pg_reader import DATA, TRUTH, reader_for, write_counts
 
 SUMMARIES_THREAD = "m_rE2uGx6NbP9w-1"  # 9 checkpoints, summaries up to 4, 8 and 12 in leon.db

@@ -33,6 +33,7 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
+from memory_core.rollback import CheckpointCopy, RollbackApplied, RollbackRefused
 from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read, one_snapshot
 from memory_core.stores.checkpoints import CheckpointMeta
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_typed
@@ -118,6 +119,29 @@ class PostgresBackend:
         self.sqlite = SqliteBackend(locations, query_timeout_s=query_timeout_s, row_cap=row_cap)
 
     # -- one read -------------------------------------------------------------------------------------
+
+    def copy_checkpoint(self, copy: CheckpointCopy) -> RollbackApplied:
+        from memory_core.stores.write.postgres_writer import (  # LangGraph: writes only
+            PostgresTarget,
+            apply_postgres_checkpoint_copy,
+        )
+
+        layouts, problems = self.layouts()
+        if not layouts:
+            reasons = "; ".join(p.message for p in problems) or "no Mycel checkpoint tables"
+            raise RollbackRefused(f"{reasons}; nothing was written")
+        return apply_postgres_checkpoint_copy(
+            PostgresTarget(self.url, tuple(layouts)),
+            summary_db=copy.summary_db,
+            thread_id=copy.thread_id,
+            target_checkpoint_id=copy.target_checkpoint_id,
+            expected_fingerprint=copy.expected_fingerprint,
+            actor=copy.actor,
+            action=copy.action,
+            deactivate_summary_ids=copy.deactivate_summary_ids,
+            reactivate_summary_ids=copy.reactivate_summary_ids,
+            force=copy.force,
+        )
 
     def checkpoint_location(self) -> CheckpointLocation:
         layouts, _ = self.layouts()

@@ -30,6 +30,7 @@ from memory_core.records import (
     SummaryRow,
     ThreadRow,
 )
+from memory_core.rollback import CheckpointCopy, RollbackApplied
 from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read, one_snapshot
 from memory_core.stores.checkpoints import (
     CheckpointMeta,
@@ -119,6 +120,22 @@ class SqliteBackend:
         self.query_timeout_s = query_timeout_s
         self.row_cap = row_cap
         self._opener = StoreOpener(locations, query_timeout_s, row_cap)
+
+    def copy_checkpoint(self, copy: CheckpointCopy) -> RollbackApplied:
+        from memory_core.stores.write.rollback_writer import apply_checkpoint_copy  # LangGraph: writes only
+
+        # No force here: whether the thread runs is read from the head's age before (RollbackImpact).
+        return apply_checkpoint_copy(
+            main_db=self.locations.main,
+            summary_db=copy.summary_db,
+            thread_id=copy.thread_id,
+            target_checkpoint_id=copy.target_checkpoint_id,
+            expected_fingerprint=copy.expected_fingerprint,
+            actor=copy.actor,
+            action=copy.action,
+            deactivate_summary_ids=copy.deactivate_summary_ids,
+            reactivate_summary_ids=copy.reactivate_summary_ids,
+        )
 
     def checkpoint_location(self) -> CheckpointLocation:
         return CheckpointLocation("sqlite", str(self.locations.main))

@@ -29,20 +29,25 @@ import ormsgpack
 import psycopg
 from psycopg import errors
 
-from memory_core.rollback import ROLLBACK_METADATA_KEY, head_fingerprint, running_status
+from memory_core.breaker import BREAKER_CHANNEL
+from memory_core.rollback import (
+    ROLLBACK_METADATA_KEY,
+    RollbackApplied,
+    RollbackRefused,
+    head_fingerprint,
+    running_status,
+)
 from memory_core.stores.postgres.connect import mask_url
 from memory_core.stores.postgres.layout import PostgresLayout
 from memory_core.stores.postgres.write_txn import latest_run_events, lock_thread, write_transaction
 from memory_core.stores.write.rollback_writer import (
-    RollbackApplied,
-    RollbackRefused,
     _begin_immediate,
     _keep_ext,
     _set_summaries_active,
 )
 
 # Mycel dev keeps these from the head, not from the target (see the module docstring).
-BREAKER_CHANNEL = "memory_compaction_state"
+
 KEPT_FROM_HEAD = (BREAKER_CHANNEL, "pending_permission_requests")
 _TIMEOUT_S = 5.0
 

@@ -12,7 +12,6 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,25 +20,10 @@ import ormsgpack
 from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from memory_core.rollback import ROLLBACK_METADATA_KEY, head_fingerprint
+from memory_core.rollback import ROLLBACK_METADATA_KEY, RollbackApplied, RollbackRefused, head_fingerprint
 
 # Short: a rollback must never hold Mycel's writers up for long.
 _BUSY_TIMEOUT_S = 5.0
-
-
-class RollbackRefused(Exception):
-    """The write did not happen; the message says why in plain words."""
-
-
-@dataclass(frozen=True, slots=True)
-class RollbackApplied:
-    thread_id: str
-    action: str
-    new_head_checkpoint_id: str
-    previous_head_checkpoint_id: str
-    target_checkpoint_id: str
-    deactivated_summary_ids: tuple[str, ...]
-    reactivated_summary_ids: tuple[str, ...]
 
 
 def _keep_ext(code: int, data: bytes) -> ormsgpack.Ext:

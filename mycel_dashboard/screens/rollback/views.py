@@ -20,9 +20,8 @@ from memory_core.app.rollback import (
     preview_rollback,
     preview_undo,
 )
-from memory_core.rollback import RollbackImpact
+from memory_core.rollback import RollbackImpact, RollbackRefused
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.write.rollback_writer import RollbackRefused
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.rollback.forms import ConfirmRollbackForm
 from mycel_dashboard.web.audit import AuditTrail
