@@ -1,5 +1,6 @@
 """Estimator calibration on threads LangGraph's real SqliteSaver wrote, where every number is known, and
-on Mycel's sample home against a second computation from LangGraph's decoded messages and tiktoken."""
+on Mycel's sample home (SQLite) and the demo's threads on PostgreSQL against a second computation from
+LangGraph's decoded messages and tiktoken."""
 
 from __future__ import annotations
 
@@ -35,10 +36,12 @@ from memory_core.memo import reset
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import message_from_dict
 from memory_core.pruning import prune_decisions
+from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import OFFLINE_ENCODING, TokenCounter
 from tests.core.store_builders import point_locations
 from tests.support.cli import cli_json
+from tests.support.engines import MycelStore
 from tests.support.mycel_env import point_env_at
 
 ENC = OFFLINE_ENCODING
@@ -278,7 +281,7 @@ def test_fleet_is_warm_on_the_second_read(home: Path, capsys) -> None:
     assert after.misses == before.misses and after.hits == before.hits + 4
 
 
-# -- the sample home against LangGraph's decoded messages ---------------------------------------------
+# -- each engine's store against LangGraph's decoded messages ----------------------------------------------
 
 
 def _text(content: Any) -> str:
@@ -290,53 +293,37 @@ def _text(content: Any) -> str:
     )
 
 
-def _rows(home: Path, thread_id: str) -> dict[int, tuple[str, int]]:
-    with closing(sqlite3.connect(home / "summary.db")) as conn:
-        return {
-            at: (text, up_to)
-            for text, up_to, at in conn.execute(
-                "SELECT summary_text, compact_up_to_index, compacted_at FROM summaries WHERE thread_id = ?"
-                " ORDER BY created_at",
-                (thread_id,),
-            )
-        }
-
-
-def _oracle_calls(home: Path, limits: dict[str, list[int]]) -> dict[str, list[tuple[str, int, int, int]]]:
+def _oracle_calls(
+    store: MycelStore, limits: dict[str, list[int]]
+) -> dict[str, list[tuple[str, int, int, int]]]:
     """Per model, every call's (thread, estimate sent, tiktoken sent, provider): LangGraph's messages
     pruned by the vectors' rules, the stored summary where Mycel compacted (its cache while under the
     trigger), counted by tiktoken itself."""
     encode = tiktoken.get_encoding(ENC).encode_ordinary
     out: dict[str, list[tuple[str, int, int, int]]] = defaultdict(list)
-    with closing(sqlite3.connect(home / "leon.db", check_same_thread=False)) as conn:
-        saver = SqliteSaver(conn)
-        threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-        for thread_id in threads:
-            state = saver.get_tuple({"configurable": {"thread_id": thread_id}})
-            assert state is not None
-            raw = state.checkpoint["channel_values"]["messages"]
-            messages = [message_from_dict(m.model_dump()) for m in raw]
-            rows = _rows(home, thread_id)
-            cached: tuple[str, int] | None = None
-            ai = [i for i, m in enumerate(raw) if m.type == "ai"]
-            for n, i in enumerate(ai):
-                settings = MemorySettings(context_limit=limits[thread_id][n])
-                pruned = prune_decisions(messages[:i], settings=settings).messages
-                if i in rows:
-                    cached = rows[i]
-                    summary: tuple[str, int] | None = cached
-                elif not plan_compaction(messages[:i], settings=settings).should_compact:
-                    summary = cached
-                else:
-                    summary = None
-                start = summary[1] if summary else 0
-                chars = sum(len(_text(m.content)) for m in pruned[start:])
-                tokens = sum(len(encode(_text(m.content))) for m in pruned[start:])
-                if summary:
-                    chars += len(SUMMARY_HEADER) + len(summary[0])
-                    tokens += len(encode(SUMMARY_HEADER + summary[0]))
-                model = raw[i].response_metadata["model_name"]
-                out[model].append((thread_id, chars // 2, tokens, raw[i].usage_metadata["input_tokens"]))
+    for thread_id, raw in store.heads().items():
+        messages = [message_from_dict(m.model_dump()) for m in raw]
+        rows = {at: (text, up_to) for text, up_to, at in store.summaries(thread_id)}
+        cached: tuple[str, int] | None = None
+        ai = [i for i, m in enumerate(raw) if m.type == "ai"]
+        for n, i in enumerate(ai):
+            settings = MemorySettings(context_limit=limits[thread_id][n])
+            pruned = prune_decisions(messages[:i], settings=settings).messages
+            if i in rows:
+                cached = rows[i]
+                summary: tuple[str, int] | None = cached
+            elif not plan_compaction(messages[:i], settings=settings).should_compact:
+                summary = cached
+            else:
+                summary = None
+            start = summary[1] if summary else 0
+            chars = sum(len(_text(m.content)) for m in pruned[start:])
+            tokens = sum(len(encode(_text(m.content))) for m in pruned[start:])
+            if summary:
+                chars += len(SUMMARY_HEADER) + len(summary[0])
+                tokens += len(encode(SUMMARY_HEADER + summary[0]))
+            model = raw[i].response_metadata["model_name"]
+            out[model].append((thread_id, chars // 2, tokens, raw[i].usage_metadata["input_tokens"]))
     return out
 
 
@@ -347,20 +334,20 @@ def _deciles(values: list[float]) -> dict[str, float]:
     return {"p10": round(q[0], 4), "p50": round(q[4], 4), "p90": round(q[8], 4)}
 
 
-def test_sample_home_figures_match_langgraphs_messages(sample_home: Path, capsys, monkeypatch) -> None:
-    reset()
-    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(sample_home / "cache"))
+def test_figures_match_langgraphs_messages(mycel_store: MycelStore, capsys) -> None:
     # The limit in force at each call is the record's (its inference is tested in test_record*.py).
     limits: dict[str, list[int]] = {}
-    for _row, record in fleet_records(MycelReader(point_locations(sample_home))):
+    for _row, record in fleet_records(MycelReader(resolve_locations())):
         limits[_row.thread_id] = [c.context_limit for c in record.calls]
-    expected = _oracle_calls(sample_home, limits)
+    expected = _oracle_calls(mycel_store, limits)
     data = cli_json(capsys, "calibration", "--json")
     assert [m["model"] for m in data["models"]] == sorted(expected)
-    assert sum(m["calls"] for m in data["models"]) == 41
+    assert sum(m["calls"] for m in data["models"]) == mycel_store.model_calls
     for m in data["models"]:
         calls = expected[m["model"]]
-        assert m["calls"] == m["provider_calls"] == len(calls)
+        assert (
+            m["calls"] == m["provider_calls"] == len(calls) == m["estimate_ratio"]["tiktoken"][ENC]["count"]
+        )
         provider = _deciles([p / s for _, s, _, p in calls])
         assert {k: m["estimate_ratio"]["provider"][k] for k in provider} == provider
         real = _deciles([t / s for _, s, t, _ in calls])
