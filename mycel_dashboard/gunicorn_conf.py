@@ -19,6 +19,24 @@ limit_request_line = 8190
 keepalive = 5
 
 
+def when_ready(server: Any) -> None:
+    """Once the master listens: a clear warning when it listens beyond loopback without TLS settings."""
+    import os
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mycel_dashboard.settings")
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+
+    from mycel_dashboard.exposure import exposure_warning
+
+    try:
+        warning = exposure_warning(server.cfg.address, settings)
+    except ImproperlyConfigured:
+        return  # each worker fails on the same settings and says why
+    if warning:
+        server.log.warning(warning)
+
+
 def post_worker_init(worker: Any) -> None:
     import gc
 
