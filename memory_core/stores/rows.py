@@ -1,5 +1,9 @@
 """Rows become records here, once for both engines: each side store's columns in one order (the SQL of
 each engine selects them so), and each engine hands its own time already read (their spellings differ).
+
+Every text leaves with the secrets inside it masked to their own length (`masked`), as messages do at the
+decoder: a summary, a queued item, a run event's payload or a file the agent wrote may hold a key a tool
+printed, and no page, API answer or CLI output may show it; lengths, which Mycel's figures read, stay.
 """
 
 from __future__ import annotations
@@ -10,19 +14,34 @@ from datetime import datetime
 from typing import Any
 
 from memory_core.records import FileOperation, QueueItem, RunEvent, SummaryRow
-from memory_core.stores.redact import redact
+from memory_core.secrets import redact_text
+from memory_core.stores.redact import masked_texts, redact
 from memory_core.stores.times import from_local_iso
 
 
+def masked(text: str) -> str:
+    """`text` with every secret inside it masked to its own length."""
+    return redact_text(text, keep_length=True)
+
+
+def masked_or_none(value: Any) -> str | None:
+    return None if value is None else masked(str(value))
+
+
 def json_payload(value: Any) -> Any:
-    """A JSON column as redacted plain data: main keeps JSON text, dev's jsonb hands back the value; text
-    that is not JSON stays as it is."""
-    if isinstance(value, str | bytes):
+    """A JSON column as redacted plain data, secrets inside its strings masked: main keeps JSON text, dev's
+    jsonb hands back the value; text that is not JSON stays text."""
+    if isinstance(value, bytes):
+        try:
+            value = value.decode()
+        except UnicodeDecodeError:
+            return value
+    if isinstance(value, str):
         try:
             value = json.loads(value)
-        except (ValueError, UnicodeDecodeError):
-            return value
-    return redact(value)
+        except ValueError:
+            return masked(value)
+    return masked_texts(redact(value))
 
 
 def summary_row(r: Sequence[Any], *, store: str) -> SummaryRow:
@@ -31,11 +50,11 @@ def summary_row(r: Sequence[Any], *, store: str) -> SummaryRow:
     return SummaryRow(
         summary_id=str(r[0]),
         thread_id=str(r[1]),
-        summary_text=str(r[2] or ""),
+        summary_text=masked(str(r[2] or "")),
         compact_up_to_index=int(r[3] or 0),
         compacted_at=int(r[4] or 0),
         is_split_turn=bool(r[5]),
-        split_turn_prefix=r[6],
+        split_turn_prefix=masked_or_none(r[6]),
         is_active=bool(r[7]),
         # Naive local time as both Mycels write it; a timestamptz column gives an aware one.
         created_at=r[8] if isinstance(r[8], datetime) else from_local_iso(r[8]),
@@ -48,11 +67,11 @@ def queue_item(r: Sequence[Any], *, created_at: datetime | None) -> QueueItem:
     return QueueItem(
         id=int(r[0]),
         thread_id=str(r[1]),
-        content=str(r[2] or ""),
+        content=masked(str(r[2] or "")),
         notification_type=str(r[3] or "steer"),
         source=r[4],
         sender_id=r[5],
-        sender_name=r[6],
+        sender_name=masked_or_none(r[6]),
         created_at=created_at,
     )
 
@@ -79,9 +98,9 @@ def file_operation(r: Sequence[Any], *, timestamp: datetime | None, store: str) 
         run_id=str(r[2]),
         timestamp=timestamp,
         operation_type=str(r[4]),
-        file_path=str(r[5]),
-        before_content=r[6],
-        after_content=str(r[7] or ""),
+        file_path=masked(str(r[5])),
+        before_content=masked_or_none(r[6]),
+        after_content=masked(str(r[7] or "")),
         changes=json_payload(r[8]),
         status=str(r[9] or "applied"),
         store=store,

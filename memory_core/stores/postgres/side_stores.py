@@ -23,7 +23,7 @@ from memory_core.records import (
     SummaryRow,
 )
 from memory_core.stores.postgres.connect import PgRead
-from memory_core.stores.rows import file_operation, queue_item, run_event, summary_row
+from memory_core.stores.rows import file_operation, masked_or_none, queue_item, run_event, summary_row
 from memory_core.stores.times import from_epoch, from_local_iso
 
 USERS_SCHEMA = "identity"
@@ -207,7 +207,10 @@ def thread_infos(
         f"FROM {threads.qualified} t {join} {where}",
         params,
     )
-    return {str(r[0]): DevThreadInfo(str(r[0]), r[1], r[2], r[3], r[4], r[5], _time(r[6])) for r in rows}
+    return {
+        str(r[0]): DevThreadInfo(str(r[0]), r[1], masked_or_none(r[2]), r[3], r[4], r[5], _time(r[6]))
+        for r in rows
+    }
 
 
 def summary_counts(read: PgRead, table: SideTable, thread_id: str | None) -> dict[str, tuple[int, bool]]:

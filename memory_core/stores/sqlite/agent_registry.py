@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_core.records import AgentRecord, ProblemKind, StoreProblem
+from memory_core.stores.rows import masked
 from memory_core.stores.sqlite.connect import ReadOnlyDB, StoreError
 from memory_core.stores.times import from_epoch
 
@@ -49,7 +50,7 @@ def list_agents(db: ReadOnlyDB) -> list[AgentRecord]:
         AgentRecord(
             agent_id=str(r[0]),
             thread_id=str(r[1]),
-            name=str(r[2]) if r[2] is not None else "",
+            name=masked(str(r[2])) if r[2] is not None else "",
             status=str(r[3]) if r[3] is not None else "running",
             parent_thread_id=str(r[4]) if r[4] not in (None, "") else None,
             subagent_type=str(r[5]) if r[5] is not None else None,

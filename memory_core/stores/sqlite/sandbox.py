@@ -19,7 +19,7 @@ from memory_core.records import (
     SandboxTerminal,
     SandboxVolume,
 )
-from memory_core.stores.rows import json_payload
+from memory_core.stores.rows import json_payload, masked, masked_or_none
 from memory_core.stores.sqlite.connect import ReadOnlyDB
 from memory_core.stores.times import from_local_iso
 
@@ -71,7 +71,7 @@ def get_sandbox(db: ReadOnlyDB, thread_id: str) -> SandboxState | None:
         SandboxTerminal(
             terminal_id=str(r[0]),
             lease_id=str(r[1]),
-            cwd=str(r[2]),
+            cwd=masked(str(r[2])),
             state_version=r[3],
             is_active=r[0] == active_id,
             is_default=r[0] == default_id,
@@ -125,7 +125,7 @@ def _leases(db: ReadOnlyDB, lease_ids: list[str]) -> tuple[SandboxLease, ...]:
             status=r[6],
             volume_id=r[7],
             recipe_id=r[8],
-            last_error=r[9],
+            last_error=masked_or_none(r[9]),
             created_at=from_local_iso(r[10]),
             updated_at=from_local_iso(r[11]),
         )
@@ -164,7 +164,7 @@ def _sessions(db: ReadOnlyDB, thread_id: str) -> tuple[SandboxSession, ...]:
             from_local_iso(r[4]),
             from_local_iso(r[5]),
             from_local_iso(r[6]),
-            r[7],
+            masked_or_none(r[7]),
         )
         for r in rows
     )
@@ -180,7 +180,15 @@ def _events(db: ReadOnlyDB, lease_ids: list[str]) -> tuple[LeaseEvent, ...]:
         cap=_EVENTS_PER_LEASE * len(lease_ids),
     )
     return tuple(
-        LeaseEvent(str(r[0]), str(r[1]), str(r[2]), str(r[3]), json_payload(r[4]), r[5], from_local_iso(r[6]))
+        LeaseEvent(
+            str(r[0]),
+            str(r[1]),
+            str(r[2]),
+            str(r[3]),
+            json_payload(r[4]),
+            masked_or_none(r[5]),
+            from_local_iso(r[6]),
+        )
         for r in rows
     )
 
@@ -206,7 +214,7 @@ def _snapshots(db: ReadOnlyDB, lease_ids: list[str]) -> tuple[ResourceSnapshot, 
             memory_total_mb=r[7],
             disk_used_gb=r[8],
             disk_total_gb=r[9],
-            probe_error=r[10],
+            probe_error=masked_or_none(r[10]),
             collected_at=from_local_iso(r[11]),
         )
         for r in rows

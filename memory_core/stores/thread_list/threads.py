@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from memory_core.records import ThreadRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_metadata
+from memory_core.stores.rows import masked_or_none
 from memory_core.stores.sqlite.connect import ReadOnlyDB
 from memory_core.stores.thread_list.derived import DerivedFacts, HeadFacts
 from memory_core.stores.times import from_epoch
@@ -247,7 +248,7 @@ def thread_infos(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, Thre
         out[tid] = ThreadInfo(
             thread_id=tid,
             member_id=member,
-            name=display_name(mname, is_main, branch_index) or ename,
+            name=masked_or_none(display_name(mname, is_main, branch_index) or ename),
             model=model,
             sandbox_type=sandbox,
             cwd=cwd,
