@@ -17,6 +17,9 @@ class AuditEntry(models.Model):
         SUMMARY_PREVIEW = "summary_preview", "Generate a dry-run summary"
         RETENTION_EXPORT = "retention_export", "Export a retention script"
         EXPORT = "export", "Export a thread"
+        LOGIN_FAILED = "login_failed", "Failed sign-in"
+        LOGIN_LOCKOUT = "login_lockout", "Sign-in lockout"
+        LOGIN_UNLOCK = "login_unlock", "Unlock sign-in"
 
     class Result(models.TextChoices):
         APPLIED = "applied", "Applied"
@@ -30,7 +33,7 @@ class AuditEntry(models.Model):
     result = models.CharField(max_length=16, choices=Result.choices)
     # Mycel's ids are arbitrary text of any length, so they are kept whole (searched with icontains).
     thread_id = models.TextField(blank=True)
-    target = models.TextField(blank=True)  # a checkpoint id or a config file path
+    target = models.TextField(blank=True)  # a checkpoint id, a config file path, or a sign-in's address
     message = models.TextField(blank=True)
     before = models.JSONField(default=dict, blank=True)
     after = models.JSONField(default=dict, blank=True)

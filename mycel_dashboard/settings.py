@@ -1,6 +1,7 @@
 """One settings file, every knob read from the environment with a default that works on a fresh checkout."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -84,6 +85,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "axes",
     "mycel_dashboard",
 ]
 
@@ -99,6 +101,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "mycel_dashboard.middleware.SecurityHeadersMiddleware",
+    # Last, as django-axes asks: it turns a sign-in refused by the throttle into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "mycel_dashboard.urls"
@@ -168,6 +172,36 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Sign-in throttling (django-axes, mycel_dashboard/web/login_throttle.py). Failures are counted in the
+# dashboard's own database, so every worker and every host sharing DATABASE_URL shares the lockouts. One
+# user name from one address is paused after DASHBOARD_LOGIN_FAILURE_LIMIT failures; one address, whatever
+# the names it tries, after DASHBOARD_LOGIN_ADDRESS_FAILURE_LIMIT; a successful sign-in clears that name's
+# count at that address. A pause lifts DASHBOARD_LOGIN_COOLOFF_MINUTES after the last counted failure (0:
+# only an operator lifts it: Audit screen, or `manage.py axes_reset_username NAME` / `axes_reset_ip ADDRESS`).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a paused sign-in before any password is checked
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("DASHBOARD_LOGIN_FAILURE_LIMIT", 5)
+DASHBOARD_LOGIN_ADDRESS_FAILURE_LIMIT = env_int("DASHBOARD_LOGIN_ADDRESS_FAILURE_LIMIT", 20)
+_cool_off_minutes = env_int("DASHBOARD_LOGIN_COOLOFF_MINUTES", 15)
+if AXES_FAILURE_LIMIT < 1 or DASHBOARD_LOGIN_ADDRESS_FAILURE_LIMIT < 1 or _cool_off_minutes < 0:
+    raise ImproperlyConfigured(
+        "DASHBOARD_LOGIN_FAILURE_LIMIT and DASHBOARD_LOGIN_ADDRESS_FAILURE_LIMIT must be 1 or more, "
+        "DASHBOARD_LOGIN_COOLOFF_MINUTES 0 or more"
+    )
+AXES_COOLOFF_TIME = timedelta(minutes=_cool_off_minutes) if _cool_off_minutes else None
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "mycel_dashboard.web.login_throttle.DashboardLockoutHandler"
+AXES_LOCKOUT_CALLABLE = "mycel_dashboard.web.login_throttle.locked_out_page"
+AXES_CLIENT_IP_CALLABLE = "mycel_dashboard.web.login_throttle.client_address"
+AXES_RESET_ON_SUCCESS = True
+# A refused attempt during a pause is not counted, so the pause ends when the page says it does.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_DISABLE_ACCESS_LOG = True  # the audit log records failures and lockouts; successes need no table
+AXES_ENABLE_ADMIN = False
+AXES_VERBOSE = False  # no banner on every manage.py command; failures and lockouts are still logged
+
 LANGUAGE_CODE = "en"
 TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
 USE_I18N = False
@@ -207,6 +241,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # django-axes says three INFO lines per failed sign-in, with the name and address masked; the audit log
+    # has each failure and lockout in full, and axes' own warnings (a lockout) still reach the log.
+    "loggers": {"axes": {"level": "WARNING"}},
 }
 
 # How long one read of Mycel's files may wait for a lock or run (SQLite busy timeout and per-query

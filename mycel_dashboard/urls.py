@@ -70,6 +70,7 @@ urlpatterns = [
     path("context/cache/", context.cache_page, name="context_cache"),
     path("api/", include("mycel_dashboard.api.urls")),
     path("audit/", audit.audit_log, name="audit"),
+    path("audit/unlock/", audit.unlock, name="audit_unlock"),
     path("audit.csv", audit.audit_csv, name="audit_csv"),
 ]
 

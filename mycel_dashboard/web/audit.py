@@ -14,10 +14,13 @@ from mycel_dashboard.models import AuditEntry
 class AuditTrail:
     """One audited write by the request's user: `applied`, `refused` or `failed` records its outcome."""
 
-    def __init__(self, request: HttpRequest, action: AuditEntry.Action, *, thread_id: str = "") -> None:
+    def __init__(
+        self, request: HttpRequest, action: AuditEntry.Action, *, thread_id: str = "", actor: str = ""
+    ) -> None:
         self.user = request.user
         self.action = action
         self.thread_id = thread_id
+        self.actor = actor[:150]  # who, when no one is signed in: the name a failed sign-in tried
 
     def applied(self, *, target: str = "", message: str = "", **states: dict[str, Any] | None) -> AuditEntry:
         return self._record(AuditEntry.Result.APPLIED, target, message, **states)
@@ -40,7 +43,7 @@ class AuditTrail:
         user = self.user
         return AuditEntry.objects.create(
             user=user if user.is_authenticated else None,
-            actor=user.get_username() if user.is_authenticated else "anonymous",
+            actor=user.get_username() if user.is_authenticated else (self.actor or "anonymous"),
             action=self.action,
             result=result,
             thread_id=self.thread_id,

@@ -37,6 +37,7 @@ OTHER_NAMES = {
     "config_save",
     "config_restore",
     "audit_csv",
+    "audit_unlock",  # POST: redirects; a hostile user name's escaping is in tests/dashboard/test_login_throttle.py
     # The JSON API: token-authorised JSON, its escaping covered by tests/dashboard/test_api.py.
     "api_threads",
     "api_thread",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 
@@ -23,3 +25,16 @@ class AuditFilterForm(forms.Form):
             "actor": data["actor"].strip(),
             "page": data["page"] or 1,
         }
+
+
+class UnlockForm(forms.Form):
+    """Lift a sign-in pause: a user name's (at every address) or an address's (for every name)."""
+
+    username = forms.CharField(required=False, max_length=255, strip=False)
+    ip_address = forms.GenericIPAddressField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if bool(data.get("username")) == bool(data.get("ip_address")):
+            raise forms.ValidationError("Name one user or one address to unlock.")
+        return data

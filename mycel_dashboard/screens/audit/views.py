@@ -1,4 +1,5 @@
-"""Screen 6: the audit log — who did what, when, with what result; filterable, exportable as CSV."""
+"""Screen 6: the audit log — who did what, when, with what result; filterable, exportable as CSV; the sign-in
+pauses in force, which an operator lifts here (an audited POST)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,19 @@ import csv
 from collections.abc import Iterator
 from typing import Any
 
+from axes.utils import reset as reset_attempts
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.views.decorators.http import require_GET
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
 
 from mycel_dashboard.models import AuditEntry
-from mycel_dashboard.screens.audit.forms import AuditFilterForm
+from mycel_dashboard.screens.audit.forms import AuditFilterForm, UnlockForm
+from mycel_dashboard.web.audit import AuditTrail
+from mycel_dashboard.web.login_throttle import current_lockouts
+from mycel_dashboard.web.permissions import operator_required
 from mycel_dashboard.web.render import render_screen
 
 PAGE_SIZE = 50
@@ -45,8 +52,32 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         "actions": AuditEntry.Action.choices,
         "results": AuditEntry.Result.choices,
         "query": query.urlencode(),
+        "lockouts": current_lockouts(),
     }
     return render_screen(request, "audit.html", "audit-rows", context)
+
+
+@require_POST
+@operator_required
+def unlock(request: HttpRequest) -> HttpResponse:
+    """Lift a sign-in pause for a user name (at every address) or for an address (every name)."""
+    form = UnlockForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Name one user or one address to unlock.")
+    username, address = form.cleaned_data["username"], form.cleaned_data["ip_address"]
+    removed = reset_attempts(username=username) if username else reset_attempts(ip=address)
+    what = f"user {username!r} at every address" if username else f"address {address} for every name"
+    trail = AuditTrail(request, AuditEntry.Action.LOGIN_UNLOCK)
+    if removed:
+        trail.applied(
+            target=username or address,
+            message=f"Unlocked sign-in for {what} ({removed} failure records cleared).",
+        )
+        messages.success(request, f"Unlocked sign-in for {what}.")
+    else:
+        trail.refused(f"Nothing to unlock for {what}: no failures on record.", target=username or address)
+        messages.info(request, f"Nothing to unlock for {what}: no failures on record.")
+    return redirect("audit")
 
 
 def _cell(value: object) -> str:
