@@ -71,7 +71,9 @@ def unlock(request: HttpRequest) -> HttpResponse:
     if removed:
         trail.applied(
             target=username or address,
-            message=f"Unlocked sign-in for {what} ({removed} failure records cleared).",
+            message=f"Unlocked sign-in for {what}: its failure counts are cleared.",
+            # axes keeps one row per name, address and browser, each with its count
+            after={"failure_rows_cleared": removed},
         )
         messages.success(request, f"Unlocked sign-in for {what}.")
     else:
