@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_core.app.errors import StoreUnreadable
-from memory_core.records import StoreProblem
+from memory_core.records import ProblemKind, StoreProblem
 from memory_core.stores.locations import MycelLocations, StoreRole
 
 _TIMEOUT_S = 5.0
@@ -91,9 +91,23 @@ def require_data(locations: MycelLocations) -> None:
         )
 
 
+# What leaves part of an answer out without making the store unreadable: a row cap reached, one damaged
+# checkpoint, one blob that asked for something unsafe. Said as warnings, never a 503.
+_PARTIAL = frozenset({ProblemKind.TRUNCATED, ProblemKind.UNREADABLE_CHECKPOINT, ProblemKind.REFUSED})
+
+
+def unreadable(problems: Sequence[StoreProblem]) -> list[StoreProblem]:
+    """The problems that mean the checkpoint store itself could not be read (damaged, locked, out of reach)."""
+    return [
+        p
+        for p in problems
+        if p.store == StoreRole.MAIN.value and not p.expected_absence and p.kind not in _PARTIAL
+    ]
+
+
 def refuse_unreadable(problems: Sequence[StoreProblem]) -> None:
-    """No thread read because the checkpoint store itself failed (damaged, locked, out of reach): that is
-    the answer, in one line, not an empty table."""
-    for problem in problems:
-        if problem.store == StoreRole.MAIN.value and not problem.expected_absence:
-            raise StoreUnreadable(problem.message)
+    """No thread read because the checkpoint store itself failed: that is the answer, in one line, not an
+    empty table or a "not found"."""
+    found = unreadable(problems)
+    if found:
+        raise StoreUnreadable(found[0].message)

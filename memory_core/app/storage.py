@@ -13,7 +13,7 @@ from typing import Any
 from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
 from memory_core.footprint.growth import Growth, bytes_per_checkpoint, thread_growth, turn_numbers
 from memory_core.memo import Key, Memo
-from memory_core.records import ProblemKind, StoreProblem
+from memory_core.records import ProblemKind, StoreProblem, loud_messages
 from memory_core.stores.reader import MycelReader, Result
 
 DEFAULT_TURNS_AHEAD = 50
@@ -298,6 +298,7 @@ def storage_as_json(result: Result[StorageReport], sort: StorageSort = StorageSo
         "threads": [thread_json(row) for row in report.ranked(sort)],
         "stores": [_space_json(s) for s in report.stores],
         "problems": [_problem_json(p) for p in result.problems],
+        "warnings": loud_messages(result.problems),
     }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from memory_core.app.calls import calls_of, configured_for, models_of
 from memory_core.app.errors import UnknownThread
 from memory_core.app.fleet import iso, member_json, subagent_json
+from memory_core.app.status import refuse_unreadable
 from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.call_record.as_json import call_json, dev_call_json, settings_json
 from memory_core.call_record.calls import RecordedCall, checkpoints_holding
@@ -37,8 +38,11 @@ _FACTS_FORMAT = 3
 
 
 def find_thread(reader: MycelReader, thread_id: str) -> ThreadRow:
-    """The thread's row; UnknownThread when no store has it."""
+    """The thread's row; UnknownThread when no store has it, StoreUnreadable when its checkpoints cannot be
+    read (a row another store still knows would answer with nothing of what was asked)."""
     found = reader.get_thread(thread_id)
+    if found.value is not None:
+        refuse_unreadable(found.problems)
     if found.value is None:
         raise UnknownThread(
             f"unknown thread {printable(repr(thread_id))}: no Mycel store has it", problems=found.problems
@@ -203,9 +207,14 @@ class ThreadDetail:
     problems: list[StoreProblem]
     warnings: list[str]
 
+    def answer(self) -> dict[str, Any]:
+        """`thread --json` and the API's thread: the detail and every problem that shaped it (`warnings`)."""
+        return {**self.data, "warnings": list(dict.fromkeys([*loud_messages(self.problems), *self.warnings]))}
+
 
 def thread_detail(reader: MycelReader, thread_id: str, *, rules: RulesProfile | None) -> ThreadDetail:
-    """`thread --json` (the API's too), under `--rules` when given; UnknownThread when no store has it."""
+    """`thread --json` (the API's too), under `--rules` when given; UnknownThread when no store has it,
+    StoreUnreadable when its checkpoints cannot be read."""
     found = reader.get_thread(thread_id)
     agents = reader.list_agents()
     # A failed registration is a thread only the registry knows: shown with no checkpoints.
@@ -215,6 +224,7 @@ def thread_detail(reader: MycelReader, thread_id: str, *, rules: RulesProfile | 
             f"unknown thread {printable(repr(thread_id))}: no Mycel store has it",
             problems=[*found.problems, *agents.problems],
         )
+    refuse_unreadable(found.problems)  # a row other stores know says nothing of its checkpoints
     row = found.value or registered[0]
     facts = thread_facts(reader, row, rules=rules)
     summaries = reader.list_summaries(thread_id)

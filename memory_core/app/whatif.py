@@ -74,6 +74,7 @@ class Proposal:
 def whatif(reader: MycelReader, row: ThreadRow, facts: dict[str, Any], proposal: Proposal) -> dict[str, Any]:
     """`whatif --json` (the API's too): {current, proposed}; `facts` are the thread's (thread_facts)."""
     current = facts["memory"]["calls"]
+    warnings = facts["warnings"]
     profile = proposal.rules or rules_for(row.layout)
     today = configured(reader, row)
     proposed_settings = proposal.applied_to(today.settings)
@@ -82,7 +83,7 @@ def whatif(reader: MycelReader, row: ThreadRow, facts: dict[str, Any], proposal:
             raise BadValue("trigger_tokens", "applies only under Mycel dev's rules")
         proposed_settings = replace(proposed_settings, fixed_trigger_tokens=proposal.trigger_tokens)
     if proposed_settings == today.settings:
-        return {"current": current, "proposed": current}
+        return {"current": current, "proposed": current, "warnings": warnings}
     state = reader.get_state(row.thread_id, row.head_checkpoint_id).value
     messages = state.messages if state is not None else ()
     active = newest_active(reader.list_summaries(row.thread_id).value)
@@ -100,4 +101,4 @@ def whatif(reader: MycelReader, row: ThreadRow, facts: dict[str, Any], proposal:
             messages, settings=proposed_settings, summary_chars=chars, counter=default_counter()
         )
         proposed = [call_json(c) for c in replayed(replay, proposed_settings, holding=holding)]
-    return {"current": current, "proposed": proposed}
+    return {"current": current, "proposed": proposed, "warnings": warnings}

@@ -59,7 +59,7 @@ def run_thread(args: argparse.Namespace) -> int:
     warn_lines(found.warnings)
     row, data = found.row, found.data
     if args.json:
-        print_json(data)
+        print_json(found.answer())
         return 0
     overtaken = data["rollback_overtaken"]
     if overtaken is not None:

@@ -37,5 +37,5 @@ def checkpoint_json(thread_id: str, page: CheckpointPage) -> dict[str, Any]:
             for m in page.state_messages
         ],
         "diff": None if page.diff is None else {"against": page.against_id, **page.diff},
-        "problems": [*page.problems, *page.diff_problems],
+        "warnings": [*page.problems, *page.diff_problems],
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
@@ -27,7 +27,7 @@ from memory_core.app.status import refuse_unreadable, require_data
 from memory_core.app.storage import DEFAULT_TURNS_AHEAD, MAX_TURNS_AHEAD, storage_as_json, storage_report
 from memory_core.app.thread import find_thread, thread_detail, thread_facts
 from memory_core.app.whatif import Proposal
-from memory_core.records import StoreProblem
+from memory_core.records import loud_messages
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.api.checkpoint import checkpoint_json
 from mycel_dashboard.api.paging import BadPaging, page_of, paging_of
@@ -117,11 +117,6 @@ def _unknown_thread(exc: UnknownThread) -> HttpResponse:
     return error(404, str(exc))
 
 
-def _readable(problems: Sequence[StoreProblem]) -> None:
-    """Nothing listed because the checkpoint store itself failed: a 503 naming it, not an empty list."""
-    refuse_unreadable(problems)
-
-
 def open_reader() -> MycelReader:
     """The dashboard's reader; 503 when no Mycel store can be read at all."""
     _, reader = open_source()
@@ -154,16 +149,15 @@ def _paged(request: HttpRequest, items: list[Any], key: Callable[[Any], Any], **
 def threads(request: HttpRequest) -> HttpResponse:
     _only(request.GET, _PAGING)
     rows, problems = fleet_rows(open_reader())
-    if not rows:
-        _readable(problems)
-    return _paged(request, rows, key=lambda row: row["thread_id"])
+    refuse_unreadable(problems)  # threads other stores know are no answer when the checkpoints fail
+    return _paged(request, rows, key=lambda row: row["thread_id"], warnings=loud_messages(problems))
 
 
 @api_view
 def thread(request: HttpRequest, thread_id: str) -> HttpResponse:
     _only(request.GET, ("rules",))
     rules = parse_rules_name(request.GET.get("rules"))
-    return json_response(thread_detail(open_reader(), thread_id, rules=rules).data)
+    return json_response(thread_detail(open_reader(), thread_id, rules=rules).answer())
 
 
 @api_view
@@ -172,19 +166,16 @@ def calls(request: HttpRequest, thread_id: str) -> HttpResponse:
     rules = parse_rules_name(request.GET.get("rules"))
     reader = open_reader()
     facts = thread_facts(reader, find_thread(reader, thread_id), rules=rules)
-    return _paged(request, facts["memory"]["calls"], key=lambda call: call["call"])
+    return _paged(
+        request, facts["memory"]["calls"], key=lambda call: call["call"], warnings=facts["warnings"]
+    )
 
 
 @api_view
 def checkpoint(request: HttpRequest, thread_id: str, checkpoint_id: str) -> HttpResponse:
     _only(request.GET, ())
     reader = open_reader()
-    found = reader.get_thread(thread_id)
-    row = found.value
-    if row is None:
-        raise UnknownThread(
-            f"unknown thread {thread_id[:200]!r}: no Mycel store has it", problems=found.problems
-        )
+    row = find_thread(reader, thread_id)
     try:
         page = checkpoint_page(
             reader,
@@ -237,7 +228,7 @@ def search(request: HttpRequest) -> HttpResponse:
     except engine.SearchIndexError as exc:
         raise ApiError(503, str(exc)) from None
     if not results.hits:
-        _readable(results.problems)
+        refuse_unreadable(results.problems)
     return _paged(
         request,
         results_json(results),
@@ -246,6 +237,7 @@ def search(request: HttpRequest) -> HttpResponse:
         newest_only=results.newest_only,  # a very common query: the best of the newest N matches
         notice=results.notice,
         indexed=dataclasses.asdict(results.refresh),  # what this search added to the index first
+        warnings=loud_messages(results.problems),
     )
 
 
@@ -256,8 +248,7 @@ def storage(request: HttpRequest) -> HttpResponse:
         request.GET.get("turns"), "turns", low=0, high=MAX_TURNS_AHEAD, default=DEFAULT_TURNS_AHEAD
     )
     result = storage_report(open_reader(), turns_ahead=turns)
-    if not result.value.threads:
-        _readable(result.problems)
+    refuse_unreadable(result.problems)
     return json_response(storage_as_json(result))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 
+from memory_core.app.status import unreadable
 from mycel_dashboard.screens.call.presenter import call_page, tiktoken_encoding
 from mycel_dashboard.screens.shared.charts import rules_words
 from mycel_dashboard.screens.shared.memory import guarded, problem_text, thread_memory
@@ -23,8 +24,8 @@ def call_detail(request: HttpRequest, thread_id: str, number: int) -> HttpRespon
         "problems": problems,
         "number": number,
     }
-    if thread is None:
-        return render_screen(request, "call.html", None, context)
+    if thread is None:  # the stores could not say (locked, damaged): the page says why
+        return render_screen(request, "call.html", None, context, status=503)
     memory = thread_memory(thread, locations=source.locations)
     record = guarded(
         "the model calls",
@@ -34,6 +35,9 @@ def call_detail(request: HttpRequest, thread_id: str, number: int) -> HttpRespon
     if record is not None:
         problems.extend(problem_text(p) for p in record.problems if not p.expected_absence)
         if not 1 <= number <= len(record.calls):
+            if unreadable(record.problems):
+                # The calls could not be read (leon.db locked or damaged): say that, not "no such call".
+                return render_screen(request, "call.html", None, context, status=503)
             raise Http404(f"Thread {thread_id!r} has {len(record.calls)} model calls, not a call {number}.")
         context.update(
             page=guarded("the request", lambda: call_page(record, number), problems),
