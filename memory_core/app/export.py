@@ -95,7 +95,7 @@ def export_bundle(
         "exported_at": exported_at.isoformat(),
         "thread_id": thread_id,
         "checkpoint_id": state.checkpoint.checkpoint_id,
-        "thread": detail.data,
+        "thread": detail.answer(),
         "messages": [message_dict(m) for m in messages],
         "checkpoints": detail.data["checkpoints"],
         "summaries": [_summary_json(s) for s in summaries],
