@@ -1,59 +1,74 @@
 """`mycel-memory`: the engine's command line, wired to the dashboard's audit log.
 
 memory_core records its audited writes through a sink its caller supplies; this entry point supplies the
-dashboard's. Django is set up only when a command records, so reading commands start as fast as before.
+dashboard's, in the same log the pages write, with the shell user as the actor. Django is set up only when
+a command writes, so reading commands start as fast as before; on a machine where the web app never ran,
+the first audited command migrates the dashboard's database where the settings put it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
-from memory_core.app.audit import AuditRecord, AuditUnavailable
+from memory_core.app.audit import AuditRecord, AuditResult, AuditSink, AuditUnavailable
 from memory_core.cli import main as engine_main
 from memory_core.ids import printable
 
 
-class DashboardAuditLog:
-    """The dashboard's AuditEntry table as the CLI's audit sink."""
+class ShellAuditLog:
+    """The dashboard's audit log, opened on first use (Django set up, the log's table made if missing)."""
 
-    def record(self, entry: AuditRecord) -> None:
+    def __init__(self) -> None:
+        self._log: AuditSink | None = None
+
+    def begin(self, intent: AuditRecord) -> Hashable:
+        return self._opened(intent).begin(intent)
+
+    def end(self, ticket: Hashable, result: AuditResult, *, message: str, after: Mapping[str, Any]) -> None:
+        if self._log is None:
+            raise AuditUnavailable("the audit log was never opened")
+        self._log.end(ticket, result, message=message, after=after)
+
+    def _opened(self, intent: AuditRecord) -> AuditSink:
+        if self._log is not None:
+            return self._log
         try:
-            import django
-            from django.apps import apps
-
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mycel_dashboard.settings")
-            if not apps.ready:
-                # Once per process: a second setup would configure logging again, re-binding the root
-                # handler to whatever sys.stderr is at that moment.
-                django.setup()
-            from memory_core.config import redact_secrets
-            from mycel_dashboard.models import AuditEntry
-
-            AuditEntry.objects.create(
-                user=None,
-                actor=entry.actor[:150],
-                action=AuditEntry.Action(entry.action),
-                result=AuditEntry.Result.FAILED if entry.failed else AuditEntry.Result.APPLIED,
-                thread_id=entry.thread_id,
-                target=entry.target,
-                message=entry.failed or entry.message,
-                after=redact_secrets(dict(entry.after)),
-            )
-        except Exception as exc:  # noqa: BLE001 - whatever the database says, it is one line and no write
-            if entry.failed:
-                return  # the write failed already; that is the error the user sees
+            self._log = _dashboard_log()
+        except Exception as exc:  # noqa: BLE001 - whatever stops the log from opening, it is one line
             first = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-            what = "export" if entry.action.endswith("export") else entry.action.replace("_", " ")
+            what = "export" if intent.action.endswith("export") else intent.action.replace("_", " ")
             raise AuditUnavailable(
-                f"the {what} was not written: the dashboard's audit log cannot record it "
-                f"({first}; run `python manage.py migrate`, or set DASHBOARD_DB_PATH / DATABASE_URL)"
+                f"the {what} was not written: the dashboard's audit log cannot record it ({first}; "
+                "set DASHBOARD_DB_PATH or DATABASE_URL to a database it can write)"
             ) from None
+        return self._log
+
+
+def _dashboard_log() -> AuditSink:
+    import django
+    from django.apps import apps
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mycel_dashboard.settings")
+    if not apps.ready:
+        # Once per process: a second setup would configure logging again, re-binding the root handler to
+        # whatever sys.stderr is at that moment.
+        django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from mycel_dashboard.models import AuditEntry
+    from mycel_dashboard.web.audit import AuditLog
+
+    if AuditEntry._meta.db_table not in connection.introspection.table_names():
+        call_command("migrate", interactive=False, verbosity=0)
+    return AuditLog()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return engine_main(argv, audit=DashboardAuditLog())
+    return engine_main(argv, audit=ShellAuditLog())
 
 
 if __name__ == "__main__":

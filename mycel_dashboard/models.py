@@ -25,6 +25,9 @@ class AuditEntry(models.Model):
         APPLIED = "applied", "Applied"
         REFUSED = "refused", "Refused"
         FAILED = "failed", "Failed"
+        # The intent of a write, recorded before it; an outcome replaces it. One left behind means the
+        # process stopped (or the log could not take the outcome) after the write may have happened.
+        PENDING = "pending", "Outcome unknown"
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from memory_core.app.audit import AuditRecord
 from memory_core.app.calls import dev_next_call
 from memory_core.app.errors import UnknownThread
 from memory_core.app.inputs import parse_rules_name
@@ -23,6 +24,7 @@ from memory_core.app.rollback import (
     preview_undo,
 )
 from memory_core.app.thread_settings import thread_memory_settings
+from memory_core.cli.audited import actor_of, run_audited
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.plan import settings_from_flags, trigger_tokens_option
 from memory_core.cli.reading import open_reader
@@ -33,12 +35,6 @@ from memory_core.rollback import RollbackImpact, RollbackRefused
 from memory_core.rules.dev import DevCallPlan
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.reader import MycelReader
-
-
-def _actor(args: argparse.Namespace) -> str:
-    import getpass
-
-    return str(args.actor or f"cli:{getpass.getuser()}")
 
 
 def run_rollback(args: argparse.Namespace) -> int:
@@ -64,9 +60,23 @@ def _finish(args: argparse.Namespace, reader: MycelReader, impact: RollbackImpac
     if args.dry_run:
         _emit(args, report, impact)
         return 0
+    intent = AuditRecord(
+        action=impact.action,
+        actor=actor_of(args),
+        target=impact.target_checkpoint_id,
+        thread_id=impact.thread_id,
+        message=f"{impact.action} to {impact.target_checkpoint_id} (from the command line)",
+        before=report,
+    )
     try:
-        applied = apply_rollback(
-            reader.locations, impact, actor=_actor(args), force=args.force, reader=reader
+        applied = run_audited(
+            args,
+            intent,
+            lambda: apply_rollback(
+                reader.locations, impact, actor=actor_of(args), force=args.force, reader=reader
+            ),
+            outcome=lambda done: (f"new head {done.new_head_checkpoint_id}", applied_as_dict(done)),
+            refusals=(RollbackRefused,),
         )
     except RollbackRefused as exc:
         if args.json:

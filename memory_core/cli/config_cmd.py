@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memory_core.app.audit import AuditRecord
+from memory_core.cli.audited import actor_of, run_audited
 from memory_core.cli.common import CliError, print_json
 from memory_core.config import (
     ConfigLayerName,
@@ -37,6 +39,7 @@ from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import (
     ConfigFileError,
     LayerFile,
+    SavedLayer,
     get_loaded_config,
     list_history,
     list_layer_files,
@@ -169,6 +172,18 @@ def _change_json(change: KeyChange) -> dict[str, Any]:
     }
 
 
+def _shown(value: Any, missing: bool, absent: str = "(absent)") -> str:
+    return absent if missing else json.dumps(redact_secrets(value))
+
+
+def _saved_state(document: Any, saved: SavedLayer) -> dict[str, Any]:
+    """What the audit row keeps after a save or a restore: the file's hash, its backup, the document."""
+    state: dict[str, Any] = {"sha256": saved.sha256, "backup": str(saved.backup) if saved.backup else None}
+    if document is not None:
+        state["document"] = document
+    return state
+
+
 def run_set(args: argparse.Namespace) -> int:
     locations = resolve_locations()
     layer = _layer(args, locations)
@@ -181,13 +196,30 @@ def run_set(args: argparse.Namespace) -> int:
     written = False
     backup: str | None = None
     if changes and not args.dry_run:
+        described = "; ".join(
+            f"{c.key_path}: {_shown(c.before, c.added)} -> {_shown(c.after, c.removed, '(removed)')}"
+            for c in changes
+        )
+        intent = AuditRecord(
+            action="config_save",
+            actor=actor_of(args),
+            target=str(layer.path),
+            message=f"{described} (from the command line)",
+            before={"document": layer.file.document, "sha256": layer.file.sha256},
+        )
         try:
-            saved = apply_layer(
-                layer.path,
-                document,
-                expected_sha256=layer.file.sha256,
-                locations=locations,
-                project_dir=_project_dir(args, locations),
+            saved = run_audited(
+                args,
+                intent,
+                lambda: apply_layer(
+                    layer.path,
+                    document,
+                    expected_sha256=layer.file.sha256,
+                    locations=locations,
+                    project_dir=_project_dir(args, locations),
+                ),
+                outcome=lambda done: (described, _saved_state(document, done)),
+                refusals=(ConfigFileError,),
             )
         except ConfigFileError as exc:
             raise CliError(str(exc)) from exc
@@ -210,9 +242,9 @@ def run_set(args: argparse.Namespace) -> int:
         print(f"{layer.path} already has {args.key} = {json.dumps(value)}; nothing to write.")
         return 0
     for change in changes:
-        before = "(absent)" if change.added else json.dumps(redact_secrets(change.before))
-        after = "(removed)" if change.removed else json.dumps(redact_secrets(change.after))
-        print(f"{change.key_path}: {before} -> {after}")
+        print(
+            f"{change.key_path}: {_shown(change.before, change.added)} -> {_shown(change.after, change.removed, '(removed)')}"
+        )
     if args.dry_run:
         print(f"dry run: {layer.path} was not changed.")
     else:
@@ -254,13 +286,26 @@ def run_history(args: argparse.Namespace) -> int:
 def run_restore(args: argparse.Namespace) -> int:
     locations = resolve_locations()
     layer = _layer(args, locations)
+    intent = AuditRecord(
+        action="config_restore",
+        actor=actor_of(args),
+        target=str(layer.path),
+        message=f"restore {args.version} (from the command line)",
+        before={"document": layer.file.document, "sha256": layer.file.sha256},
+    )
     try:
-        saved = apply_restore(
-            layer.path,
-            args.version,
-            expected_sha256=layer.file.sha256,
-            locations=locations,
-            project_dir=_project_dir(args, locations),
+        saved = run_audited(
+            args,
+            intent,
+            lambda: apply_restore(
+                layer.path,
+                args.version,
+                expected_sha256=layer.file.sha256,
+                locations=locations,
+                project_dir=_project_dir(args, locations),
+            ),
+            outcome=lambda done: (f"restored {args.version}", _saved_state(None, done)),
+            refusals=(ConfigFileError,),
         )
     except ConfigFileError as exc:
         raise CliError(str(exc)) from exc

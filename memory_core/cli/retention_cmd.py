@@ -9,16 +9,14 @@ recorded is not written.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-from memory_core.app.audit import AuditRecord, shell_actor
 from memory_core.app.retention import RetentionDryRun, retention_dry_run
 from memory_core.app.status import require_data
+from memory_core.cli.audited import write_text_audited
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.reading import open_reader, warn
-from memory_core.cli.table import one_line, print_table, printable, short_id
+from memory_core.cli.table import one_line, print_table, short_id
 from memory_core.footprint.retention import (
     ALWAYS_KEPT,
     NO_WHOLE_THREADS,
@@ -100,37 +98,12 @@ def _export(args: argparse.Namespace, run: RetentionDryRun) -> None:
         script = retention_script(run.plan, run.target)
     except ScriptError as exc:
         raise CliError(str(exc)) from None
-    where = "stdout" if args.export == "-" else str(Path(args.export).resolve())
-    actor = str(args.actor or shell_actor())
     summary = export_summary(run.plan, engine=run.target.engine, location=run.target.location)
-    _record_export(args, actor, where, summary)
-    if args.export == "-":
-        sys.stdout.write(script)
-        return
-    try:
-        Path(args.export).write_text(script, encoding="utf-8")
-    except OSError as exc:
-        _record_export(
-            args, actor, where, summary, failed=f"could not write the script: {exc.strerror or exc}"
-        )
-        raise CliError(f"cannot write {printable(args.export)}: {exc.strerror or exc}") from None
-    print(
-        f"mycel-memory: wrote the retention script to {printable(where)} (recorded in the audit log)",
-        file=sys.stderr,
-    )
-
-
-def _record_export(
-    args: argparse.Namespace, actor: str, where: str, summary: dict[str, Any], *, failed: str | None = None
-) -> None:
-    message = f"retention script exported: {summary['totals']['drops']} checkpoints to drop"
-    args.audit.record(
-        AuditRecord(
-            action="retention_export",
-            actor=actor,
-            target=where,
-            message=message,
-            after=summary,
-            failed=failed,
-        )
+    write_text_audited(
+        args,
+        action="retention_export",
+        text=script,
+        output=args.export,
+        message=f"retention script exported: {summary['totals']['drops']} checkpoints to drop",
+        summary=summary,
     )

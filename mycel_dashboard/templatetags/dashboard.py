@@ -72,3 +72,12 @@ def link_problem(value: Any) -> str:
     except ValueError as exc:
         return str(exc)
     return ""
+
+
+@register.filter
+def get_item(mapping: Any, key: Any) -> Any:
+    """`mapping[key]`, or "" when it has none (a template cannot index a dict by a variable)."""
+    try:
+        return mapping.get(key, "")
+    except AttributeError:
+        return ""

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.cli import main
-from tests.support.cli import cli_json
+from tests.support.cli import cli_json, kept_main
 
 SOFT = "memory.pruning.soft_trim_chars"
 
 
 def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    assert main(argv) == 2
+    assert kept_main(argv) == 2
     captured = capsys.readouterr()
     lines = [line for line in captured.err.splitlines() if line.strip()]
     assert "Traceback" not in captured.err
@@ -42,14 +41,14 @@ def test_show_reports_problems_such_as_ignored_top_level_keys(sample_home: Path,
 
 
 def test_show_prints_a_readable_table(sample_home: Path, capsys):
-    assert main(["config"]) == 0
+    assert kept_main(["config"]) == 0
     out = capsys.readouterr().out
     assert f"{SOFT}" in out and "system" in out
     assert "leon:snug: 5,500" in out
 
 
 def test_set_dry_run_shows_the_diff_and_writes_nothing(sample_home: Path, capsys):
-    assert main(["config", "set", SOFT, "2000", "--layer", "user", "--dry-run"]) == 0
+    assert kept_main(["config", "set", SOFT, "2000", "--layer", "user", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert f"{SOFT}: (absent) -> 2000" in out and "dry run" in out
     assert not (sample_home / "runtime.json").exists()
@@ -72,13 +71,13 @@ def test_set_writes_the_nested_form_keeping_every_other_key(sample_home: Path, c
 
 
 def test_old_style_key_is_written_nested(sample_home: Path, capsys):
-    assert main(["config", "set", "context_limit", "64000", "--layer", "user"]) == 0
+    assert kept_main(["config", "set", "context_limit", "64000", "--layer", "user"]) == 0
     assert json.loads((sample_home / "runtime.json").read_text()) == {"runtime": {"context_limit": 64000}}
 
 
 def test_null_removes_the_key_from_the_layer(sample_home: Path, capsys):
     (sample_home / "runtime.json").write_text(json.dumps({"memory": {"pruning": {"soft_trim_chars": 2000}}}))
-    assert main(["config", "set", SOFT, "null", "--layer", "user"]) == 0
+    assert kept_main(["config", "set", SOFT, "null", "--layer", "user"]) == 0
     assert json.loads((sample_home / "runtime.json").read_text()) == {}
 
 
@@ -113,7 +112,7 @@ def test_project_layer_goes_to_the_given_workspace(sample_home: Path, tmp_path: 
     project = tmp_path / "workspace"
     project.mkdir()
     args = ["config", "set", "memory.compaction.keep_recent_tokens", "12000", "--layer", "project"]
-    assert main([*args, "--project-dir", str(project)]) == 0
+    assert kept_main([*args, "--project-dir", str(project)]) == 0
     capsys.readouterr()
     assert json.loads((project / ".leon" / "runtime.json").read_text()) == {
         "memory": {"compaction": {"keep_recent_tokens": 12000}}
@@ -123,8 +122,8 @@ def test_project_layer_goes_to_the_given_workspace(sample_home: Path, tmp_path: 
 
 
 def test_history_lists_versions_and_restore_puts_one_back(sample_home: Path, capsys):
-    assert main(["config", "set", SOFT, "2000", "--layer", "user"]) == 0
-    assert main(["config", "set", SOFT, "2500", "--layer", "user"]) == 0
+    assert kept_main(["config", "set", SOFT, "2000", "--layer", "user"]) == 0
+    assert kept_main(["config", "set", SOFT, "2500", "--layer", "user"]) == 0
     capsys.readouterr()
     history = cli_json(capsys, "config", "history", "--layer", "user", "--json")
     (version,) = history["versions"]

@@ -46,10 +46,12 @@ def test_an_export_the_audit_log_cannot_record_is_not_written(sample_home: Path,
     env = {
         **os.environ,
         "DASHBOARD_DATA_DIR": str(tmp_path / "var"),
-        "DASHBOARD_DB_PATH": str(tmp_path / "never-migrated.sqlite3"),
+        # Its folder would be inside a file: the dashboard's database cannot be made, so nothing is recorded.
+        "DASHBOARD_DB_PATH": str(tmp_path / "a-file" / "dashboard.sqlite3"),
     }
     env.pop("DATABASE_URL", None)
     (tmp_path / "var").mkdir()
+    (tmp_path / "a-file").write_text("not a folder")
     done = subprocess.run(
         [sys.executable, "-m", "mycel_dashboard.cli", "retention", "--heads-only", "--export", str(target)],
         capture_output=True,

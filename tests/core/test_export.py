@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -387,29 +389,59 @@ def test_unknown_thread_or_checkpoint_is_an_export_error(sample_home: Path) -> N
         _bundle(WITH_SUMMARIES, "nope")
 
 
-def test_the_export_is_not_written_when_the_audit_log_cannot_record_it(
-    sample_home: Path, tmp_path: Path
-) -> None:
-    # A fresh process with the dashboard's database at an empty file: no audit table, so no export.
-    target = tmp_path / "out.json"
+def _export_process(
+    sample_home: Path, tmp_path: Path, dashboard_db: Path
+) -> subprocess.CompletedProcess[str]:
+    """`mycel-memory export` in a fresh process, the dashboard's database at `dashboard_db`."""
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
         "LEON_DB_PATH": str(sample_home / "leon.db"),
         "MYCEL_CONFIG_HOME": str(sample_home),
-        "DASHBOARD_DB_PATH": str(tmp_path / "empty.sqlite3"),
+        "DASHBOARD_DB_PATH": str(dashboard_db),
         "DASHBOARD_DATA_DIR": str(tmp_path / "var"),
     }
-    run = subprocess.run(
-        [sys.executable, "-m", "mycel_dashboard.cli", "export", WITH_SUMMARIES, "-o", str(target)],
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mycel_dashboard.cli",
+            "export",
+            WITH_SUMMARIES,
+            "-o",
+            str(tmp_path / "out.json"),
+        ],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_the_cli_sets_up_its_audit_log_on_first_use(sample_home: Path, tmp_path: Path) -> None:
+    # A machine where the web app never ran: no dashboard database yet. The export makes it, migrated, and
+    # records itself there.
+    dashboard_db = tmp_path / "never-made" / "dashboard.sqlite3"
+    run = _export_process(sample_home, tmp_path, dashboard_db)
+    assert run.returncode == 0, run.stderr
+    assert json.loads((tmp_path / "out.json").read_text())["thread_id"] == WITH_SUMMARIES
+    with closing(sqlite3.connect(dashboard_db)) as db:
+        rows = db.execute(
+            "SELECT actor, action, result, thread_id FROM mycel_dashboard_auditentry"
+        ).fetchall()
+    assert [row[1:] for row in rows] == [("export", "applied", WITH_SUMMARIES)]
+    assert rows[0][0].startswith("cli:")
+
+
+def test_the_export_is_not_written_when_the_audit_log_cannot_record_it(
+    sample_home: Path, tmp_path: Path
+) -> None:
+    # The dashboard's database cannot be made (its folder would be inside a file): no audit, no export.
+    (tmp_path / "a-file").write_text("not a folder")
+    run = _export_process(sample_home, tmp_path, tmp_path / "a-file" / "dashboard.sqlite3")
     assert run.returncode == 2, run.stderr
     assert run.stderr.startswith("mycel-memory: error: the export was not written")
-    assert len(run.stderr.strip().splitlines()) == 1 and not target.exists()
+    assert len(run.stderr.strip().splitlines()) == 1 and not (tmp_path / "out.json").exists()
 
 
 def test_the_engine_alone_refuses_an_export_it_cannot_audit(
@@ -421,6 +453,6 @@ def test_the_engine_alone_refuses_an_export_it_cannot_audit(
     assert main(["export", WITH_SUMMARIES, "-o", str(target)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(
-        "mycel-memory: error: the export was not written: this entry point has no audit log"
+        "mycel-memory: error: refused, nothing written: this entry point has no audit log"
     )
     assert not target.exists()

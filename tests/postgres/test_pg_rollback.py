@@ -336,7 +336,8 @@ def test_cli_rollback_and_undo_over_postgres(
 ) -> None:
     import json
 
-    from memory_core.cli import main
+    from tests.support.audit import KeptAuditLog
+    from tests.support.cli import kept_main
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
@@ -345,16 +346,22 @@ def test_cli_rollback_and_undo_over_postgres(
     monkeypatch.setenv("LEON_POSTGRES_URL", pg_dev_sample)
     ids = _ids(pg_dev_sample, "agent", BREAKER_THREAD)
 
-    assert main(["rollback", BREAKER_THREAD, "--to", ids[1], "--dry-run"]) == 0
+    assert kept_main(["rollback", BREAKER_THREAD, "--to", ids[1], "--dry-run"]) == 0
     text = capsys.readouterr().out
     assert "restart Mycel's backend" in text and "dry run: nothing written" in text
     assert _ids(pg_dev_sample, "agent", BREAKER_THREAD) == ids
 
-    assert main(["rollback", BREAKER_THREAD, "--to", ids[1], "--json"]) == 0
+    audit = KeptAuditLog()
+    assert kept_main(["rollback", BREAKER_THREAD, "--to", ids[1], "--json"], audit) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["applied"] is True and DEV_RESTART_NOTE in report["warnings"]
     assert _ids(pg_dev_sample, "agent", BREAKER_THREAD)[-1] == report["new_head_checkpoint_id"]
-    assert main(["undo", BREAKER_THREAD]) == 0
+    assert kept_main(["undo", BREAKER_THREAD], audit) == 0
+    # Each write's intent was recorded before it, and its outcome after.
+    assert [(intent.action, intent.thread_id, result) for intent, result in audit.entries] == [
+        ("rollback", BREAKER_THREAD, "applied"),
+        ("undo", BREAKER_THREAD, "applied"),
+    ]
     assert f"(was {report['new_head_checkpoint_id']})" in capsys.readouterr().out
     head = saver_tuple(pg_dev_sample, "agent", BREAKER_THREAD)
     before = saver_tuple(pg_dev_sample, "agent", BREAKER_THREAD, ids[-1])

@@ -2,7 +2,8 @@
 (memory_core.cli.main), with pytest's capsys holding what it prints.
 
 The console script (mycel_dashboard.cli:main) is the same function with the dashboard's audit log as its sink,
-which only a write reaches; a test of an audited write calls it itself. A test that needs a whole process (the
+which only a write reaches; here writes go to a KeptAuditLog, and a test of the dashboard's log calls the
+console script's main itself. A test that needs a whole process (the
 exit status as a shell sees it, what gets imported, argv as bytes) runs `python -m memory_core` itself.
 """
 
@@ -13,7 +14,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from memory_core.app.audit import AuditSink
 from memory_core.cli import main
+from tests.support.audit import KeptAuditLog
 
 
 class CliRun(NamedTuple):
@@ -22,10 +25,11 @@ class CliRun(NamedTuple):
     err: str
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> CliRun:
-    """`mycel-memory ARGV`: its exit code and what it printed to stdout and to stderr."""
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str, audit: AuditSink | None = None) -> CliRun:
+    """`mycel-memory ARGV`: its exit code and what it printed to stdout and to stderr. Its audited writes
+    go to `audit` (a KeptAuditLog of its own when not given)."""
     capsys.readouterr()  # what ran before is not this command's output
-    code = main(list(argv))
+    code = main(list(argv), audit=audit if audit is not None else KeptAuditLog())
     out, err = capsys.readouterr()
     return CliRun(code, out, err)
 
@@ -36,3 +40,9 @@ def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     code, out, err = run_cli(capsys, *argv)
     assert code == 0, err
     return json.loads(out)
+
+
+def kept_main(argv: list[str], audit: KeptAuditLog | None = None) -> int:
+    """`mycel-memory ARGV`'s exit code, printing as it does; its audited writes go to `audit` (a
+    KeptAuditLog of its own when not given)."""
+    return main(argv, audit=audit if audit is not None else KeptAuditLog())

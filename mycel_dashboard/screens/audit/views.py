@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.audit.forms import AuditFilterForm, UnlockForm
+from mycel_dashboard.screens.audit.presenter import outcome_check
 from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.login_throttle import current_lockouts
 from mycel_dashboard.web.permissions import operator_required
@@ -44,6 +45,11 @@ def _filtered(values: dict[str, Any]) -> QuerySet[AuditEntry]:
 def audit_log(request: HttpRequest) -> HttpResponse:
     values = AuditFilterForm(request.GET).values()
     page = Paginator(_filtered(values), PAGE_SIZE).get_page(values["page"])
+    checks = {
+        entry.pk: outcome_check(entry.action, entry.target)
+        for entry in page
+        if entry.result == AuditEntry.Result.PENDING
+    }
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -53,6 +59,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         "results": AuditEntry.Result.choices,
         "query": query.urlencode(),
         "lockouts": current_lockouts(),
+        "outcome_checks": checks,
     }
     return render_screen(request, "audit.html", "audit-rows", context)
 

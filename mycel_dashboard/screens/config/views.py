@@ -11,6 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_core.app.audit import AuditUnavailable, audited_write
 from memory_core.app.thread_settings import project_folder
 from memory_core.config import ConfigLayerName, Severity
 from memory_core.records import ThreadRow
@@ -20,6 +21,7 @@ from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import (
     ConfigFileError,
     LoadedConfig,
+    SavedLayer,
     get_loaded_config,
     list_layer_files,
 )
@@ -239,6 +241,15 @@ def config_preview(request: HttpRequest) -> HttpResponse:
     return _panel(request, state, {"preview": preview, "refusal": refusal, "changed": state.changes})
 
 
+def _saved_state(document: Any, saved: SavedLayer) -> dict[str, Any]:
+    """What the audit row keeps after a save or a restore: the document, the file's hash, its backup."""
+    return {
+        "document": document,
+        "sha256": saved.sha256,
+        "backup": str(saved.backup) if saved.backup else None,
+    }
+
+
 def _changes_text(preview: SavePreview) -> str:
     return "; ".join(f"{c.key_path}: {c.before!r} → {c.after!r}" for c in preview.changes)
 
@@ -257,28 +268,29 @@ def config_save(request: HttpRequest) -> HttpResponse:
     if preview is None:
         trail.refused(refusal or "", target=target)
         return _panel(request, state, {"refusal": refusal}, status=400)
-    try:
-        saved = apply_layer(
-            preview.layer.path,
-            preview.document,
-            expected_sha256=state.form.expected_sha256,
-            locations=state.locations,
-            project_dir=state.project_dir,
-        )
-    except ConfigFileError as exc:
-        trail.refused(f"{exc} Proposed: {_changes_text(preview)}", target=target)
-        return _panel(request, state, {"refusal": str(exc)}, status=409)
-    trail.applied(
-        target=str(saved.path),
-        message=_changes_text(preview),
+    intent = trail.intent(
+        target=str(preview.layer.path),
+        message=f"Proposed: {_changes_text(preview)}",
         before={"document": preview.layer.file.document, "sha256": preview.sha256 or None},
-        after={
-            "document": preview.document,
-            "sha256": saved.sha256,
-            "backup": str(saved.backup) if saved.backup else None,
-        },
     )
-    response = _panel(request, state, {"saved": saved, "saved_preview": preview})
+    try:
+        done = audited_write(
+            trail.log,
+            intent,
+            lambda: apply_layer(
+                preview.layer.path,
+                preview.document,
+                expected_sha256=state.form.expected_sha256,
+                locations=state.locations,
+                project_dir=state.project_dir,
+            ),
+            outcome=lambda saved: (_changes_text(preview), _saved_state(preview.document, saved)),
+            refusals=(ConfigFileError,),
+        )
+    except (ConfigFileError, AuditUnavailable) as exc:
+        return _panel(request, state, {"refusal": str(exc)}, status=409)
+    saved = done.value
+    response = _panel(request, state, {"saved": saved, "saved_preview": preview, "unrecorded": done.note()})
     response["HX-Trigger"] = json.dumps(
         {SAVED_EVENT: {"layer": preview.layer.name.value, "path": str(saved.path)}}
     )
@@ -303,29 +315,34 @@ def config_restore(request: HttpRequest) -> HttpResponse:
         return _panel(request, state, {"refusal": "There is no project folder to restore into."}, status=400)
     layer = layers[name]
     version = form.cleaned_data["version"]
-    try:
-        saved = apply_restore(
-            layer.path,
-            version,
-            expected_sha256=form.cleaned_data["sha256"] or None,
-            locations=state.locations,
-            project_dir=state.project_dir,
-        )
-    except ConfigFileError as exc:
-        trail.refused(str(exc), target=str(layer.path))
-        return _panel(request, state, {"refusal": str(exc)}, status=409)
-    restored = layer_file(state.locations, name, project_dir=state.project_dir)
-    trail.applied(
-        target=str(saved.path),
-        message=f"restored {version}",
+    intent = trail.intent(
+        target=str(layer.path),
+        message=f"restore {version}",
         before={"document": layer.file.document, "sha256": layer.file.sha256},
-        after={
-            "document": restored.file.document if restored else {},
-            "sha256": saved.sha256,
-            "backup": str(saved.backup) if saved.backup else None,
-        },
     )
-    response = _panel(request, state, {"restored": version, "saved": saved})
+
+    def restored_state(saved: SavedLayer) -> tuple[str, dict[str, Any]]:
+        restored = layer_file(state.locations, name, project_dir=state.project_dir)
+        return f"restored {version}", _saved_state(restored.file.document if restored else {}, saved)
+
+    try:
+        done = audited_write(
+            trail.log,
+            intent,
+            lambda: apply_restore(
+                layer.path,
+                version,
+                expected_sha256=form.cleaned_data["sha256"] or None,
+                locations=state.locations,
+                project_dir=state.project_dir,
+            ),
+            outcome=restored_state,
+            refusals=(ConfigFileError,),
+        )
+    except (ConfigFileError, AuditUnavailable) as exc:
+        return _panel(request, state, {"refusal": str(exc)}, status=409)
+    saved = done.value
+    response = _panel(request, state, {"restored": version, "saved": saved, "unrecorded": done.note()})
     response["HX-Trigger"] = json.dumps({SAVED_EVENT: {"layer": name.value, "path": str(saved.path)}})
     return response
 
@@ -364,26 +381,34 @@ def _dev_save(request: HttpRequest) -> HttpResponse:
             f"{message} JSON offered.", target=target, after={"compact_json": dict(proposal.document)}
         )
         return _dev_panel(request, state, {"dev_offer": proposal, "dev_refusal": message}, status=409)
+    config_id, database = view.agent.config_id, url  # narrowed above; the write runs in a closure
+    intent = trail.intent(
+        target=f"{target} (row {config_id})",
+        message=f"Proposed: {proposal.text}",
+        before={"compact_json": dict(view.agent.compact_json or {})},
+    )
     try:
-        saved = apply_compact_json(
-            url,
-            config_id=view.agent.config_id,
-            expected_sha256=form.expected,
-            document=proposal.document,
-            timeout_s=settings.DASHBOARD_STORE_TIMEOUT_MS / 1000,
+        done = audited_write(
+            trail.log,
+            intent,
+            lambda: apply_compact_json(
+                database,
+                config_id=config_id,
+                expected_sha256=form.expected,
+                document=proposal.document,
+                timeout_s=settings.DASHBOARD_STORE_TIMEOUT_MS / 1000,
+            ),
+            outcome=lambda saved: (proposal.text, {"compact_json": dict(saved.after)}),
+            refusals=(CompactJsonRefused,),
         )
     except CompactJsonRefused as exc:
-        trail.refused(str(exc), target=target, after={"compact_json": dict(proposal.document)})
         extra: dict[str, Any] = {"dev_refusal": str(exc)}
         if exc.offer_json:
             extra["dev_offer"] = proposal
         return _dev_panel(request, state, extra, status=409)
-    trail.applied(
-        target=f"{target} (row {saved.config_id})",
-        message=proposal.text,
-        before={"compact_json": saved.before},
-        after={"compact_json": dict(saved.after)},
-    )
+    except AuditUnavailable as exc:
+        return _dev_panel(request, state, {"dev_refusal": str(exc)}, status=409)
+    saved = done.value
     state = _state(request.POST)  # read back: the page shows what the database now holds
     response = _dev_panel(request, state, {"dev_saved": saved}, status=200)
     response["HX-Trigger"] = json.dumps({SAVED_EVENT: {"layer": "agent", "path": target}})

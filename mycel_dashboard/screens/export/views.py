@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
+from memory_core.app.audit import AuditUnavailable
 from memory_core.app.export import ExportError, export_bundle, export_filename, export_summary, export_text
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.export.forms import ExportForm
@@ -44,11 +45,14 @@ def thread_export(request: HttpRequest, thread_id: str) -> HttpResponse:
         return _said(f"Not exported: the stores could not be read ({exc})", 409)
     name = export_filename(thread_id, fmt, checkpoint)
     summary = export_summary(bundle, fmt)
-    trail.applied(
-        target=bundle["checkpoint_id"],
-        message=f"thread exported as {fmt} ({name}): {summary['messages']} messages",
-        after=summary,
-    )
+    try:  # recorded before anything leaves: an export the log cannot record is not served
+        trail.applied(
+            target=bundle["checkpoint_id"],
+            message=f"thread exported as {fmt} ({name}): {summary['messages']} messages",
+            after=summary,
+        )
+    except AuditUnavailable as exc:
+        return _said(f"Not exported: {exc}", 503)
     response = HttpResponse(export_text(bundle, fmt), content_type=_CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["HX-Trigger"] = "audit-changed"

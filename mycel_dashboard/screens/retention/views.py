@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_core.app.audit import AuditUnavailable
 from memory_core.app.retention import RetentionDryRun, retention_dry_run
 from memory_core.footprint.retention import (
     ALWAYS_KEPT,
@@ -111,11 +112,14 @@ def retention_export(request: HttpRequest) -> HttpResponse:
         trail.failed(str(exc), after=summary)
         return _screen(request, form, policy, [str(exc)], status=409)
     name = f"mycel-retention-{timezone.now():%Y%m%d-%H%M%S}.sql"
-    trail.applied(
-        target=name,
-        message=f"retention script exported: {run.plan.drops:,} checkpoints to drop, {run.plan.frees_bytes:,} bytes",
-        after=summary,
-    )
+    try:  # recorded before anything leaves: an export the log cannot record is not served
+        trail.applied(
+            target=name,
+            message=f"retention script exported: {run.plan.drops:,} checkpoints to drop, {run.plan.frees_bytes:,} bytes",
+            after=summary,
+        )
+    except AuditUnavailable as exc:
+        return _screen(request, form, policy, [f"Not exported: {exc}"], status=503)
     response = HttpResponse(script, content_type="application/sql; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["HX-Trigger"] = "audit-changed"

@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_core.app.audit import AuditUnavailable, audited_write
 from memory_core.app.errors import UnknownThread
 from memory_core.app.rollback import (
     CheckpointsUnreadable,
@@ -98,25 +99,27 @@ def _apply(request: HttpRequest, thread_id: str, checkpoint_id: str | None) -> H
         return _screen(
             request, impact, thread_id=thread_id, refused="The confirmation was malformed.", status=400
         )
-    before = impact_as_dict(impact)
+    intent = trail.intent(target=impact.target_checkpoint_id, before=impact_as_dict(impact))
     try:
-        applied = apply_rollback(
-            source.locations,
-            impact,
-            actor=request.user.get_username(),
-            force=form.cleaned_data["force"],
-            reader=reader,
-            confirmed_fingerprint=form.cleaned_data["fingerprint"],
+        done = audited_write(
+            trail.log,
+            intent,
+            lambda: apply_rollback(
+                source.locations,
+                impact,
+                actor=request.user.get_username(),
+                force=form.cleaned_data["force"],
+                reader=reader,
+                confirmed_fingerprint=form.cleaned_data["fingerprint"],
+            ),
+            outcome=lambda applied: (f"new head {applied.new_head_checkpoint_id}", applied_as_dict(applied)),
+            refusals=(RollbackRefused,),
         )
-    except RollbackRefused as exc:
-        trail.refused(str(exc), target=impact.target_checkpoint_id, before=before)
+    except (RollbackRefused, AuditUnavailable) as exc:
         return _screen(request, impact, thread_id=thread_id, refused=str(exc), status=409)
-    trail.applied(
-        target=impact.target_checkpoint_id,
-        message=f"new head {applied.new_head_checkpoint_id}",
-        before=before,
-        after=applied_as_dict(applied),
-    )
+    applied = done.value
+    if done.note():
+        messages.warning(request, str(done.note()))
     verb = "Undone" if checkpoint_id is None else "Rolled back"
     messages.success(
         request,
