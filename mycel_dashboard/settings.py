@@ -138,7 +138,11 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": str(DASHBOARD_DB_PATH),
-            "OPTIONS": {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"},
+            # How long a write waits for another process's write lock (SQLite's busy timeout).
+            "OPTIONS": {
+                "timeout": env_seconds("DASHBOARD_DB_TIMEOUT_S", 20.0),
+                "init_command": "PRAGMA journal_mode=WAL;",
+            },
             "CONN_MAX_AGE": 600,
             "CONN_HEALTH_CHECKS": True,
         }
