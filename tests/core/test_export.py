@@ -452,7 +452,5 @@ def test_the_engine_alone_refuses_an_export_it_cannot_audit(
     target = tmp_path / "out.json"
     assert main(["export", WITH_SUMMARIES, "-o", str(target)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(
-        "mycel-memory: error: refused, nothing written: this entry point has no audit log"
-    )
+    assert err.startswith("mycel-memory: error: refused, nothing written: this entry point has no audit log")
     assert not target.exists()
