@@ -15,6 +15,7 @@ from pathlib import Path
 from memory_core.records import SpillFile
 from memory_core.spill_notice import SPILL_FOLDER, spill_notice
 from memory_core.stores.confined import NotConfined, read_confined
+from memory_core.stores.rows import masked
 
 MAX_SPILL_BYTES = 20_000_000
 _NAME_BYTES = 251  # a file name is at most 255 bytes, and Mycel adds ".txt"
@@ -81,5 +82,5 @@ def read_spill(path: Path, tool_call_id: str) -> SpillFile:
         return SpillFile(tool_call_id, path, 0, None, f"refused: {exc}")
     except OSError as exc:
         return SpillFile(tool_call_id, path, 0, None, f"cannot read: {exc.strerror or exc}")
-    text = data.decode("utf-8", "replace")
+    text = masked(data.decode("utf-8", "replace"))  # a tool's whole output: a key it printed is masked too
     return SpillFile(tool_call_id, path, size, text, "shown truncated" if size > MAX_SPILL_BYTES else None)
