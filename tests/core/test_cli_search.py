@@ -8,14 +8,13 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from memory_core import memo
 from memory_core.app.search import search
 from memory_core.cli import main
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_list.derived import default_folder
 from tests.core.store_builders import build_thread, point_locations
 from tests.dashboard.planting import plant_thread
-from tests.support.mycel_env import point_env_at
+from tests.support.mycel_env import empty_home
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -26,11 +25,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "mycel"
-    folder.mkdir()
-    point_env_at(monkeypatch, folder)
-    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "cache"))
-    memo.reset()
+    folder = empty_home(monkeypatch, tmp_path)
     plant_thread(
         folder / "leon.db",
         "t-ops",

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from memory_core import memo
 from memory_core.demo.graph import RunEventsTableRow
 from memory_core.demo.tables import (
     MemberRow,
@@ -30,7 +29,7 @@ from memory_core.demo.tools import FileOperationsTableRow
 from mycel_dashboard.cli import main as dashboard_cli
 from tests.core.store_builders import build_thread
 from tests.support.cli import run_cli
-from tests.support.mycel_env import point_env_at
+from tests.support.mycel_env import empty_home
 
 AGENT = "m_sideTexts"
 THREAD = f"{AGENT}-1"
@@ -51,11 +50,7 @@ def _found(text: str) -> list[str]:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "mycel"
-    folder.mkdir()
-    point_env_at(monkeypatch, folder)
-    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "cache"))
-    memo.reset()
+    folder = empty_home(monkeypatch, tmp_path)
     build_thread(folder / "leon.db", THREAD, turns=3)
     now = 1_767_225_600.0
     write_threads_table(

@@ -16,7 +16,7 @@ from memory_core.cli.reading import open_reader
 from memory_core.stores import checkpoints
 from mycel_dashboard.cli import main
 from tests.dashboard.planting import plant_env_dump
-from tests.support.mycel_env import point_env_at
+from tests.support.mycel_env import empty_home
 
 KEY = "sk-proj-PrintedByEnv0123456789ab"
 TOKEN = "hdr-token-0099887766"
@@ -26,11 +26,7 @@ THREAD = "t-env"
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "mycel"
-    folder.mkdir()
-    point_env_at(monkeypatch, folder)
-    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "cache"))
-    memo.reset()
+    folder = empty_home(monkeypatch, tmp_path)
     plant_env_dump(folder / "leon.db", THREAD, key=KEY, output=OUTPUT)
     assert KEY.encode() in (folder / "leon.db").read_bytes()  # Mycel's file keeps it; we only read
     return folder

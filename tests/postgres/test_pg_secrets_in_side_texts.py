@@ -15,6 +15,7 @@ from django.urls import reverse
 from memory_core import memo
 from mycel_dashboard.api.tokens import create_token
 from tests.support.cli import run_cli
+from tests.support.mycel_env import point_env_at_postgres
 
 SECRETS = {
     "OPENAI_API_KEY=": "sk-pgside-openai-8001aa",
@@ -49,12 +50,7 @@ def planted(pg_dev_demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str
             "UPDATE agent.file_operations SET after_content = %s WHERE thread_id = %s",
             (PRINTED, thread.thread_id),
         )
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "facts"))
-    for name in ("LEON_DB_PATH", "LEON_SANDBOX_DB_PATH", "LEON_QUEUE_DB_PATH"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("MYCEL_CONFIG_HOME", str(tmp_path))
-    monkeypatch.setenv("LEON_POSTGRES_URL", url)
+    point_env_at_postgres(monkeypatch, tmp_path, url)
     memo.reset()
     return thread.thread_id
 

@@ -39,3 +39,16 @@ def point_env_at_postgres(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: 
     monkeypatch.setenv("LEON_POSTGRES_URL", url)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+
+
+def empty_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A new, empty data home folder with Mycel's environment and our facts cache pointed at it, and no
+    memo kept from an earlier test: a test then writes the threads it needs into it."""
+    from memory_core import memo
+
+    folder = tmp_path / "mycel"
+    folder.mkdir()
+    point_env_at(monkeypatch, folder)
+    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "cache"))
+    memo.reset()
+    return folder
