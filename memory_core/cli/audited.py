@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory_core.app.audit import Audited, AuditRecord, audited_write, shell_actor
+from memory_core.cli.common import CliError
 from memory_core.cli.reading import warn_lines
 from memory_core.cli.table import printable
 
@@ -64,8 +65,6 @@ def write_text_audited(
     try:
         run_audited(args, intent, write, outcome=lambda _: (message, summary))
     except OSError as exc:
-        from memory_core.cli.common import CliError
-
         raise CliError(f"cannot write {printable(str(output))}: {exc.strerror or exc}") from None
     if not to_stdout:
         print(f"mycel-memory: wrote {printable(where)} (recorded in the audit log)", file=sys.stderr)
