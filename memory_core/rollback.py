@@ -42,6 +42,19 @@ class CheckpointCopy:
     reactivate_summary_ids: tuple[str, ...] = ()
     force: bool = False
 
+    def writer_arguments(self) -> dict[str, Any]:
+        """What both engines' writers take, by keyword (each adds where it writes; PostgreSQL the force)."""
+        return {
+            "summary_db": self.summary_db,
+            "thread_id": self.thread_id,
+            "target_checkpoint_id": self.target_checkpoint_id,
+            "expected_fingerprint": self.expected_fingerprint,
+            "actor": self.actor,
+            "action": self.action,
+            "deactivate_summary_ids": self.deactivate_summary_ids,
+            "reactivate_summary_ids": self.reactivate_summary_ids,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class RollbackApplied:

@@ -132,15 +132,8 @@ class PostgresBackend:
             raise RollbackRefused(f"{reasons}; nothing was written")
         return apply_postgres_checkpoint_copy(
             PostgresTarget(self.url, tuple(layouts)),
-            summary_db=copy.summary_db,
-            thread_id=copy.thread_id,
-            target_checkpoint_id=copy.target_checkpoint_id,
-            expected_fingerprint=copy.expected_fingerprint,
-            actor=copy.actor,
-            action=copy.action,
-            deactivate_summary_ids=copy.deactivate_summary_ids,
-            reactivate_summary_ids=copy.reactivate_summary_ids,
             force=copy.force,
+            **copy.writer_arguments(),
         )
 
     def checkpoint_location(self) -> CheckpointLocation:

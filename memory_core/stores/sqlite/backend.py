@@ -125,17 +125,7 @@ class SqliteBackend:
         from memory_core.stores.write.rollback_writer import apply_checkpoint_copy  # LangGraph: writes only
 
         # No force here: whether the thread runs is read from the head's age before (RollbackImpact).
-        return apply_checkpoint_copy(
-            main_db=self.locations.main,
-            summary_db=copy.summary_db,
-            thread_id=copy.thread_id,
-            target_checkpoint_id=copy.target_checkpoint_id,
-            expected_fingerprint=copy.expected_fingerprint,
-            actor=copy.actor,
-            action=copy.action,
-            deactivate_summary_ids=copy.deactivate_summary_ids,
-            reactivate_summary_ids=copy.reactivate_summary_ids,
-        )
+        return apply_checkpoint_copy(main_db=self.locations.main, **copy.writer_arguments())
 
     def checkpoint_location(self) -> CheckpointLocation:
         return CheckpointLocation("sqlite", str(self.locations.main))
