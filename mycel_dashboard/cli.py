@@ -39,11 +39,7 @@ class ShellAuditLog:
             self._log = _dashboard_log()
         except Exception as exc:  # noqa: BLE001 - whatever stops the log from opening, it is one line
             first = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-            what = "export" if intent.action.endswith("export") else intent.action.replace("_", " ")
-            raise AuditUnavailable(
-                f"the {what} was not written: the dashboard's audit log cannot record it ({first}; "
-                "set DASHBOARD_DB_PATH or DATABASE_URL to a database it can write)"
-            ) from None
+            raise AuditUnavailable.refusing(intent, first) from None
         return self._log
 
 

@@ -40,6 +40,15 @@ class AuditRecord:
 class AuditUnavailable(AppError):
     """The audit log could not record an entry."""
 
+    @classmethod
+    def refusing(cls, intent: AuditRecord, reason: str) -> AuditUnavailable:
+        """The write `intent` names was refused: its intent could not be recorded, for `reason`."""
+        what = "export" if intent.action.endswith("export") else intent.action.replace("_", " ")
+        return cls(
+            f"the {what} was not written: the dashboard's audit log cannot record it ({reason}; check that "
+            "its database is writable and migrated: DASHBOARD_DB_PATH / DATABASE_URL)"
+        )
+
 
 class AuditSink(Protocol):
     def begin(self, intent: AuditRecord) -> Hashable:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memory_core.ids import printable
 from memory_core.records import StoreProblem
 
 
@@ -32,6 +33,11 @@ class UnknownThread(AppError):
     def __init__(self, message: str, *, problems: Sequence[StoreProblem] = ()) -> None:
         super().__init__(message)
         self.problems = list(problems)
+
+    @classmethod
+    def named(cls, thread_id: str, problems: Sequence[StoreProblem] = ()) -> UnknownThread:
+        """The one way to say that no store has `thread_id` (shown escaped: ids are arbitrary text)."""
+        return cls(f"unknown thread {printable(repr(thread_id))}: no Mycel store has it", problems=problems)
 
 
 class StoreUnreadable(AppError):

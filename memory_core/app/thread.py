@@ -17,7 +17,6 @@ from memory_core.call_record.as_json import call_json, dev_call_json, settings_j
 from memory_core.call_record.calls import RecordedCall, checkpoints_holding
 from memory_core.call_record.evidence import Configured
 from memory_core.family import build_family, registered_only_rows
-from memory_core.ids import printable
 from memory_core.memo import digest
 from memory_core.messages import Message
 from memory_core.records import (
@@ -44,9 +43,7 @@ def find_thread(reader: MycelReader, thread_id: str) -> ThreadRow:
     if found.value is not None:
         refuse_unreadable(found.problems)
     if found.value is None:
-        raise UnknownThread(
-            f"unknown thread {printable(repr(thread_id))}: no Mycel store has it", problems=found.problems
-        )
+        raise UnknownThread.named(thread_id, found.problems)
     return found.value
 
 
@@ -220,10 +217,7 @@ def thread_detail(reader: MycelReader, thread_id: str, *, rules: RulesProfile | 
     # A failed registration is a thread only the registry knows: shown with no checkpoints.
     registered = registered_only_rows([a for a in agents.value if a.thread_id == thread_id], ())
     if found.value is None and not registered:
-        raise UnknownThread(
-            f"unknown thread {printable(repr(thread_id))}: no Mycel store has it",
-            problems=[*found.problems, *agents.problems],
-        )
+        raise UnknownThread.named(thread_id, [*found.problems, *agents.problems])
     refuse_unreadable(found.problems)  # a row other stores know says nothing of its checkpoints
     row = found.value or registered[0]
     facts = thread_facts(reader, row, rules=rules)

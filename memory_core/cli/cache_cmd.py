@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from memory_core.app.cost import pricing_of
+from memory_core.app.errors import UnknownThread
 from memory_core.app.prompt_cache import (
     Propose,
     fleet_cache,
@@ -20,12 +21,11 @@ from memory_core.app.prompt_cache import (
     thread_json,
 )
 from memory_core.app.status import require_data
-from memory_core.cli.common import CliError, print_json
+from memory_core.cli.common import print_json
 from memory_core.cli.plan import settings_from_flags
 from memory_core.cli.reading import open_reader, warn, warn_lines
 from memory_core.cli.table import print_table, short_id
 from memory_core.economics.prompt_cache import CAUSES, Cause
-from memory_core.ids import printable
 from memory_core.memory_settings import MemorySettings
 
 SETTING_FLAGS = (
@@ -69,7 +69,7 @@ def run_cache(args: argparse.Namespace) -> int:
     found = reader.get_thread(args.thread_id)
     if found.value is None or found.value.head_checkpoint_id is None:
         warn(found.problems)
-        raise CliError(f"unknown thread {printable(repr(args.thread_id))}: no Mycel store has it")
+        raise UnknownThread.named(args.thread_id)
     cache = thread_cache(reader, found.value, book=pricing.book, propose=propose)
     warn(cache.problems)
     document = thread_json(cache, pricing)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from memory_core.app.errors import UnknownThread
 from memory_core.app.inputs import parse_bounded
 from memory_core.app.status import refuse_unreadable, require_data
 from memory_core.app.storage import (
@@ -17,7 +18,7 @@ from memory_core.app.storage import (
     thread_storage,
     thread_storage_as_json,
 )
-from memory_core.cli.common import CliError, print_json
+from memory_core.cli.common import print_json
 from memory_core.cli.reading import open_reader, warn
 from memory_core.cli.table import print_table, printable, short_id
 
@@ -102,7 +103,7 @@ def _one_thread(reader: Any, thread_id: str, turns: int, *, as_json: bool) -> in
     warn(found.problems)
     detail = found.value
     if detail is None:
-        raise CliError(f"unknown thread {printable(repr(thread_id))}: no Mycel store has it")
+        raise UnknownThread.named(thread_id)
     data = thread_storage_as_json(detail, found.problems)
     if as_json:
         print_json(data)

@@ -34,11 +34,7 @@ class AuditLog:
         try:
             entry = self._create(intent, AuditEntry.Result.PENDING)
         except DatabaseError as exc:
-            what = "export" if intent.action.endswith("export") else intent.action.replace("_", " ")
-            raise AuditUnavailable(
-                f"the {what} was not written: the dashboard's audit log cannot record it ({_reason(exc)}; "
-                "check that its database is writable and migrated: DASHBOARD_DB_PATH / DATABASE_URL)"
-            ) from None
+            raise AuditUnavailable.refusing(intent, _reason(exc)) from None
         return entry.pk
 
     def end(self, ticket: Hashable, result: AuditResult, *, message: str, after: Mapping[str, Any]) -> None:
