@@ -267,7 +267,8 @@ def run_history(args: argparse.Namespace) -> int:
                         "version": e.path.name,
                         "saved_at": e.saved_at.isoformat(),
                         "size": e.size,
-                        "sha256": e.sha256,
+                        "sha256": None if e.absent else e.sha256,
+                        "absent": e.absent,
                     }
                     for e in entries
                 ],
@@ -277,9 +278,12 @@ def run_history(args: argparse.Namespace) -> int:
     if not entries:
         print(f"no earlier versions of {layer.path}")
     for entry in entries:
-        print(
-            f"{entry.path.name}  {entry.saved_at:%Y-%m-%d %H:%M:%S} UTC  {entry.size:>7} bytes  {entry.sha256[:12]}"
+        what = (
+            "no file (the next save created it)"
+            if entry.absent
+            else f"{entry.size:>7} bytes  {entry.sha256[:12]}"
         )
+        print(f"{entry.path.name}  {entry.saved_at:%Y-%m-%d %H:%M:%S} UTC  {what}")
     return 0
 
 

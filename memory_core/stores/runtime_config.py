@@ -32,6 +32,9 @@ RUNTIME_FILE = "runtime.json"
 HISTORY_DIR = ".history"
 BACKUP_PREFIX = f"{RUNTIME_FILE}.bak-"
 STAMP_FORMAT = "%Y%m%dT%H%M%S"
+STAMP_LENGTH = len("20261204T205500")
+# An empty version named so says the file did not exist until that save: the past can read "no file".
+ABSENT_SUFFIX = ".absent"
 
 
 class ConfigFileError(Exception):
@@ -80,8 +83,8 @@ class LoadedConfig:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SavedLayer:
     path: Path
-    sha256: str
-    backup: Path | None  # None when the file did not exist before
+    sha256: str | None  # of what was written; None when the layer went back to no file
+    backup: Path  # the replaced version in .history/ (an empty `.absent` marker when there was no file)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,6 +93,7 @@ class HistoryEntry:
     saved_at: datetime  # when the version was replaced (from the backup's name)
     size: int
     sha256: str
+    absent: bool = False  # the version was "no file": the save at saved_at created it
 
 
 def sha256_of(data: bytes) -> str:
@@ -257,16 +261,23 @@ def list_history(path: Path) -> tuple[HistoryEntry, ...]:
     for candidate in candidates:
         if not candidate.name.startswith(BACKUP_PREFIX):
             continue
-        stamp = candidate.name.removeprefix(BACKUP_PREFIX).split("-")[0]
+        stamp = candidate.name.removeprefix(BACKUP_PREFIX)[:STAMP_LENGTH]
+        absent = candidate.name.endswith(ABSENT_SUFFIX)
         try:
             saved_at = datetime.strptime(stamp, STAMP_FORMAT).replace(tzinfo=UTC)
             data, _ = read_confined(path.parent, (HISTORY_DIR, candidate.name))
+            written = candidate.lstat().st_mtime_ns
         except (ValueError, OSError):
             continue
-        entries.append(
-            HistoryEntry(path=candidate, saved_at=saved_at, size=len(data), sha256=sha256_of(data))
+        if absent and data:
+            continue  # a marker holds nothing; one that does is not ours
+        entry = HistoryEntry(
+            path=candidate, saved_at=saved_at, size=len(data), sha256=sha256_of(data), absent=absent
         )
-    return tuple(sorted(entries, key=lambda e: (e.saved_at, e.path.name), reverse=True))
+        entries.append((written, entry))
+    # Two saves in one second share a stamp: the order they were written in decides.
+    ordered = sorted(entries, key=lambda pair: (pair[1].saved_at, pair[0], pair[1].path.name), reverse=True)
+    return tuple(entry for _, entry in ordered)
 
 
 def history_version(path: Path, version: str) -> Path:
@@ -283,6 +294,8 @@ def read_history_version(path: Path, version: str) -> JsonFile:
     where = history_version(path, version)
     try:
         data, _ = read_confined(path.parent, (HISTORY_DIR, version))
+        if version.endswith(ABSENT_SUFFIX) and not data:
+            return JsonFile(path=where, exists=False, document={}, sha256=None)
     except NotConfined as exc:
         raise ConfigFileError(f"Refusing {where}: {exc}. Nothing was changed.") from None
     except OSError as exc:

@@ -126,14 +126,15 @@ def test_history_lists_versions_and_restore_puts_one_back(sample_home: Path, cap
     assert kept_main(["config", "set", SOFT, "2500", "--layer", "user"]) == 0
     capsys.readouterr()
     history = cli_json(capsys, "config", "history", "--layer", "user", "--json")
-    (version,) = history["versions"]
-    assert version["version"].startswith("runtime.json.bak-")
+    version, no_file = history["versions"]  # newest first: the 2000 version, then "no file"
+    assert version["version"].startswith("runtime.json.bak-") and not version["absent"]
+    assert no_file["absent"] and no_file["version"].endswith(".absent") and no_file["sha256"] is None
     data = cli_json(capsys, "config", "restore", version["version"], "--layer", "user", "--json")
     assert data["restored"] == version["version"]
     assert json.loads((sample_home / "runtime.json").read_text()) == {
         "memory": {"pruning": {"soft_trim_chars": 2000}}
     }
-    assert len(cli_json(capsys, "config", "history", "--layer", "user", "--json")["versions"]) == 2
+    assert len(cli_json(capsys, "config", "history", "--layer", "user", "--json")["versions"]) == 3
 
 
 def test_restore_of_an_unknown_version_is_refused(sample_home: Path, capsys):

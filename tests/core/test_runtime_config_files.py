@@ -63,11 +63,26 @@ def test_save_keeps_timestamped_backup_of_previous_version(isolated_mycel_home: 
     assert history[0].sha256 == sha256_of(before)
 
 
-def test_first_save_creates_file_without_backup(isolated_mycel_home: Path) -> None:
+def test_first_save_creates_the_file_and_remembers_there_was_none(isolated_mycel_home: Path) -> None:
     path = isolated_mycel_home / "runtime.json"
-    saved = apply_layer(path, {"runtime": {"context_limit": 9000}}, expected_sha256=None)
-    assert saved.backup is None
+    saved = apply_layer(path, {"runtime": {"context_limit": 9000}}, expected_sha256=None, now=T0)
+    assert saved.backup == path.parent / ".history" / "runtime.json.bak-20261130T100000.absent"
+    assert saved.backup.read_bytes() == b""
     assert json.loads(path.read_text(encoding="utf-8")) == {"runtime": {"context_limit": 9000}}
+    [entry] = list_history(path)
+    assert entry.absent and entry.saved_at == T0 and entry.size == 0
+
+
+def test_restoring_the_no_file_version_removes_the_file_and_keeps_it(isolated_mycel_home: Path) -> None:
+    path = isolated_mycel_home / "runtime.json"
+    saved = apply_layer(path, {"runtime": {"context_limit": 9000}}, expected_sha256=None, now=T0)
+    written = path.read_bytes()
+    restored = apply_restore(path, saved.backup.name, expected_sha256=sha256_of(written), now=T1)
+    assert not path.exists() and restored.sha256 is None
+    assert restored.backup.read_bytes() == written  # the removed version can be put back in turn
+    assert [e.absent for e in list_history(path)] == [False, True]
+    apply_restore(path, restored.backup.name, expected_sha256=None, now=T1)
+    assert path.read_bytes() == json.dumps(json.loads(written), indent=2).encode() + b"\n"
 
 
 def test_hand_edit_since_reading_is_detected_and_nothing_written(isolated_mycel_home: Path) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from memory_core.config import contains_redaction
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.runtime_config import (
+    ABSENT_SUFFIX,
     BACKUP_PREFIX,
     HISTORY_DIR,
     RUNTIME_FILE,
@@ -90,7 +91,9 @@ def _atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> None
     _fsync_dir(target.parent)
 
 
-def _write_backup(target: Path, data: bytes, now: datetime) -> Path:
+def _write_backup(target: Path, data: bytes | None, now: datetime) -> Path:
+    """Keep the version a save replaces in .history/; `None` (no file yet) leaves an empty marker, so the
+    history can say the file did not exist before this save."""
     history = target.parent / HISTORY_DIR
     if history.is_symlink():
         # A linked .history would receive the current file (secrets and all) wherever the link points.
@@ -104,12 +107,13 @@ def _write_backup(target: Path, data: bytes, now: datetime) -> Path:
             f"Cannot keep a backup in {history}: {exc.strerror or exc}. Nothing was changed."
         ) from exc
     stamp = now.strftime(STAMP_FORMAT)
-    backup = history / f"{BACKUP_PREFIX}{stamp}"
+    suffix = ABSENT_SUFFIX if data is None else ""
+    backup = history / f"{BACKUP_PREFIX}{stamp}{suffix}"
     counter = 1
     while backup.exists():
         counter += 1
-        backup = history / f"{BACKUP_PREFIX}{stamp}-{counter}"
-    _atomic_write(backup, data)
+        backup = history / f"{BACKUP_PREFIX}{stamp}-{counter}{suffix}"
+    _atomic_write(backup, data or b"")
     return backup
 
 
@@ -192,7 +196,7 @@ def apply_layer(
             )
         data = (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         when = now or datetime.now(UTC)
-        backup = _write_backup(target, current, when) if current is not None else None
+        backup = _write_backup(target, current, when)
         mode = target.stat().st_mode & 0o777 if current is not None else None
         _atomic_write(target, data, mode=mode)
     return SavedLayer(path=target, sha256=sha256_of(data), backup=backup)
@@ -216,6 +220,8 @@ def apply_restore(
     restored = read_history_version(path, version)
     if restored.problems:
         raise ConfigFileError(restored.problems[0].message)
+    if not restored.exists:
+        return _remove_layer(path, expected_sha256=expected_sha256, now=now)
     return apply_layer(
         path,
         restored.document,
@@ -224,3 +230,25 @@ def apply_restore(
         project_dir=project_dir,
         now=now,
     )
+
+
+def _remove_layer(path: Path, *, expected_sha256: str | None, now: datetime | None) -> SavedLayer:
+    """Back to "no file": the current version goes to .history/ first, so this too can be undone."""
+    with _saves_serialised(path.parent):
+        try:
+            current = path.read_bytes()
+        except FileNotFoundError:
+            raise ConfigFileError(f"{path} does not exist: there is nothing to remove.") from None
+        except OSError as exc:
+            raise ConfigFileError(f"Cannot read {path} before removing it: {exc.strerror or exc}.") from exc
+        if sha256_of(current) != expected_sha256:
+            raise ConfigFileError(
+                f"{path} was edited by hand since you opened it; reload to see the changes."
+            )
+        backup = _write_backup(path, current, now or datetime.now(UTC))
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise ConfigFileError(f"Could not remove {path}: {exc.strerror or exc}.") from exc
+        _fsync_dir(path.parent)
+    return SavedLayer(path=path, sha256=None, backup=backup)
