@@ -70,3 +70,61 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… {self.user} {self.scope}{' revoked' if self.revoked_at else ''}"
+
+
+class FleetThread(models.Model):
+    """One thread's facts in the fleet index (memory_core/app/fleet_index.py): what the Threads list sorts,
+    filters and counts by, kept under the thread's head checkpoint and the index's version."""
+
+    store = models.CharField(max_length=64)  # the checkpoint store's digest (fleet_index.store_name)
+    thread_id = models.TextField()
+    head_checkpoint_id = models.TextField(null=True)  # noqa: DJ001 - a thread with no checkpoint has none
+    checkpoints = models.IntegerField()
+    version = models.CharField(max_length=120)
+    updated_at = models.DateTimeField(null=True)
+    # In lower case; NULL when empty, so it sorts last whichever the direction (as the list in memory).
+    name_key = models.TextField(null=True)  # noqa: DJ001
+    model_key = models.TextField(null=True)  # noqa: DJ001
+    messages = models.IntegerField()
+    bytes_on_disk = models.BigIntegerField()
+    estimated_tokens = models.BigIntegerField(null=True)
+    context_limit = models.BigIntegerField()
+    fill = models.FloatField(null=True)
+    pruned = models.BooleanField(default=False)
+    flags = models.CharField(max_length=120)  # ",compacted,pruned," — a LIKE finds one
+    flag_count = models.SmallIntegerField()
+    row = models.JSONField()  # the list's row as the reader derived it
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["store", "thread_id"], name="fleet_thread_unique")]
+        indexes = [
+            models.Index(fields=["store", "updated_at", "thread_id"], name="fleet_by_updated"),
+            models.Index(fields=["store", "fill", "thread_id"], name="fleet_by_fill"),
+            models.Index(fields=["store", "bytes_on_disk", "thread_id"], name="fleet_by_bytes"),
+            models.Index(fields=["store", "messages", "thread_id"], name="fleet_by_messages"),
+            models.Index(fields=["store", "checkpoints", "thread_id"], name="fleet_by_checkpoints"),
+            models.Index(fields=["store", "name_key", "thread_id"], name="fleet_by_name"),
+            models.Index(fields=["store", "model_key", "thread_id"], name="fleet_by_model"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.thread_id} @ {self.head_checkpoint_id}"
+
+
+class FleetIndexState(models.Model):
+    """Where the fleet index of one store stands, and its builder's lease (the lock on SQLite)."""
+
+    store = models.CharField(max_length=64, unique=True)
+    version = models.CharField(max_length=120)
+    complete = models.BooleanField(default=False)
+    watermark = models.TextField(null=True)  # noqa: DJ001 - no head seen yet
+    done = models.IntegerField(default=0)
+    total = models.IntegerField(default=0)
+    started_at = models.DateTimeField(null=True)
+    finished_at = models.DateTimeField(null=True)
+    error = models.TextField(blank=True)
+    builder = models.CharField(max_length=120, blank=True)  # who holds the lease (host:pid:thread)
+    lease_until = models.DateTimeField(null=True)
+
+    def __str__(self) -> str:
+        return f"{self.store} {self.version} {'complete' if self.complete else f'{self.done}/{self.total}'}"

@@ -262,3 +262,12 @@ DASHBOARD_FLEET_BUDGET_S = env_seconds("DASHBOARD_FLEET_BUDGET_S", 20.0)
 DASHBOARD_DEMO_HOME = Path(os.environ.get("DASHBOARD_DEMO_HOME", DASHBOARD_DATA_DIR / "demo-home"))
 # Roles: viewers read; operators may act (rollback, config saves). Superusers are operators.
 DASHBOARD_OPERATOR_GROUP = "operators"
+
+# The fleet index (memory_core/app/fleet_index.py): the Threads list of a fleet of this many threads or
+# more is sorted, filtered and paged in the dashboard's database; a smaller one is listed in memory.
+DASHBOARD_FLEET_INDEX_FROM = env_int("DASHBOARD_FLEET_INDEX_FROM", 5000)
+# Whether the server builds the index in a background thread when a look finds it missing or behind
+# (off: only `manage.py build_fleet_index` builds it).
+DASHBOARD_FLEET_INDEX_BACKGROUND = os.environ.get("DASHBOARD_FLEET_INDEX_BACKGROUND", "1") != "0"
+# The builder's time limit for one read of the whole fleet (the list's reads keep DASHBOARD_STORE_TIMEOUT_MS).
+DASHBOARD_FLEET_INDEX_TIMEOUT_S = env_seconds("DASHBOARD_FLEET_INDEX_TIMEOUT_S", 600.0)

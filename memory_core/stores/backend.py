@@ -41,6 +41,7 @@ from memory_core.stores.thread_list.derived import DerivedFacts
 
 Payload = tuple[str | None, bytes | None]  # a checkpoint's serde type and bytes; (None, None) when absent
 Metadata = dict[str, tuple[Mapping[str, Any], str | None]]  # by checkpoint id: redacted metadata, or why not
+ThreadHead = tuple[str, int, str]  # thread id, root checkpoint count, head (newest) checkpoint id
 
 
 class KnownBytes(Protocol):
@@ -175,6 +176,18 @@ class StoreBackend(Protocol):
         self, heads: Sequence[tuple[str, str]], problems: list[StoreProblem]
     ) -> Iterator[tuple[str, str, Payload]]:
         """(thread id, checkpoint id, payload) for many (thread id, checkpoint id) pairs in one read."""
+        ...
+
+    def thread_heads(self, problems: list[StoreProblem], *, since: str | None = None) -> list[ThreadHead]:
+        """(thread id, root checkpoint count, head id) of every thread with a root checkpoint newer than
+        `since` (every thread when None), in one query over the checkpoints' keys, with no row cap."""
+        ...
+
+    def newest_heads(
+        self, problems: list[StoreProblem], *, limit: int, offset: int, by_id: bool, descending: bool
+    ) -> tuple[int, list[ThreadHead]]:
+        """How many threads have checkpoints, and one page of them ordered by head id (newest activity)
+        or by thread id: what SQL alone can sort."""
         ...
 
     def checkpoints(

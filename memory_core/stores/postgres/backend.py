@@ -34,11 +34,12 @@ from memory_core.records import (
     ThreadRow,
 )
 from memory_core.rollback import CheckpointCopy, RollbackApplied, RollbackRefused
-from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read, one_snapshot
+from memory_core.stores.backend import KnownBytes, Metadata, Payload, ThreadHead, known_or_read, one_snapshot
 from memory_core.stores.checkpoints import CheckpointMeta
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_typed
 from memory_core.stores.locations import SQLITE_PATH_VARIABLES, MycelLocations, StoreRole
 from memory_core.stores.postgres import checkpoints as pg
+from memory_core.stores.postgres import fleet_heads
 from memory_core.stores.postgres import side_stores as side
 from memory_core.stores.postgres import storage_facts as pg_storage
 from memory_core.stores.postgres.connect import PgError, PgRead, mask_url, read_only
@@ -372,6 +373,22 @@ class PostgresBackend:
             known.remember(learned)
             found.update(learned)
         return found
+
+    def thread_heads(self, problems: list[StoreProblem], *, since: str | None = None) -> list[ThreadHead]:
+        with self._read(problems) as found:
+            if found is not None:
+                return fleet_heads.heads_since(found[0], found[1], since)
+        return []
+
+    def newest_heads(
+        self, problems: list[StoreProblem], *, limit: int, offset: int, by_id: bool, descending: bool
+    ) -> tuple[int, list[ThreadHead]]:
+        with self._read(problems) as found:
+            if found is not None:
+                return fleet_heads.newest_heads(
+                    found[0], found[1], limit=limit, offset=offset, by_id=by_id, descending=descending
+                )
+        return 0, []
 
     def head_payloads(
         self, heads: Sequence[tuple[str, str]], problems: list[StoreProblem]

@@ -89,9 +89,13 @@ class PgRead:
     row_cap: int
     problems: list[StoreProblem] = field(default_factory=list)
 
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def rows(self, sql: str, params: Sequence[Any] = (), *, capped: bool = True) -> list[tuple[Any, ...]]:
+        """The query's rows, at most the row cap (over it: TRUNCATED); `capped=False` for an answer whose
+        size is bounded by its own LIMIT or must hold one row per thread (the fleet index's questions)."""
         with self.conn.cursor() as cursor:
             cursor.execute(sql, params)
+            if not capped:
+                return cursor.fetchall()
             found = cursor.fetchmany(self.row_cap + 1)
         if len(found) > self.row_cap:
             self.problems.append(

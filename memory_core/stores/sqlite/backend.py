@@ -31,7 +31,7 @@ from memory_core.records import (
     ThreadRow,
 )
 from memory_core.rollback import CheckpointCopy, RollbackApplied
-from memory_core.stores.backend import KnownBytes, Metadata, Payload, known_or_read, one_snapshot
+from memory_core.stores.backend import KnownBytes, Metadata, Payload, ThreadHead, known_or_read, one_snapshot
 from memory_core.stores.checkpoints import (
     CheckpointMeta,
     checkpoint_metadata,
@@ -59,7 +59,7 @@ from memory_core.stores.sqlite import sandbox as sandbox_store
 from memory_core.stores.sqlite import storage_facts
 from memory_core.stores.sqlite import summaries as summaries_store
 from memory_core.stores.sqlite.connect import ReadOnlyDB, file_header, journal_mode_of
-from memory_core.stores.thread_list import listing
+from memory_core.stores.thread_list import fleet_heads, listing
 from memory_core.stores.thread_list.derived import DerivedFacts
 
 R = TypeVar("R")
@@ -186,6 +186,22 @@ class SqliteBackend:
         self, known: DerivedFacts, thread_id: str | None
     ) -> tuple[list[ThreadRow], list[StoreProblem]]:
         return listing.thread_rows(self._opener, known, thread_id)
+
+    def thread_heads(self, problems: list[StoreProblem], *, since: str | None = None) -> list[ThreadHead]:
+        with self._opener.open(StoreRole.MAIN, problems) as db:
+            if db is not None:
+                return fleet_heads.heads_since(db, since)
+        return []
+
+    def newest_heads(
+        self, problems: list[StoreProblem], *, limit: int, offset: int, by_id: bool, descending: bool
+    ) -> tuple[int, list[ThreadHead]]:
+        with self._opener.open(StoreRole.MAIN, problems) as db:
+            if db is not None:
+                return fleet_heads.newest_heads(
+                    db, limit=limit, offset=offset, by_id=by_id, descending=descending
+                )
+        return 0, []
 
     def head_payloads(
         self, heads: Sequence[tuple[str, str]], problems: list[StoreProblem]

@@ -194,6 +194,67 @@ def _sorted(
     return [triple[2] for triple in known] + unknown
 
 
+def list_item(
+    row: ThreadRow,
+    head: PageHeadFacts | None,
+    known_estimate: int | None = None,
+    last: LastCall | None = None,
+    *,
+    query: ThreadListQuery,
+    limit_for: Callable[[ThreadRow], ContextLimitInfo],
+    agent: AgentRecord | None = None,
+) -> ThreadListItem:
+    """One row of the list as the page shows it: its limit, fill and flags."""
+    limit = ContextLimitInfo(query.context_limit, "set in the URL") if query.context_limit else limit_for(row)
+    estimate = row.estimated_tokens
+    if estimate is None and head is not None:
+        estimate = head.estimated_tokens
+    if estimate is None:
+        estimate = known_estimate
+    fill = estimate / limit.value if estimate is not None and limit.value > 0 else None
+    flags = _static_flags(row)
+    if head is not None and head.pruned:
+        flags.insert(1 if Flag.COMPACTED in flags else 0, Flag.PRUNED)
+    if last is not None and last.recompacts:
+        flags.insert(flags.index(Flag.COMPACTED) + 1 if Flag.COMPACTED in flags else 0, Flag.RECOMPACTS)
+    return ThreadListItem(
+        last=last, row=row, limit=limit, fill=fill, flags=tuple(flags), head=head, agent=agent
+    )
+
+
+def shown_page(
+    shown: Sequence[ThreadRow],
+    query: ThreadListQuery,
+    *,
+    total: int,
+    all_threads: int,
+    limit_for: Callable[[ThreadRow], ContextLimitInfo],
+    head_facts: Callable[[Sequence[ThreadRow]], Mapping[str, PageHeadFacts]],
+    agents: Sequence[AgentRecord] = (),
+    last_calls: Callable[[Sequence[ThreadRow]], Mapping[str, LastCall]] | None = None,
+) -> ThreadPage:
+    """A page whose rows were searched, filtered, sorted and paged elsewhere (the fleet index, in SQL):
+    only the visible rows become items."""
+    per_page = max(1, query.per_page)
+    pages = max(1, math.ceil(total / per_page))
+    page = min(max(1, query.page), pages)
+    registered = agents_by_thread(agents)
+    heads = head_facts(shown)
+    lasts = last_calls(shown) if last_calls is not None else {}
+    items = tuple(
+        list_item(
+            row,
+            heads.get(row.thread_id),
+            last=lasts.get(row.thread_id),
+            query=query,
+            limit_for=limit_for,
+            agent=registered.get(row.thread_id),
+        )
+        for row in shown
+    )
+    return ThreadPage(items=items, total=total, all_threads=all_threads, page=page, pages=pages, query=query)
+
+
 def thread_page(
     rows: Sequence[ThreadRow],
     query: ThreadListQuery,
@@ -232,27 +293,13 @@ def thread_page(
         known_estimate: int | None = None,
         last: LastCall | None = None,
     ) -> ThreadListItem:
-        limit = (
-            ContextLimitInfo(query.context_limit, "set in the URL") if query.context_limit else limit_for(row)
-        )
-        estimate = row.estimated_tokens
-        if estimate is None and head is not None:
-            estimate = head.estimated_tokens
-        if estimate is None:
-            estimate = known_estimate
-        fill = estimate / limit.value if estimate is not None and limit.value > 0 else None
-        flags = _static_flags(row)
-        if head is not None and head.pruned:
-            flags.insert(1 if Flag.COMPACTED in flags else 0, Flag.PRUNED)
-        if last is not None and last.recompacts:
-            flags.insert(flags.index(Flag.COMPACTED) + 1 if Flag.COMPACTED in flags else 0, Flag.RECOMPACTS)
-        return ThreadListItem(
-            last=last,
-            row=row,
-            limit=limit,
-            fill=fill,
-            flags=tuple(flags),
-            head=head,
+        return list_item(
+            row,
+            head,
+            known_estimate,
+            last,
+            query=query,
+            limit_for=limit_for,
             agent=registered.get(row.thread_id),
         )
 

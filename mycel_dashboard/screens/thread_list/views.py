@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from memory_core.family import registered_only_rows
+from memory_core.app.fleet_index import store_name
+from memory_core.family import family_thread_ids, registered_only_rows
 from memory_core.records import ThreadRow
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.screens.live.pulse import newest_activity
@@ -17,6 +19,7 @@ from mycel_dashboard.screens.shared.memory import ContextLimitInfo, ThreadMemori
 from mycel_dashboard.screens.shared.replays import thread_record
 from mycel_dashboard.screens.thread_list.forms import ThreadListForm
 from mycel_dashboard.screens.thread_list.heads import head_facts_reader
+from mycel_dashboard.screens.thread_list.indexed import PageParts, fleet_page
 from mycel_dashboard.screens.thread_list.presenter import (
     FLAG_LABELS,
     LastCall,
@@ -24,6 +27,7 @@ from mycel_dashboard.screens.thread_list.presenter import (
     last_call_of,
     thread_page,
 )
+from mycel_dashboard.web.fleet_index import DashboardFleetIndex, start_builder
 from mycel_dashboard.web.render import render_screen
 from mycel_dashboard.web.source import open_source
 
@@ -31,21 +35,9 @@ from mycel_dashboard.web.source import open_source
 def thread_list(request: HttpRequest) -> HttpResponse:
     query, notes = ThreadListForm(request.GET).query()
     source, reader = open_source()
-    result = reader.list_threads()
-    problems = [problem_text(p) for p in result.problems]
+    problems: list[str] = []
     absent: list[str] = []
     agents = read_agents(reader, problems, absent)
-    # Failed registrations have no checkpoint, so only the registry knows them: rows of their own.
-    # Kept with the list tuple, so the orderings derived from `rows` are kept too.
-    rows = (
-        derived_from(
-            result.value,
-            ("registered", agents),
-            lambda: result.value + registered_only_rows(agents, (row.thread_id for row in result.value)),
-        )
-        if agents
-        else result.value
-    )
     context_for = ThreadMemories(source.locations, override=query.context_limit)
 
     def limit_for(row: ThreadRow) -> ContextLimitInfo:
@@ -70,15 +62,51 @@ def thread_list(request: HttpRequest) -> HttpResponse:
                     found[row.thread_id] = last
         return found
 
-    page = thread_page(
-        rows,
+    head_facts = head_facts_reader(reader, lambda row: context_for(row).settings, problems)
+    fleet = fleet_page(
+        reader,
+        DashboardFleetIndex(),
         query,
-        limit_for=limit_for,
-        head_facts=head_facts_reader(reader, lambda row: context_for(row).settings, problems),
-        estimates=estimates,
-        agents=agents,
-        last_calls=last_calls,
+        PageParts(
+            limit_for,
+            head_facts,
+            last_calls,
+            agents,
+            frozenset(family_thread_ids(agents, query.family)) if query.family is not None else None,
+        ),
+        index_from=settings.DASHBOARD_FLEET_INDEX_FROM,
+        start_builder=lambda: start_builder(source.locations, store_name(reader)),
     )
+    if fleet is not None:
+        page, index_note = fleet.page, fleet.note
+        problems.extend(problem_text(p) for p in fleet.problems)
+        live_since, live_known = fleet.newest, page.all_threads
+    else:
+        result = reader.list_threads()
+        problems.extend(problem_text(p) for p in result.problems)
+        # Failed registrations have no checkpoint, so only the registry knows them: rows of their own.
+        # Kept with the list tuple, so the orderings derived from `rows` are kept too.
+        rows = (
+            derived_from(
+                result.value,
+                ("registered", agents),
+                lambda: result.value + registered_only_rows(agents, (row.thread_id for row in result.value)),
+            )
+            if agents
+            else result.value
+        )
+        page = thread_page(
+            rows,
+            query,
+            limit_for=limit_for,
+            head_facts=head_facts,
+            estimates=estimates,
+            agents=agents,
+            last_calls=last_calls,
+        )
+        index_note = ""
+        # What live.js's polls compare with: the newest activity this list shows, and how many threads.
+        live_since, live_known = newest_activity(result.value), len(result.value)
     context = {
         "source": source,
         "query": query,
@@ -89,13 +117,12 @@ def thread_list(request: HttpRequest) -> HttpResponse:
         "notes": notes,
         "absent": absent,
         "family_param": family_param(query.family) if query.family is not None else None,
-        # What live.js's polls compare with: the newest activity this list shows, and how many threads.
-        "live_since": newest_activity(result.value),
-        "live_known": len(result.value),
+        "index_note": index_note,
+        "live_since": live_since,
+        "live_known": live_known,
     }
     return render_screen(request, "threads.html", "thread-rows", context)
 
 
 def _last_call(reader: MycelReader, row: ThreadRow, context_for: ThreadMemories) -> LastCall | None:
-    memory = context_for(row)
-    return last_call_of(thread_record(reader, row, memory.settings, memory.limit_source))
+    return last_call_of(thread_record(reader, row, limit=context_for.override))

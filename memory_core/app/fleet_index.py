@@ -1,0 +1,397 @@
+"""The fleet index: per-thread facts the Threads list sorts and filters by, kept in the dashboard's own
+database (FleetIndexStore, implemented by mycel_dashboard/web/fleet_index.py), never in Mycel's.
+
+Each thread's facts are kept under (store, thread, head checkpoint, checkpoint count) and the index's
+version (the rules that compute them, the token counter, the config they were computed under). Checkpoints
+are only ever appended, so facts under an unmoved head never go stale. A look at the fleet asks the store
+one question, which threads have a root checkpoint newer than the index's watermark (less a margin, for
+transactions that committed late), and recomputes only those whose head or count differs. The first build,
+a new version and a fleet that moved a lot are left to the builder (`build`), one at a time across every
+instance (FleetIndexStore.builder_lock); meanwhile the list answers from what SQL alone can sort.
+
+What the index does not follow without a head moving (a thread's name, queue, sandbox, summaries and the
+bytes of pending writes) is caught up by the builder's full pass, which also drops deleted threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Protocol
+
+from memory_core.app.thread_settings import project_folder, thread_memory_settings, thread_model
+from memory_core.family import registered_only_rows
+from memory_core.memo import digest
+from memory_core.memory_settings import MemorySettings
+from memory_core.messages import Message
+from memory_core.pruning import prune_decisions
+from memory_core.records import StoreProblem, ThreadRow
+from memory_core.stores.checkpoints import time_of_checkpoint_id
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.runtime_config import layer_paths, read_json_file
+from memory_core.stores.thread_list.fleet_heads import EVERY_ROW
+from memory_core.tokens import default_counter, estimate_tokens
+
+log = logging.getLogger(__name__)
+
+# Bump when what `indexed_facts` computes changes: every thread is then computed again by the builder.
+INDEX_RULES = 1
+# A look recomputes up to this many moved threads itself; a fleet that moved more is the builder's work.
+INLINE_MOVED = 200
+# Checkpoints committed this long after their id was made are still found (ids carry their creation time).
+LATE_COMMIT = timedelta(minutes=10)
+# The builder's full pass runs again this often, to follow what moves no head (names, deletions).
+RECONCILE_EVERY = timedelta(minutes=30)
+CHUNK = 500  # threads computed and saved per step of a build (its progress moves by this much)
+BUILD_ROW_CAP = EVERY_ROW  # the builder reads the whole fleet: no row cap decides what it holds
+
+# The flags the index keeps (the list's, less what only the record of the calls tells: re-compaction).
+FLAGS = ("compacted", "pruned", "queued", "sandbox", "breaker_open")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedThread:
+    """One thread's facts as the index keeps them."""
+
+    row: ThreadRow  # the list's row, as the reader derived it
+    estimated_tokens: int | None  # Mycel's estimate of the head's messages; None when unreadable
+    context_limit: int  # the limit the thread's settings resolve to
+    pruned: bool  # a tool result is trimmed or cleared under the thread's settings
+    version: str
+
+    @property
+    def thread_id(self) -> str:
+        return self.row.thread_id
+
+    @property
+    def fill(self) -> float | None:
+        if self.estimated_tokens is None or self.context_limit <= 0:
+            return None
+        return self.estimated_tokens / self.context_limit
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        row = self.row
+        present = (row.summaries > 0, self.pruned, row.queued > 0, bool(row.sandbox_state), row.breaker_open)
+        return tuple(flag for flag, on in zip(FLAGS, present, strict=True) if on)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexState:
+    """Where the index of one store stands."""
+
+    store: str
+    version: str
+    complete: bool = False  # a full pass finished under `version`
+    watermark: str | None = None  # the newest head id the index has seen
+    done: int = 0  # threads computed in the running (or last) pass
+    total: int = 0  # threads the running (or last) pass found
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    error: str = ""  # why the last pass stopped, if it failed
+
+
+@dataclass(frozen=True, slots=True)
+class IndexQuery:
+    """One page of the index: `sort` is a column of the Threads list (thread, name, model, messages,
+    checkpoints, updated, bytes, fill, flags)."""
+
+    sort: str = "updated"
+    descending: bool = True
+    offset: int = 0
+    limit: int = 50
+    needle: str = ""  # part of the id or name, lower case
+    flag: str | None = None
+    thread_ids: frozenset[str] | None = None  # only these (a family)
+    context_limit: int | None = None  # one limit for every thread (fill sorts by the estimate alone)
+
+
+class FleetIndexStore(Protocol):
+    """Where the index lives (the dashboard's database); every method is one short transaction."""
+
+    def state(self, store: str) -> IndexState | None: ...
+
+    def save_state(self, state: IndexState) -> None: ...
+
+    def indexed_heads(
+        self, store: str, thread_ids: Iterable[str] | None
+    ) -> dict[str, tuple[str | None, int, str]]:
+        """(head id, checkpoint count, version) by thread, of these threads (every one when None)."""
+        ...
+
+    def put(self, store: str, threads: Sequence[IndexedThread]) -> None: ...
+
+    def drop_except(self, store: str, keep: set[str]) -> int:
+        """Forget threads the store no longer holds; how many."""
+        ...
+
+    def page(self, store: str, query: IndexQuery) -> tuple[int, int, list[IndexedThread]]:
+        """(threads matching, threads indexed, one page of them in order), sorted and paged in SQL."""
+        ...
+
+    def builder_lock(self, store: str) -> AbstractContextManager[bool]:
+        """True inside when this process is the one builder of `store` across every instance."""
+        ...
+
+
+def store_name(reader: MycelReader) -> str:
+    """The index's name for the reader's checkpoint store (its identity, never a password)."""
+    return digest(reader.store_key)
+
+
+def config_digest(reader: MycelReader) -> str:
+    """What the index's facts depend on besides the checkpoints: the config files every thread reads
+    (user layer, models.json, pricing) and the operator's project folder's layer. A thread's own project
+    layer (its cwd) is not in it."""
+    locations = reader.locations
+    paths: list[Path] = [*layer_paths(locations).values()]
+    paths += [locations.config_home / "models.json", locations.config_home / "pricing_cache.json"]
+    return digest([(str(path), read_json_file(path).sha256) for path in paths])
+
+
+def index_version(reader: MycelReader) -> str:
+    return f"{INDEX_RULES}:{default_counter().encoding_name}:{config_digest(reader)}"
+
+
+def since_id(watermark: str | None, margin: timedelta = LATE_COMMIT) -> str | None:
+    """A checkpoint id `margin` older than `watermark` (ids are uuid6: their time sorts them); the
+    watermark itself when it carries no time."""
+    if watermark is None:
+        return None
+    at = time_of_checkpoint_id(watermark)
+    if at is None:
+        return watermark
+    ticks = int(((at - margin) - _GREGORIAN).total_seconds() * 10_000_000)
+    value = ((ticks >> 12) << 80) | (6 << 76) | ((ticks & 0xFFF) << 64)
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+_GREGORIAN = datetime(1582, 10, 15, tzinfo=UTC)
+
+
+# -- computing facts -------------------------------------------------------------------------------------
+
+
+class _Settings:
+    """Each thread's settings, resolved once per (model, project folder) for a whole batch."""
+
+    def __init__(self, reader: MycelReader) -> None:
+        self.reader = reader
+        self._found: dict[tuple[str | None, Path | None], tuple[MemorySettings, int]] = {}
+
+    def __call__(self, row: ThreadRow) -> tuple[MemorySettings, int]:
+        key = (thread_model(row), project_folder(self.reader.locations, row))
+        if key not in self._found:
+            resolved = thread_memory_settings(self.reader.locations, row)
+            self._found[key] = (resolved.settings, resolved.limit.value)
+        return self._found[key]
+
+
+def indexed_facts(
+    reader: MycelReader, rows: Sequence[ThreadRow], version: str, problems: list[StoreProblem]
+) -> list[IndexedThread]:
+    """The index's facts of `rows`: their heads read over one connection, each decoded once."""
+    settings_of = _Settings(reader)
+    messages_of: dict[str, tuple[Message, ...] | None] = {}
+    with_heads = [row for row in rows if row.head_checkpoint_id and row.messages]
+    for row, messages in reader.head_messages(with_heads, problems):
+        messages_of[row.thread_id] = messages
+    out: list[IndexedThread] = []
+    for row in rows:
+        settings, limit = settings_of(row)
+        if not row.head_checkpoint_id:
+            estimate, pruned = None, False
+        elif not row.messages:
+            estimate, pruned = 0, False
+        elif (messages := messages_of.get(row.thread_id)) is None:
+            estimate, pruned = None, False
+        else:
+            estimate = estimate_tokens(messages)
+            pruned = any(
+                d.action.changes_content for d in prune_decisions(messages, settings=settings).decisions
+            )
+        kept = replace(row, estimated_tokens=estimate)
+        out.append(IndexedThread(kept, estimate, limit, pruned, version))
+    return out
+
+
+# -- a look ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """What a look found: whether the index can answer, and how far behind it is."""
+
+    state: IndexState | None
+    ready: bool  # the index holds every thread under the current version: pages may come from it
+    moved: int = 0  # threads that moved since the index's watermark
+    caught_up: int = 0  # of those, recomputed by this look
+    behind: int = 0  # moved threads left to the builder (its figures are as of before them)
+    needs_builder: bool = False
+    problems: list[StoreProblem] = field(default_factory=list)
+
+
+def look(reader: MycelReader, index: FleetIndexStore, *, inline_limit: int = INLINE_MOVED) -> Freshness:
+    """Bring the index up to the store's heads, cheaply: one question, and the moved threads recomputed."""
+    store, version = store_name(reader), index_version(reader)
+    state = index.state(store)
+    if state is None or not state.complete or state.version != version:
+        # A version change keeps the old facts readable, but no page may mix versions: the floor answers.
+        return Freshness(state, ready=False, needs_builder=True)
+    problems: list[StoreProblem] = []
+    heads = reader.backend.thread_heads(problems, since=since_id(state.watermark))
+    if problems and not heads:
+        return Freshness(state, ready=True, problems=problems)
+    held = index.indexed_heads(store, [thread for thread, _, _ in heads])
+    moved = [h for h in heads if held.get(h[0], (None, -1, ""))[:2] != (h[2], h[1])]
+    stale_pass = state.finished_at is not None and datetime.now(UTC) - state.finished_at > RECONCILE_EVERY
+    if not moved:
+        return Freshness(state, ready=True, needs_builder=stale_pass, problems=problems)
+    if len(moved) > inline_limit:
+        return Freshness(
+            state, ready=True, moved=len(moved), behind=len(moved), needs_builder=True, problems=problems
+        )
+    rows: list[ThreadRow] = []
+    for thread_id, _, _ in moved:
+        found = reader.get_thread(thread_id)
+        problems.extend(found.problems)
+        if found.value is not None:
+            rows.append(found.value)
+    index.put(store, indexed_facts(reader, rows, version, problems))
+    newest = max([state.watermark or "", *(head for _, _, head in moved)])
+    index.save_state(replace(state, watermark=newest or None))
+    return Freshness(
+        index.state(store),
+        ready=True,
+        moved=len(moved),
+        caught_up=len(rows),
+        needs_builder=stale_pass,
+        problems=problems,
+    )
+
+
+# -- the builder -----------------------------------------------------------------------------------------
+
+
+def build(
+    reader_for: Callable[[int], MycelReader],
+    index: FleetIndexStore,
+    *,
+    chunk: int = CHUNK,
+    on_progress: Callable[[IndexState], None] | None = None,
+) -> IndexState | None:
+    """One full pass: every thread the stores hold, computed where the index lacks it under this version,
+    then threads the stores no longer hold dropped. None when another builder holds the lock.
+
+    `reader_for(row_cap)` opens the reader (the builder's has no row cap that could drop threads)."""
+    reader = reader_for(BUILD_ROW_CAP)
+    store, version = store_name(reader), index_version(reader)
+    with index.builder_lock(store) as mine:
+        if not mine:
+            return None
+        before = index.state(store)
+        started = datetime.now(UTC)
+        state = IndexState(
+            store,
+            before.version if before is not None and before.complete else version,
+            complete=before is not None and before.complete and before.version == version,
+            watermark=before.watermark if before is not None else None,
+            started_at=started,
+            finished_at=before.finished_at if before is not None else None,
+        )
+        index.save_state(state)
+        try:
+            state = _full_pass(reader, index, state, version, chunk, on_progress)
+        except Exception as exc:
+            log.exception("fleet index: the build of %s stopped", store)
+            index.save_state(replace(state, error=f"{type(exc).__name__}: {exc}"))
+            raise
+        return state
+
+
+def _full_pass(
+    reader: MycelReader,
+    index: FleetIndexStore,
+    state: IndexState,
+    version: str,
+    chunk: int,
+    on_progress: Callable[[IndexState], None] | None,
+) -> IndexState:
+    listed = reader.list_threads()
+    agents = reader.list_agents()
+    rows = [*listed.value, *registered_only_rows(agents.value, (r.thread_id for r in listed.value))]
+    # The watermark is the newest head of this very read: a thread moving after it has a newer head.
+    watermark = max((r.head_checkpoint_id or "" for r in rows), default="") or state.watermark
+    held = index.indexed_heads(state.store, None)
+    todo = [r for r in rows if held.get(r.thread_id) != (r.head_checkpoint_id, r.checkpoints, version)]
+    # Rows whose facts stand still refresh what moves without a head (names, queue, sandbox, bytes).
+    fresh_rows = [
+        r
+        for r in rows
+        if r.thread_id in held and held[r.thread_id] == (r.head_checkpoint_id, r.checkpoints, version)
+    ]
+    state = replace(state, total=len(rows), done=len(rows) - len(todo), error="")
+    index.save_state(state)
+    problems: list[StoreProblem] = []
+    for start in range(0, len(todo), chunk):
+        part = todo[start : start + chunk]
+        index.put(state.store, indexed_facts(reader, part, version, problems))
+        state = replace(state, done=state.done + len(part))
+        index.save_state(state)
+        if on_progress is not None:
+            on_progress(state)
+    _refresh_side_facts(reader, index, state.store, fresh_rows, version)
+    index.drop_except(state.store, {r.thread_id for r in rows})
+    state = replace(state, version=version, complete=True, watermark=watermark, finished_at=datetime.now(UTC))
+    index.save_state(state)
+    return state
+
+
+def _refresh_side_facts(
+    reader: MycelReader, index: FleetIndexStore, store: str, rows: Sequence[ThreadRow], version: str
+) -> None:
+    """Rows whose head stood still keep their head facts; what the side stores say is taken afresh."""
+    if not rows:
+        return
+    kept = {t.thread_id: t for t in index_rows(index, store, [r.thread_id for r in rows])}
+    changed = [
+        replace(kept[r.thread_id], row=replace(r, estimated_tokens=kept[r.thread_id].estimated_tokens))
+        for r in rows
+        if r.thread_id in kept
+        and replace(r, estimated_tokens=None) != replace(kept[r.thread_id].row, estimated_tokens=None)
+    ]
+    for start in range(0, len(changed), CHUNK):
+        index.put(store, changed[start : start + CHUNK])
+
+
+def index_rows(index: FleetIndexStore, store: str, thread_ids: Sequence[str]) -> list[IndexedThread]:
+    """The index's facts of these threads (any order)."""
+    found: list[IndexedThread] = []
+    for start in range(0, len(thread_ids), 5000):
+        wanted = frozenset(thread_ids[start : start + 5000])
+        _, _, page = index.page(
+            store, IndexQuery(sort="thread", offset=0, limit=len(wanted), thread_ids=wanted)
+        )
+        found.extend(page)
+    return found
+
+
+def build_until_done(
+    reader_for: Callable[[int], MycelReader], index: FleetIndexStore, *, wait_s: float = 0.5
+) -> IndexState | None:
+    """Build, or wait for the builder another process runs, until the index is complete (the command)."""
+    while True:
+        state = build(reader_for, index)
+        if state is not None:
+            return state
+        reader = reader_for(BUILD_ROW_CAP)
+        current = index.state(store_name(reader))
+        if current is not None and current.complete and current.version == index_version(reader):
+            return current
+        time.sleep(wait_s)

@@ -1,0 +1,61 @@
+"""The fleet index's questions to leon.db, answered from the checkpoints' primary-key index alone.
+
+- `heads_since`: the threads with a root checkpoint newer than an id (all threads when None), each with
+  its checkpoint count and head id: what the fleet index asks on every look to learn what moved;
+- `newest_heads`: one page of threads by newest activity or id, with how many there are: the list's floor,
+  answered by SQL alone while the index is still being built.
+
+No row cap: a fleet's size is never decided by one (a page is bounded by its LIMIT instead).
+"""
+
+from __future__ import annotations
+
+from memory_core.stores.sqlite.connect import ReadOnlyDB
+
+Head = tuple[str, int, str]  # thread id, root checkpoint count, head (newest) checkpoint id
+# No cap: the answer has one row per thread, and every thread counts (the most sqlite3 can fetch at once).
+EVERY_ROW = 2**31 - 2
+
+
+def heads_since(db: ReadOnlyDB, since: str | None) -> list[Head]:
+    """(thread, count, head) of every thread with a root checkpoint id > `since` (every thread if None)."""
+    if not db.require_table("checkpoints"):
+        return []
+    moved, params = "", tuple[str, ...]()
+    if since is not None:
+        # checkpoint_id is in the primary key's index (thread_id, checkpoint_ns, checkpoint_id): the scan
+        # reads that index, never the rows with their blobs.
+        moved = "AND thread_id IN (SELECT thread_id FROM checkpoints WHERE checkpoint_id > ?)"
+        params = (since,)
+    rows = db.rows_as_json(
+        "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, CAST(MAX(checkpoint_id) AS TEXT) AS head "
+        f"FROM checkpoints WHERE checkpoint_ns = '' {moved} GROUP BY thread_id",
+        params,
+        columns=("thread", "count", "head"),
+        cap=EVERY_ROW,
+    )
+    return [(str(t), int(n), str(h)) for t, n, h in rows]
+
+
+def newest_heads(
+    db: ReadOnlyDB, *, limit: int, offset: int, by_id: bool, descending: bool
+) -> tuple[int, list[Head]]:
+    """(how many threads have root checkpoints, one page of them) by head id (= newest activity) or id."""
+    if not db.require_table("checkpoints"):
+        return 0, []
+    order = "thread" if by_id else "head"
+    direction = "DESC" if descending else "ASC"
+    # The page is a subquery: rows_as_json adds its own LIMIT around it.
+    rows = db.rows_as_json(
+        "SELECT * FROM (SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS count, "
+        "CAST(MAX(checkpoint_id) AS TEXT) AS head, COUNT(*) OVER () AS total FROM checkpoints "
+        f"WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY {order} {direction}, thread {direction} "
+        "LIMIT ? OFFSET ?)",
+        (limit, offset),
+        columns=("thread", "count", "head", "total"),
+        cap=EVERY_ROW,
+    )
+    if not rows:
+        total = db.one("SELECT COUNT(DISTINCT thread_id) FROM checkpoints WHERE checkpoint_ns = ''")
+        return int(total[0]) if total else 0, []
+    return int(rows[0][3]), [(str(t), int(n), str(h)) for t, n, h, _ in rows]

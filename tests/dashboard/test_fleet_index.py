@@ -1,0 +1,146 @@
+"""The fleet index (memory_core/app/fleet_index.py, mycel_dashboard/web/fleet_index.py) on the real sample
+home: the Threads list sorted, filtered and paged in the dashboard's database shows exactly what the list
+in memory shows, for every sort, order, flag and search; the floor answers while it is built; a new
+checkpoint reaches the next look; one builder at a time."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from memory_core.app import fleet_index
+from memory_core.app.fleet_index import IndexQuery, build, look, store_name
+from memory_core.memo import reset
+from memory_core.stores.locations import resolve_locations
+from memory_core.stores.reader import MycelReader
+from mycel_dashboard.models import FleetIndexState, FleetThread
+from mycel_dashboard.screens.thread_list.presenter import Flag, SortKey
+from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _ids(body: str) -> list[str]:
+    return re.findall(r'<td title="([^"]+)">', body)
+
+
+def _count(body: str) -> str:
+    found = re.search(r"([\d,]+) of ([\d,]+) thread", body)
+    assert found is not None, body[:2000]
+    return found.group(0)
+
+
+def _built(settings) -> DashboardFleetIndex:
+    settings.DASHBOARD_FLEET_INDEX_BACKGROUND = False
+    index = DashboardFleetIndex()
+    locations = resolve_locations()
+    state = build(lambda cap: builder_reader(locations, cap), index)
+    assert state is not None and state.complete
+    return index
+
+
+QUERIES = [
+    *(f"sort={key.value}&order={order}" for key in SortKey for order in ("asc", "desc")),
+    *(f"flag={flag.value}" for flag in Flag if flag is not Flag.RECOMPACTS),
+    "q=toad",
+    "q=m_0d8",
+    "q=nothing-matches",
+    "sort=fill&limit=1000",
+    "sort=bytes&order=asc&flag=compacted",
+    "page=2",
+]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_index_pages_equal_the_list_in_memory(viewer_client, sample_home: Path, settings) -> None:
+    settings.DASHBOARD_FLEET_INDEX_FROM = 10**9  # in memory: no index is ever built
+    in_memory = {q: viewer_client.get(f"/threads/?{q}", **HTMX).content.decode() for q in QUERIES}
+    assert not FleetThread.objects.exists()
+    index = _built(settings)
+    settings.DASHBOARD_FLEET_INDEX_FROM = 0
+    reset()
+    for q in QUERIES:
+        body = viewer_client.get(f"/threads/?{q}", **HTMX).content.decode()
+        assert 'id="fleet-index"' not in body, q  # complete and current: nothing to say
+        assert _ids(body) == _ids(in_memory[q]), q
+        assert _count(body) == _count(in_memory[q]), q
+    # Every sort went through the index, none through a list read in memory.
+    reader = MycelReader(resolve_locations())
+    total, every, _ = index.page(store_name(reader), IndexQuery(limit=1))
+    assert total == every == len(reader.list_threads().value)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_floor_answers_while_the_index_is_built(viewer_client, sample_home: Path, settings) -> None:
+    settings.DASHBOARD_FLEET_INDEX_FROM = 0
+    settings.DASHBOARD_FLEET_INDEX_BACKGROUND = False  # nobody builds: the floor alone answers
+    body = viewer_client.get("/threads/?sort=fill", **HTMX).content.decode()
+    note = re.search(r'<p class="notice small" id="fleet-index">([^<]+)</p>', body)
+    assert note is not None and "being built" in note.group(1) and "sorting by fill" in note.group(1)
+    reader = MycelReader(resolve_locations())
+    newest_first = [r.thread_id for r in reader.list_threads().value if r.checkpoints]
+    assert _ids(body) == newest_first
+    by_id = viewer_client.get("/threads/?sort=thread&order=asc", **HTMX).content.decode()
+    assert _ids(by_id) == sorted(newest_first)
+    whole_id = viewer_client.get(f"/threads/?q={newest_first[-1]}", **HTMX).content.decode()
+    assert _ids(whole_id) == [newest_first[-1]]
+    assert not FleetThread.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_checkpoint_reaches_the_next_look(sample_home: Path, settings) -> None:
+    index = _built(settings)
+    reader = MycelReader(resolve_locations())
+    store = store_name(reader)
+    assert look(reader, index).moved == 0
+    thread = "m_npRsndIka9dx-1"
+    before = index.indexed_heads(store, [thread])[thread]
+    # A new head for one thread, as a rollback writes it: the head's row copied under a newer id.
+    with closing(sqlite3.connect(sample_home / "leon.db")) as conn, conn:
+        conn.execute(
+            "INSERT INTO checkpoints SELECT thread_id, checkpoint_ns, '1ffffff0-0000-6000-8000-000000000000', "
+            "checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = ? "
+            "ORDER BY checkpoint_id DESC LIMIT 1",
+            (thread,),
+        )
+    reset()
+    found = look(MycelReader(resolve_locations()), index)
+    assert (found.moved, found.caught_up) == (1, 1)
+    after = index.indexed_heads(store, [thread])[thread]
+    assert after[:2] == ("1ffffff0-0000-6000-8000-000000000000", before[1] + 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_builder_at_a_time(sample_home: Path, settings) -> None:
+    index = DashboardFleetIndex()
+    store = store_name(MycelReader(resolve_locations()))
+    with index.builder_lock(store) as first:
+        assert first
+        other = DashboardFleetIndex()
+        other._holder = "another-host:1:1"  # noqa: SLF001 - a second instance
+        with other.builder_lock(store) as second:
+            assert not second
+        assert build(lambda cap: builder_reader(resolve_locations(), cap), other) is None
+    assert FleetIndexState.objects.get(store=store).builder == ""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_threads_the_store_drops_leave_the_index(sample_home: Path, settings, tmp_path: Path) -> None:
+    index = _built(settings)
+    store = store_name(MycelReader(resolve_locations()))
+    gone = "m_npRsndIka9dx-3"
+    assert gone in index.indexed_heads(store, None)
+    with closing(sqlite3.connect(sample_home / "leon.db")) as conn, conn:
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (gone,))
+        conn.execute("DELETE FROM writes WHERE thread_id = ?", (gone,))
+        conn.execute("DELETE FROM threads WHERE id = ?", (gone,))
+    reset()
+    _built(settings)
+    assert gone not in index.indexed_heads(store, None)
+    assert fleet_index.INDEX_RULES >= 1
+    shutil.rmtree(tmp_path / "unused", ignore_errors=True)
