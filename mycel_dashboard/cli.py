@@ -11,11 +11,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memory_core.app.audit import AuditRecord, AuditResult, AuditSink, AuditUnavailable
 from memory_core.cli import main as engine_main
 from memory_core.ids import printable
+
+if TYPE_CHECKING:
+    from memory_core.app.fleet_index import FleetIndexStore
 
 
 class ShellAuditLog:
@@ -44,6 +48,14 @@ class ShellAuditLog:
 
 
 def _dashboard_log() -> AuditSink:
+    _django_ready()
+    from mycel_dashboard.web.audit import AuditLog
+
+    return AuditLog()
+
+
+def _django_ready(*, migrate: bool = True) -> None:
+    """Django set up once per process, the dashboard's database made and migrated if it is not."""
     import django
     from django.apps import apps
 
@@ -52,19 +64,40 @@ def _dashboard_log() -> AuditSink:
         # Once per process: a second setup would configure logging again, re-binding the root handler to
         # whatever sys.stderr is at that moment.
         django.setup()
+    if not migrate:
+        return
     from django.core.management import call_command
     from django.db import connection
 
-    from mycel_dashboard.models import AuditEntry
-    from mycel_dashboard.web.audit import AuditLog
+    from mycel_dashboard.models import AuditEntry, FleetThread
 
-    if AuditEntry._meta.db_table not in connection.introspection.table_names():
+    tables = connection.introspection.table_names()
+    if AuditEntry._meta.db_table not in tables or FleetThread._meta.db_table not in tables:
         call_command("migrate", interactive=False, verbosity=0)
-    return AuditLog()
+
+
+def _fleet_index() -> FleetIndexStore | None:
+    """The dashboard's fleet index, when its database can be opened (None: the command lists in memory)."""
+    try:
+        # A read never makes the dashboard's database: only one the dashboard (or a write) already made.
+        _django_ready(migrate=False)
+        from django.db import connection
+
+        if connection.vendor == "sqlite" and not Path(str(connection.settings_dict["NAME"])).exists():
+            return None  # connecting would make the file
+
+        from mycel_dashboard.models import FleetThread
+        from mycel_dashboard.web.fleet_index import DashboardFleetIndex
+
+        if FleetThread._meta.db_table not in connection.introspection.table_names():
+            return None
+        return DashboardFleetIndex()
+    except Exception:  # noqa: BLE001 - no index is a slower list, never a failed command
+        return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return engine_main(argv, audit=ShellAuditLog())
+    return engine_main(argv, audit=ShellAuditLog(), fleet_index=_fleet_index)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ Threads screen's export give it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -60,8 +61,13 @@ def fleet_rows(reader: MycelReader) -> tuple[list[dict[str, Any]], list[StorePro
     agents = reader.list_agents()
     # Sub-agents whose registration failed before any checkpoint are known to the registry alone.
     listed = [*result.value, *registered_only_rows(agents.value, (r.thread_id for r in result.value))]
-    registered = agents_by_thread(agents.value)
-    rows = [
+    return rows_json(listed, agents.value), [*result.problems, *agents.problems]
+
+
+def rows_json(listed: Sequence[ThreadRow], agents: Sequence[AgentRecord]) -> list[dict[str, Any]]:
+    """The rows of `threads --json`, each with its registration when it is a sub-agent."""
+    registered = agents_by_thread(agents)
+    return [
         {
             **thread_json(r),
             "parent_thread_id": registered[r.thread_id].parent_thread_id
@@ -71,4 +77,3 @@ def fleet_rows(reader: MycelReader) -> tuple[list[dict[str, Any]], list[StorePro
         }
         for r in listed
     ]
-    return rows, [*result.problems, *agents.problems]

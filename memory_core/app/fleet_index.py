@@ -22,8 +22,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from memory_core.app.fleet import rows_json
 from memory_core.app.thread_settings import project_folder, thread_memory_settings, thread_model
 from memory_core.family import registered_only_rows
 from memory_core.memo import digest
@@ -383,11 +384,15 @@ def index_rows(index: FleetIndexStore, store: str, thread_ids: Sequence[str]) ->
 
 
 def build_until_done(
-    reader_for: Callable[[int], MycelReader], index: FleetIndexStore, *, wait_s: float = 0.5
+    reader_for: Callable[[int], MycelReader],
+    index: FleetIndexStore,
+    *,
+    wait_s: float = 0.5,
+    on_progress: Callable[[IndexState], None] | None = None,
 ) -> IndexState | None:
     """Build, or wait for the builder another process runs, until the index is complete (the command)."""
     while True:
-        state = build(reader_for, index)
+        state = build(reader_for, index, on_progress=on_progress)
         if state is not None:
             return state
         reader = reader_for(BUILD_ROW_CAP)
@@ -395,3 +400,60 @@ def build_until_done(
         if current is not None and current.complete and current.version == index_version(reader):
             return current
         time.sleep(wait_s)
+
+
+# -- what the command line prints ------------------------------------------------------------------------
+
+
+def indexed_fleet_rows(
+    reader: MycelReader, index: FleetIndexStore
+) -> tuple[list[dict[str, Any]], list[StoreProblem]] | None:
+    """`threads --json`'s rows from the index, newest activity first, after a look; None when the index
+    cannot answer yet (not built, or built under another version)."""
+    freshness = look(reader, index)
+    if not freshness.ready:
+        return None
+    store = store_name(reader)
+    listed: list[ThreadRow] = []
+    while True:
+        _, _, part = index.page(store, IndexQuery(offset=len(listed), limit=5000))
+        listed.extend(t.row for t in part)
+        if len(part) < 5000:
+            break
+    agents = reader.list_agents()
+    problems = [*freshness.problems, *agents.problems]
+    return rows_json(listed, agents.value), problems
+
+
+def index_line(reader: MycelReader, index: FleetIndexStore) -> dict[str, Any]:
+    """`status`'s line for the fleet index: complete, being built (how far), or not built."""
+    state = index.state(store_name(reader))
+    current = state is not None and state.version == index_version(reader)
+    if state is None:
+        note = "not built (the dashboard builds it for a fleet it lists, or: manage.py build_fleet_index)"
+    elif state.complete and current:
+        note = f"complete: {state.total:,} threads" + (
+            f", as of {state.finished_at:%Y-%m-%d %H:%M} UTC" if state.finished_at else ""
+        )
+    else:
+        why = "being built" if state.complete is False else "being rebuilt (rules or config changed)"
+        note = f"{why}: {state.done:,} of {state.total:,} threads" + (
+            f"; last error: {state.error}" if state.error else ""
+        )
+    return {
+        "store": "fleet index",
+        "engine": "dashboard database",
+        "location": "",
+        "schema": None,
+        "layout": None,
+        "migration": None,
+        "problem": note,
+        "problem_kind": None,
+        "index": {
+            "complete": bool(state is not None and state.complete and current),
+            "done": state.done if state is not None else 0,
+            "total": state.total if state is not None else 0,
+            "finished_at": state.finished_at.isoformat() if state is not None and state.finished_at else None,
+            "error": state.error if state is not None else "",
+        },
+    }

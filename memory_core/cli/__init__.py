@@ -11,10 +11,14 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from memory_core.app.audit import AuditSink, NoAuditSink
 from memory_core.app.errors import AppError, BadValue
 from memory_core.cli import parsers
+
+if TYPE_CHECKING:  # the index's module only when a command opens it
+    from memory_core.app.fleet_index import FleetIndexStore
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,11 +37,18 @@ def _handler(name: str) -> Callable[[argparse.Namespace], int]:
     return found
 
 
-def main(argv: Sequence[str] | None = None, *, audit: AuditSink | None = None) -> int:
-    """Run one command; `audit` records the audited writes (none: they are refused, see NoAuditSink)."""
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    audit: AuditSink | None = None,
+    fleet_index: Callable[[], FleetIndexStore | None] | None = None,
+) -> int:
+    """Run one command; `audit` records the audited writes (none: they are refused, see NoAuditSink);
+    `fleet_index` opens the dashboard's fleet index when a command can use it (none: lists in memory)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     args.audit = audit or NoAuditSink()
+    args.fleet_index = fleet_index or (lambda: None)
     try:
         code: int = _handler(args.handler)(args)
     except BadValue as exc:

@@ -14,9 +14,9 @@ from memory_core.stores.reader import MycelReader
 from memory_core.stores.thread_list.derived import default_folder
 
 
-def open_reader() -> MycelReader:
+def open_reader(*, row_cap: int = 100_000) -> MycelReader:
     """The reader of the Mycel home the environment names (LEON_DB_PATH, LEON_POSTGRES_URL…)."""
-    return MycelReader(resolve_locations(), facts_folder=default_folder(os.environ))
+    return MycelReader(resolve_locations(), facts_folder=default_folder(os.environ), row_cap=row_cap)
 
 
 def warn(problems: Iterable[StoreProblem]) -> None:

@@ -16,7 +16,14 @@ from memory_core.stores.locations import resolve_locations
 
 
 def run_status(args: argparse.Namespace) -> int:
-    lines = store_lines(resolve_locations())
+    locations = resolve_locations()
+    lines = store_lines(locations)
+    index = args.fleet_index()
+    if index is not None:
+        from memory_core.app.fleet_index import index_line
+        from memory_core.stores.reader import MycelReader
+
+        lines.append(index_line(MycelReader(locations), index))
     if args.json:
         print_json(lines)
     else:

@@ -14,13 +14,15 @@ from memory_core.app.thread import thread_detail
 from memory_core.cli.common import print_json
 from memory_core.cli.reading import open_reader, warn, warn_lines
 from memory_core.cli.table import one_line, print_table, printable, short_id
-from memory_core.records import ThreadRow
+from memory_core.records import StoreProblem, ThreadRow
+from memory_core.stores.reader import MycelReader
+from memory_core.stores.thread_list.fleet_heads import EVERY_ROW
 
 
 def run_threads(args: argparse.Namespace) -> int:
-    reader = open_reader()
+    reader = open_reader(row_cap=EVERY_ROW)  # every thread is listed: no row cap decides what a fleet holds
     require_data(reader.locations)
-    rows, problems = fleet_rows(reader)
+    rows, problems = _listed(reader, args)
     warn(problems)
     if args.json:
         print_json(rows)
@@ -45,6 +47,18 @@ def run_threads(args: argparse.Namespace) -> int:
     if not rows:
         print("(no threads)")
     return 0
+
+
+def _listed(reader: MycelReader, args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[StoreProblem]]:
+    """From the dashboard's fleet index when it is built (the same one the pages read), else in memory."""
+    index = args.fleet_index()
+    if index is not None:
+        from memory_core.app.fleet_index import indexed_fleet_rows
+
+        found = indexed_fleet_rows(reader, index)
+        if found is not None:
+            return found
+    return fleet_rows(reader)
 
 
 def run_thread(args: argparse.Namespace) -> int:

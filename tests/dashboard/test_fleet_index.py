@@ -144,3 +144,20 @@ def test_threads_the_store_drops_leave_the_index(sample_home: Path, settings, tm
     assert gone not in index.indexed_heads(store, None)
     assert fleet_index.INDEX_RULES >= 1
     shutil.rmtree(tmp_path / "unused", ignore_errors=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cli_threads_from_the_index_equal_the_list_in_memory(sample_home: Path, settings) -> None:
+    from memory_core.app.fleet import fleet_rows
+    from memory_core.app.fleet_index import index_line, indexed_fleet_rows
+
+    index = DashboardFleetIndex()
+    reader = MycelReader(resolve_locations())
+    assert indexed_fleet_rows(reader, index) is None  # not built: `threads` lists in memory
+    assert index_line(reader, index)["index"]["complete"] is False
+    _built(settings)
+    found = indexed_fleet_rows(reader, index)
+    assert found is not None
+    assert found[0] == fleet_rows(reader)[0]
+    line = index_line(reader, index)
+    assert line["index"]["complete"] is True and line["index"]["total"] == len(found[0])

@@ -1,0 +1,32 @@
+"""`manage.py build_fleet_index`: build the fleet index, or bring it up to date, in the foreground.
+
+One builder runs at a time across every instance sharing the dashboard's database: when another holds
+the lock, this waits until the index is complete and says so.
+"""
+
+import time
+
+from django.core.management.base import BaseCommand
+
+from memory_core.app.fleet_index import IndexState, build_until_done
+from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
+from mycel_dashboard.web.source import current_source
+
+
+class Command(BaseCommand):
+    help = "Build the fleet index the Threads list sorts and filters by (the dashboard's own database)."
+
+    def handle(self, *args: object, **options: object) -> None:
+        locations = current_source().locations
+        started = time.perf_counter()
+
+        def progress(state: IndexState) -> None:
+            self.stdout.write(f"{state.done:,} of {state.total:,} threads", ending="\n")
+
+        state = build_until_done(
+            lambda cap: builder_reader(locations, cap), DashboardFleetIndex(), on_progress=progress
+        )
+        if state is not None:
+            self.stdout.write(
+                f"Fleet index complete: {state.total:,} threads in {time.perf_counter() - started:.1f} s"
+            )
