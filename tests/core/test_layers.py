@@ -34,6 +34,7 @@ KERNEL = (
     "memory_core.config",
     "memory_core.search",
     "memory_core.footprint.facts",
+    "memory_core.figures",
 )
 RANK = {"kernel": 0, "stores": 1, "analyses": 1, "app": 2, "cli": 3, "demo": 3, "web": 3}
 # The one sanctioned crossing between faces: the `mycel-memory` entry point wires the dashboard's audit
