@@ -40,11 +40,17 @@ def call_json(call: RecordedCall) -> dict[str, Any]:
 
 
 def dev_call_json(call: RecordedCall) -> dict[str, Any]:
-    """What a call under Mycel dev's rules adds: the estimate it compared, the attempt, the breaker after."""
+    """What a call under Mycel dev's rules adds: the estimate it compared, the attempt, the breaker after,
+    and what dev added to the request at call time."""
     return {
         "trigger_view_tokens": call.trigger_view_tokens,
         "attempted": call.attempted,
         "breaker": {"failure_count": call.breaker_failures, "open": call.breaker_open},
+        # Added at call time, never stored; the steer note is counted in request_messages and sent.
+        "request_time": {
+            "steer_note": call.request_time.steer_note,
+            "discovered_tools": list(call.request_time.discovered_tools),
+        },
     }
 
 

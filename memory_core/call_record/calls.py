@@ -22,6 +22,7 @@ from memory_core.memory_settings import MemorySettings
 from memory_core.model_view import ActiveSummary
 from memory_core.records import CheckpointRow, SummaryRow
 from memory_core.replay import ModelCall, placeholder_summary
+from memory_core.rules.request_time import NOTHING_ADDED, RequestTime
 from memory_core.tokens import TokenCounter
 
 # Mycel's system prompt goes with every request but is never stored: counted, not shown.
@@ -59,6 +60,8 @@ class RecordedCall:
     trigger_view_tokens: int | None = None  # the estimate dev compared: of the summarized view
     breaker_failures: int = 0  # failed compactions in a row after the call
     breaker_open: bool = False  # after the call
+    # What Mycel added at call time and never stored (memory_core.rules.request_time); counted in sent_*.
+    request_time: RequestTime = NOTHING_ADDED
 
     @property
     def request_messages(self) -> int:

@@ -29,6 +29,8 @@ from memory_core.notices import NoticeKind, notice_kind
 from memory_core.records import BreakerState, SummaryRow
 from memory_core.replay import placeholder_summary
 from memory_core.rules.dev import dev_trigger_tokens, next_breaker
+from memory_core.rules.request_time import NOTHING_ADDED, STEER_NOTE, RequestTimeIndex
+from memory_core.rules.steer import joined_a_running_run
 from memory_core.tokens import TokenCounter
 
 # Summary lengths (characters) tried, longest first, when no row gives one.
@@ -64,8 +66,12 @@ def dev_record(
         elif kind is NoticeKind.COMPACT_BREAKER:
             breaker.append(i)
             run_start[i] = start
-        elif kind is NoticeKind.NONE and message.type is MessageType.HUMAN:
-            start = i  # a run starts at the message its owner (or another agent) sent
+        elif (
+            kind is NoticeKind.NONE
+            and message.type is MessageType.HUMAN
+            and not joined_a_running_run(message)
+        ):
+            start = i  # a run starts at the message its owner (or another agent) sent; a steer joins one
     return DevRecord(by_index, off, tuple(compact), tuple(breaker), run_start)
 
 
@@ -311,14 +317,22 @@ def dev_recorded_calls(
     holding: tuple[tuple[int, ...], tuple[str, ...]] = ((), ()),
     counter: TokenCounter | None = None,
     source: str | None = None,
+    request_time: RequestTimeIndex | None = None,
 ) -> tuple[RecordedCall, ...]:
-    """dev's walk in the shape of the record every screen reads."""
+    """dev's walk in the shape of the record every screen reads, with what dev adds at call time
+    (`request_time`, from the thread's messages) in each request's counts and sizes."""
     head_tiktoken = summary_head_tiktoken(counter)
+    note_tiktoken = counter.count(STEER_NOTE) if counter is not None else 0
     segment = inference.segments[-1]
     settings = segment.settings
     out: list[RecordedCall] = []
     for position, (call, step) in enumerate(zip(calls, steps, strict=True)):
         sent_chars, sent, tiktoken = sent_size(call, step.summary, head_tiktoken)
+        start = step.summary.compact_up_to_index if step.summary is not None else 0
+        added = request_time.at(call.index, start) if request_time is not None else NOTHING_ADDED
+        if added.steer_note:
+            sent_chars, sent = sent_chars + added.extra_chars, sent + added.extra_messages
+            tiktoken = None if tiktoken is None else tiktoken + note_tiktoken
         out.append(
             RecordedCall(
                 call=position + 1,
@@ -347,6 +361,7 @@ def dev_recorded_calls(
                 trigger_view_tokens=step.trigger_view_tokens,
                 breaker_failures=step.breaker.failure_count,
                 breaker_open=step.breaker.open,
+                request_time=added,
             )
         )
     return tuple(out)
@@ -372,7 +387,10 @@ def dev_calls(
         inference, steps = dev_settings_in_force(calls, record, configured, main_guess, summary_chars=size)
         if not inference.disagreements or not inference.disagreements[-1].startswith(_UNEXPLAINED):
             break
-    return dev_recorded_calls(calls, steps, inference, holding=holding, counter=counter), inference
+    added = RequestTimeIndex.of(messages)
+    return dev_recorded_calls(
+        calls, steps, inference, holding=holding, counter=counter, request_time=added
+    ), inference
 
 
 def dev_replayed(
@@ -391,7 +409,9 @@ def dev_replayed(
     limits = Limits.between(settings.context_limit, settings.context_limit)
     segment = Segment(0, len(calls) - 1, limits, settings, source, 0)
     inference = SettingsInForce((segment,), {}, (), frozenset(), ())
-    replay = dev_recorded_calls(calls, steps, inference, holding=holding, counter=counter)
+    replay = dev_recorded_calls(
+        calls, steps, inference, holding=holding, counter=counter, request_time=RequestTimeIndex.of(messages)
+    )
     # Simulated summaries are not stored: mark each compaction so, as main's replay does.
     return tuple(
         replace(c, compaction_stored=not c.compacted, summary_stored=c.summary is None) for c in replay
