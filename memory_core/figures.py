@@ -88,7 +88,7 @@ def money_exact(value: Number | None) -> str:
         return NONE
     amount = Decimal(str(value))
     exact = abs(amount).normalize()
-    text = f"{exact:,f}" if exact.as_tuple().exponent <= -2 else f"{exact.quantize(_CENT):,f}"
+    text = f"{exact:,f}" if exact != exact.quantize(_CENT) else f"{exact.quantize(_CENT):,f}"
     return f"{MINUS if amount < 0 else ''}${text}"
 
 

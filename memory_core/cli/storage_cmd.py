@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from memory_core import figures
 from memory_core.app.errors import UnknownThread
 from memory_core.app.inputs import parse_bounded
 from memory_core.app.status import refuse_unreadable, require_data
@@ -21,13 +22,10 @@ from memory_core.app.storage import (
 from memory_core.cli.common import print_json
 from memory_core.cli.reading import open_reader, warn
 from memory_core.cli.table import print_table, printable, short_id
+from memory_core.footprint.growth import MIN_TURNS_TO_FIT
 
 # The terminal table shows the biggest threads; --json has every one.
 _TOP = 20
-
-
-def _size(n: int | None) -> str:
-    return "-" if n is None else f"{n:,}"
 
 
 def run_storage(args: argparse.Namespace) -> int:
@@ -60,7 +58,7 @@ def _print_fleet(data: dict[str, Any]) -> None:
             "CKPTS",
             "TURNS",
             "+/TURN",
-            f"IN {data['turns_ahead']} TURNS",
+            f"PROJECTED IN {data['turns_ahead']} TURNS",
             "QUADRATIC",
         ),
         [
@@ -68,12 +66,13 @@ def _print_fleet(data: dict[str, Any]) -> None:
                 short_id(t["thread_id"]),
                 t["name"] or "",
                 t["store"],
-                f"{t['bytes']:,}",
-                f"{t['share']:.1%}",
-                t["checkpoints"],
-                t["turns"],
-                f"{t['growth_bytes_per_turn']:,}" + ("" if t["growth_basis"] == "fitted" else " (mean)"),
-                f"{t['projected_bytes']:,}",
+                figures.size(t["bytes"]),
+                figures.percent(t["share"], decimals=1),
+                figures.count(t["checkpoints"]),
+                figures.count(t["turns"]),
+                figures.size(t["growth_bytes_per_turn"])
+                + ("" if t["growth_basis"] == "fitted" else " (mean)"),
+                figures.size(t["projected_bytes"]),
                 "yes" if t["quadratic"] else "",
             )
             for t in threads[:_TOP]
@@ -83,13 +82,18 @@ def _print_fleet(data: dict[str, Any]) -> None:
         print("(no threads)")
     elif len(threads) > _TOP:
         print(f"... {len(threads) - _TOP:,} more threads (--json lists every one)")
-    print(f"\n{len(threads):,} threads, {data['total_bytes']:,} bytes")
+    print(f"\n{figures.count(len(threads))} threads, {figures.size(data['total_bytes'])}")
+    if any(t["growth_basis"] != "fitted" for t in threads[:_TOP]):
+        print(f"(mean): {MIN_TURNS_TO_FIT} turns or more are fitted; fewer grow at their mean per turn")
     for store in data["stores"]:
-        line = f"{store['store']}: {store['threads']:,} threads, {store['thread_bytes']:,} bytes of threads"
+        line = (
+            f"{store['store']}: {figures.count(store['threads'])} threads, "
+            f"{figures.size(store['thread_bytes'])} of threads"
+        )
         if store["measured"]:
             line += (
-                f"; file {_size(store['file_bytes'])}, WAL {_size(store['wal_bytes'])}, "
-                f"free {_size(store['free_bytes'])} ({store['measured_by']})"
+                f"; file {figures.size(store['file_bytes'])}, WAL {figures.size(store['wal_bytes'])}, "
+                f"free {figures.size(store['free_bytes'])} ({store['measured_by']})"
             )
         else:
             line += "; its space could not be measured"
@@ -111,9 +115,10 @@ def _one_thread(reader: Any, thread_id: str, turns: int, *, as_json: bool) -> in
     print(printable(f"{data['thread_id']}  {data['name'] or ''}  ({data['store']}, {data['layout']} layout)"))
     basis = "" if data["growth_basis"] == "fitted" else f" ({data['growth_basis']})"
     print(
-        f"{data['bytes']:,} bytes in {data['checkpoints']:,} checkpoints over {data['turns']:,} turns; "
-        f"+{data['growth_bytes_per_turn']:,} bytes per turn{basis}; "
-        f"{data['projected_bytes']:,} bytes after {turns:,} more turns"
+        f"{figures.size(data['bytes'])} ({figures.size_exact(data['bytes'])}) in "
+        f"{figures.count(data['checkpoints'])} checkpoints over {figures.count(data['turns'])} turns; "
+        f"{figures.delta_size(data['growth_bytes_per_turn'])} per turn{basis}; "
+        f"projected {figures.size(data['projected_bytes'])} after {figures.count(turns)} more turns"
         + ("; grows with the square of its length" if data["quadratic"] else "")
     )
     print()
@@ -122,10 +127,10 @@ def _one_thread(reader: Any, thread_id: str, turns: int, *, as_json: bool) -> in
             "CHECKPOINT",
             "TURN",
             "SOURCE",
-            "CHECKPOINT B",
-            "METADATA B",
-            "WRITES B",
-            "BLOBS B",
+            "CHECKPOINT COL",
+            "METADATA",
+            "WRITES",
+            "BLOBS",
             "TOTAL",
             "CUMULATIVE",
         ),
@@ -134,23 +139,29 @@ def _one_thread(reader: Any, thread_id: str, turns: int, *, as_json: bool) -> in
                 r["checkpoint_id"],
                 r["turn"],
                 r["source"] or "",
-                f"{r['checkpoint']:,}",
-                f"{r['metadata']:,}",
-                f"{r['writes']:,}",
-                f"{r['blobs']:,}",
-                f"{r['bytes']:,}",
-                f"{r['cumulative']:,}",
+                figures.size(r["checkpoint"]),
+                figures.size(r["metadata"]),
+                figures.size(r["writes"]),
+                figures.size(r["blobs"]),
+                figures.size(r["bytes"]),
+                figures.size(r["cumulative"]),
             )
             for r in data["checkpoint_rows"]
         ],
     )
     if data["other_bytes"]:
-        print(f"+ {data['other_bytes']:,} bytes under no checkpoint of the root namespace")
+        print(f"+ {figures.size(data['other_bytes'])} under no checkpoint of the root namespace")
     print(f"\nchannels at the head ({data['head_checkpoint_id'] or '-'}):")
     print_table(
         ("CHANNEL", "INLINE", "BLOB", "WRITES", "TOTAL"),
         [
-            (c["channel"], f"{c['inline']:,}", f"{c['blob']:,}", f"{c['writes']:,}", f"{c['bytes']:,}")
+            (
+                c["channel"],
+                figures.size(c["inline"]),
+                figures.size(c["blob"]),
+                figures.size(c["writes"]),
+                figures.size(c["bytes"]),
+            )
             for c in data["channels"]
         ],
     )

@@ -1,12 +1,14 @@
-"""Small template helpers: URLs that keep the page's state, and number formatting."""
+"""Small template helpers: URLs that keep the page's state, and figures as memory_core/figures.py writes them."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import template
 from django.http import QueryDict
 
+from memory_core import figures
 from memory_core.ids import short_id
 from mycel_dashboard.web.ids import id_to_url
 
@@ -27,26 +29,66 @@ def with_params(context: template.Context, **changes: Any) -> str:
     return f"?{encoded}" if encoded else "?"
 
 
+# Figures: every number a page shows goes through memory_core/figures.py, the CLI's tables too.
+
+
 @register.filter
 def thousands(value: Any) -> str:
-    """12345 → "12,345"; anything else unchanged ("—" for None)."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int | float):
-        return f"{value:,.0f}" if isinstance(value, float) else f"{value:,}"
+    """A count: 12345 → "12,345" (figures.count); "—" for None; text unchanged."""
+    if value is None or isinstance(value, int | float | Decimal):
+        return figures.count(value)
     return str(value)
 
 
 @register.filter
-def percent(value: float | None) -> str:
-    """A ratio as a whole percentage; a small non-zero fill reads "<1 %" rather than a misleading 0."""
-    if value is None:
-        return "—"
-    if 0 < value < 0.005:
-        return "<1 %"
-    return f"{value * 100:.0f} %"
+def percent(value: Any, decimals: int = 0) -> str:
+    """A ratio as a percentage (figures.percent): "70 %", "<1 %"; `|percent:1` → "111.6 %"."""
+    return figures.percent(value, decimals=int(decimals))
+
+
+@register.filter
+def size(value: Any) -> str:
+    """Bytes with a unit (figures.size): "2.41 MB"; put `|size_exact` in the title."""
+    return figures.size(value)
+
+
+@register.filter
+def size_exact(value: Any) -> str:
+    return figures.size_exact(value)
+
+
+@register.filter
+def money(value: Any) -> str:
+    """Dollars to the cent (figures.money): "$0.96", "<$0.01"; put `|money_exact` in the title."""
+    return figures.money(value)
+
+
+@register.filter
+def money_exact(value: Any) -> str:
+    return figures.money_exact(value)
+
+
+@register.filter
+def ratio(value: Any) -> str:
+    """Real ÷ estimate, a rate: two decimals (figures.ratio)."""
+    return figures.ratio(value)
+
+
+@register.filter
+def delta(value: Any) -> str:
+    """A signed change of a count: "+1,234", "−1,234" (figures.delta)."""
+    return figures.delta(value)
+
+
+@register.filter
+def delta_size(value: Any) -> str:
+    return figures.delta_size(value)
+
+
+@register.filter
+def duration_ms(value: Any) -> str:
+    """Milliseconds as a duration: "340 ms", "1.2 s" (figures.duration_ms)."""
+    return figures.duration_ms(value)
 
 
 @register.filter

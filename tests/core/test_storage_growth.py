@@ -32,34 +32,34 @@ def _thread(*turns: tuple[int, ...], other: int = 0) -> ThreadBytes:
 
 def test_exact_quadratic_thread_is_fitted_exactly() -> None:
     # Turn t adds 100*t bytes (two checkpoints of 40t and 60t): the total is 50 t (t+1), a quadratic.
-    thread = _thread(*[(40 * t, 60 * t) for t in range(1, 5)])
+    thread = _thread(*[(40 * t, 60 * t) for t in range(1, 9)])
     growth = thread_growth(thread)
-    assert [t.bytes for t in growth.turns] == [100, 200, 300, 400]
+    assert [t.bytes for t in growth.turns] == [100, 200, 300, 400, 500, 600, 700, 800]
     assert growth.fit is not None
     assert growth.fit.a == pytest.approx(0.0, abs=1e-9)
     assert growth.fit.b == pytest.approx(100.0)
     assert growth.fit.r2 == pytest.approx(1.0)
     assert growth.quadratic
     assert growth.basis == FITTED
-    assert growth.growth_bytes_per_turn == 500
-    # 1,000 today + turn 5 (500) + turn 6 (600).
-    assert growth.projected_bytes(2) == 2100
-    assert growth.projected_bytes(0) == 1000
+    assert growth.growth_bytes_per_turn == 900
+    # 3,600 today + turn 9 (900) + turn 10 (1,000).
+    assert growth.projected_bytes(2) == 5500
+    assert growth.projected_bytes(0) == 3600
 
 
 def test_flat_thread_is_not_quadratic() -> None:
-    growth = thread_growth(_thread(*[(300, 200)] * 5))
+    growth = thread_growth(_thread(*[(300, 200)] * 8))
     assert growth.fit is not None
     assert growth.fit.b == pytest.approx(0.0)
     assert growth.fit.r2 == 1.0  # the line passes through every turn
     assert not growth.quadratic
     assert growth.growth_bytes_per_turn == 500
-    assert growth.projected_bytes(10) == 2500 + 5000
+    assert growth.projected_bytes(10) == 4000 + 5000
 
 
 def test_noisy_thread_without_growth_is_not_quadratic() -> None:
-    # 1000, 10, 1000, 10, 1010: a line rises a little but explains almost nothing.
-    growth = thread_growth(_thread((1000,), (10,), (1000,), (10,), (1010,)))
+    # 1000, 10, 1000, 10, 1000, 10, 1000, 1010: a line rises a little but explains almost nothing.
+    growth = thread_growth(_thread((1000,), (10,), (1000,), (10,), (1000,), (10,), (1000,), (1010,)))
     assert growth.fit is not None
     assert growth.fit.b > 0
     assert growth.fit.r2 < 0.5
@@ -68,15 +68,33 @@ def test_noisy_thread_without_growth_is_not_quadratic() -> None:
 
 def test_small_growth_beside_a_big_constant_is_not_quadratic() -> None:
     # Turns of 10,000 + t bytes: a perfect line, but its growth is 0.05 % of a turn.
-    growth = thread_growth(_thread(*[(10_000 + t,) for t in range(1, 6)]))
+    growth = thread_growth(_thread(*[(10_000 + t,) for t in range(1, 9)]))
     assert growth.fit is not None
     assert growth.fit.r2 == pytest.approx(1.0)
     assert not growth.quadratic
-    assert growth.growth_bytes_per_turn == 10_006
+    assert growth.growth_bytes_per_turn == 10_009
 
 
-@pytest.mark.parametrize(("turns", "mean"), [(((700, 300),), 1000), (((100,), (300, 200)), 300)])
-def test_one_or_two_turns_use_the_mean_per_turn(turns: tuple[tuple[int, ...], ...], mean: int) -> None:
+def test_a_short_thread_rising_perfectly_is_not_called_quadratic() -> None:
+    # 3 turns on a perfect line (100, 200, 300): a line through them would project 50 more turns as
+    # 50 × 400 + … bytes; under 8 turns the mean per turn (200) stands in and nothing is called quadratic.
+    growth = thread_growth(_thread((100,), (200,), (300,)))
+    assert growth.fit is None
+    assert not growth.quadratic
+    assert growth.basis == TOO_FEW_TURNS == "fewer than 8 turns to fit"
+    assert growth.growth_bytes_per_turn == 200
+    assert growth.projected_bytes(50) == 600 + 50 * 200
+    # Seven turns: still the mean; the eighth fits the line.
+    assert thread_growth(_thread(*[(100 * t,) for t in range(1, 8)])).basis == TOO_FEW_TURNS
+    eight = thread_growth(_thread(*[(100 * t,) for t in range(1, 9)]))
+    assert (eight.basis, eight.quadratic) == (FITTED, True)
+
+
+@pytest.mark.parametrize(
+    ("turns", "mean"),
+    [(((700, 300),), 1000), (((100,), (300, 200)), 300), (tuple((100 * t,) for t in range(1, 8)), 400)],
+)
+def test_fewer_than_eight_turns_use_the_mean_per_turn(turns: tuple[tuple[int, ...], ...], mean: int) -> None:
     growth = thread_growth(_thread(*turns, other=50))
     assert growth.fit is None
     assert not growth.quadratic
@@ -89,7 +107,7 @@ def test_thread_without_checkpoints_or_bytes() -> None:
     empty = thread_growth(ThreadBytes("t", "leon.db", "main", (), other_bytes=0))
     assert (empty.turns, empty.growth_bytes_per_turn, empty.basis) == ((), 0, NO_CHECKPOINTS)
     assert empty.projected_bytes(50) == 0
-    zero = thread_growth(_thread((0, 0), (0,), (0,)))
+    zero = thread_growth(_thread((0, 0), *[(0,)] * 7))
     assert zero.fit is not None
     assert (zero.fit.b, zero.fit.r2, zero.quadratic) == (0.0, 1.0, False)
     assert zero.growth_bytes_per_turn == 0
@@ -111,18 +129,18 @@ def test_checkpoints_before_the_first_input_belong_to_turn_one() -> None:
 
 
 def test_without_an_input_checkpoint_each_checkpoint_is_a_turn() -> None:
-    checkpoints = [_checkpoint(n, "loop", 10 * (n + 1)) for n in range(4)]
-    assert turn_numbers(checkpoints) == (1, 2, 3, 4)
+    checkpoints = [_checkpoint(n, "loop", 10 * (n + 1)) for n in range(8)]
+    assert turn_numbers(checkpoints) == (1, 2, 3, 4, 5, 6, 7, 8)
     growth = thread_growth(ThreadBytes("t", "leon.db", "main", tuple(checkpoints)))
     assert growth.fit is not None and growth.fit.b == pytest.approx(10.0)
-    assert growth.growth_bytes_per_turn == 50
+    assert growth.growth_bytes_per_turn == 90
 
 
 def test_a_falling_line_never_projects_negative_turns() -> None:
-    growth = thread_growth(_thread((300,), (200,), (100,)))
+    growth = thread_growth(_thread(*[(100 * t,) for t in range(8, 0, -1)]))
     assert growth.fit is not None and growth.fit.b == pytest.approx(-100.0)
     assert growth.growth_bytes_per_turn == 0
-    assert growth.projected_bytes(5) == 600
+    assert growth.projected_bytes(5) == 3600
 
 
 def test_fit_line_by_hand() -> None:
@@ -158,7 +176,7 @@ def test_mycel_turns_open_at_an_update_after_a_run() -> None:
 
 
 def test_projection_in_closed_form_equals_the_sum_of_fitted_turns() -> None:
-    growth = thread_growth(_thread((120,), (250,), (310,), (470,)))
+    growth = thread_growth(_thread((120,), (250,), (310,), (470,), (520,), (610,), (790,), (830,)))
     assert growth.fit is not None
-    by_turn = sum(growth.fit.a + growth.fit.b * t for t in range(5, 55))
+    by_turn = sum(growth.fit.a + growth.fit.b * t for t in range(9, 59))
     assert growth.projected_bytes(50) == growth.total_bytes + round(by_turn)

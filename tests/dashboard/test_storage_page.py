@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from memory_core import figures
 from tests.core.store_builders import build_thread
 from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at
@@ -49,9 +50,13 @@ def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, qu
     # Ranked as asked: by bytes, growth per turn or projected size, biggest first.
     column = {"bytes": 1, "growth": 2, "projected": 3}[query.get("sort", "bytes")]
     assert [r[column] for r in rows] == sorted((r[column] for r in rows), reverse=True)
-    assert f"{cli['total_bytes']:,}" in body
-    projected = re.search(r'id="storage-projected"[^>]*>([\d,]+)<', body)
+    # Sizes in units, their exact bytes in the title: the same numbers as --json.
+    total = re.search(r'id="storage-total" title="([\d,]+) bytes">([^<]+)<', body)
+    assert total is not None and int(total.group(1).replace(",", "")) == cli["total_bytes"]
+    assert total.group(2) == figures.size(cli["total_bytes"])
+    projected = re.search(r'id="storage-projected" title="([\d,]+) bytes, projected[^"]*">([^<]+)<', body)
     assert projected is not None and int(projected.group(1).replace(",", "")) == cli["projected_total_bytes"]
+    assert projected.group(2).strip() == figures.size(cli["projected_total_bytes"])
     assert cli["projected_total_bytes"] == sum(t["projected_bytes"] for t in cli["threads"])
     for store in cli["stores"]:
         assert f'data-store="{store["store"]}"' in body

@@ -8,6 +8,7 @@ import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memory_core import figures
 from memory_core.app.storage import ThreadStorage
 from memory_core.footprint.growth import CheckpointPoint
 from memory_core.ids import short_id
@@ -42,12 +43,19 @@ def biggest_threads_figure(
                 "y": [_label(rank, row) for rank, row in chosen],
                 "x": [row.bytes for _, row in chosen],
                 "customdata": [
-                    ["", "", breakdown_url(row.thread_id), f"{row.share:.1%}", row.growth_bytes_per_turn]
+                    [
+                        "",
+                        "",
+                        breakdown_url(row.thread_id),
+                        figures.percent(row.share, decimals=1),
+                        figures.delta_size(row.growth_bytes_per_turn),
+                        figures.size(row.bytes),
+                    ]
                     for _, row in chosen
                 ],
                 "hovertemplate": (
-                    "%{y}<br>%{x:,} bytes (%{customdata[3]} of all threads)<br>"
-                    "+%{customdata[4]:,} bytes per turn<extra></extra>"
+                    "%{y}<br>%{customdata[5]} (%{customdata[3]} of all threads)<br>"
+                    "%{customdata[4]} per turn<extra></extra>"
                 ),
             }
         )
@@ -70,8 +78,7 @@ def checkpoint_bytes_figure(points: Sequence[CheckpointPoint], *, height: int = 
     if not points:
         return None
     x = [p.index for p in points]
-    custom = [[html.escape(p.checkpoint_id), p.turn] for p in points]
-    hover = "checkpoint %{x} (turn %{customdata[1]})<br>%{fullData.name}: %{y:,} bytes<extra></extra>"
+    hover = "checkpoint %{x} (turn %{customdata[1]})<br>%{fullData.name}: %{customdata[2]}<extra></extra>"
     parts: list[tuple[str, list[int]]] = [
         ("checkpoint + metadata", [p.checkpoint for p in points]),
         ("writes", [p.writes for p in points]),
@@ -79,7 +86,17 @@ def checkpoint_bytes_figure(points: Sequence[CheckpointPoint], *, height: int = 
     if any(p.blobs for p in points):
         parts.append(("blobs (first referenced here)", [p.blobs for p in points]))
     data = [
-        {"type": "bar", "name": name, "x": x, "y": y, "customdata": custom, "hovertemplate": hover}
+        {
+            "type": "bar",
+            "name": name,
+            "x": x,
+            "y": y,
+            "customdata": [
+                [html.escape(p.checkpoint_id), p.turn, figures.size(n)]
+                for p, n in zip(points, y, strict=True)
+            ],
+            "hovertemplate": hover,
+        }
         for name, y in parts
     ]
     layout = {

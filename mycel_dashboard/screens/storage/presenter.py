@@ -1,5 +1,6 @@
 """The Storage screen's page data (Django-free): the ranking's page, each store's card, a thread's bytes
-card (the Thread page shows the same card), and sizes in words. Every figure comes from
+card (the Thread page shows the same card), and its growth in words (sizes as memory_core/figures.py
+writes them). Every figure comes from
 memory_core/app/storage.py, the very function `mycel-memory storage --json` prints."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memory_core import figures as fig
 from memory_core.app.storage import (
     DEFAULT_TURNS_AHEAD,
     StorageReport,
@@ -25,26 +27,12 @@ from mycel_dashboard.web.ids import IdTooLong, id_to_url
 PER_PAGE = 50
 
 
-def bytes_words(n: int | None) -> str:
-    """A size as people read it (decimal units, as `ls -h --si`): 950 B, 12.3 KB, 1.42 MB."""
-    if n is None:
-        return "not known"
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(size) < 1000 or unit == "GB":
-            return (
-                f"{n:,} B" if unit == "B" else f"{size:,.1f} {unit}" if size >= 100 else f"{size:.2f} {unit}"
-            )
-        size /= 1000
-    return f"{size:,.1f} TB"  # pragma: no cover - the loop returns at GB
-
-
 def growth_words(row: ThreadStorage, turns_ahead: int) -> str:
     """ "+12.3 KB per turn, projected 4.56 MB after 50 more turns" (and how the pace was found)."""
-    pace = f"+{bytes_words(row.growth_bytes_per_turn)} per turn"
+    pace = f"{fig.delta_size(row.growth_bytes_per_turn)} per turn"
     if row.growth.basis != FITTED:
         pace += f" ({row.growth.basis}: the mean per turn)" if row.turns else " (no checkpoints)"
-    return f"{pace}, projected {bytes_words(row.projected_bytes)} after {turns_ahead:,} more turns"
+    return f"{pace}, projected {fig.size(row.projected_bytes)} after {fig.count(turns_ahead)} more turns"
 
 
 def thread_param(thread_id: str) -> str | None:
@@ -106,7 +94,7 @@ class StoreCard:
     store: str
     engine: str | None
     location: str | None
-    figures: tuple[tuple[str, str], ...]  # (what, how much)
+    figures: tuple[tuple[str, str, str], ...]  # (what, how much, the exact bytes for its title)
     tables: tuple[TableSpace, ...]  # biggest first
     estimated: tuple[str, ...]
     measured_by: str | None
@@ -122,17 +110,18 @@ def _store_card(totals: StoreTotals) -> StoreCard:
     space = totals.space
     threads = (
         "Threads' bytes",
-        f"{bytes_words(totals.thread_bytes)} in {totals.threads:,} thread{'s' if totals.threads != 1 else ''}",
+        f"{fig.size(totals.thread_bytes)} in {fig.count(totals.threads)} thread{'s' if totals.threads != 1 else ''}",
+        fig.size_exact(totals.thread_bytes),
     )
     if space is None:
         return StoreCard(totals.store, None, None, (threads,), (), ("its space could not be measured",), None)
     sqlite = space.engine == "sqlite"
-    figures = [("File" if sqlite else "Schema (all relations)", bytes_words(space.file_bytes))]
+    figures = [_sized("File" if sqlite else "Schema (all relations)", space.file_bytes)]
     if totals.threads or space.engine == "postgresql":
         figures.append(threads)
     if sqlite:
-        figures.append(("WAL", bytes_words(space.wal_bytes)))
-    figures.append(("Free pages", bytes_words(space.free_bytes)))
+        figures.append(_sized("WAL", space.wal_bytes))
+    figures.append(_sized("Free pages", space.free_bytes))
     tables = tuple(sorted(space.tables, key=lambda t: (-t.bytes, t.name)))
     return StoreCard(
         totals.store,
@@ -143,6 +132,10 @@ def _store_card(totals: StoreTotals) -> StoreCard:
         space.estimated,
         space.measured_by,
     )
+
+
+def _sized(what: str, n: int | None) -> tuple[str, str, str]:
+    return (what, fig.size(n), fig.size_exact(n))
 
 
 @dataclass(frozen=True, slots=True)

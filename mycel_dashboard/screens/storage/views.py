@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
 from memory_core.app.storage import StorageReport, StorageSort, storage_report, thread_storage
+from memory_core.footprint.growth import MIN_TURNS_TO_FIT
 from memory_core.records import StoreProblem
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
@@ -43,7 +44,13 @@ def storage_page(request: HttpRequest) -> HttpResponse:
     problems: list[str] = []
     absent: list[str] = []
     read: list[StoreProblem] = []
-    context: dict[str, Any] = {"source": source, "sort": sort.value, "turns": turns, "notes": notes}
+    context: dict[str, Any] = {
+        "source": source,
+        "sort": sort.value,
+        "turns": turns,
+        "notes": notes,
+        "min_turns_to_fit": MIN_TURNS_TO_FIT,
+    }
     found = guarded("the storage report", lambda: storage_report(reader, turns_ahead=turns), problems)
     report = found.value if found is not None else None
     if found is not None:
