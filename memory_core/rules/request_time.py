@@ -33,6 +33,8 @@ STEER_NOTE = (
     "cancelled, or rolled back. Treat the steer as instructions for what to do next after that completed "
     "work, and answer honestly about any side effects that may already exist."
 )
+# The OpenDCAI/Mycel commits the inventory was read at, by branch.
+READ_AT = {RulesProfile.MAIN: "main 9a39b22e", RulesProfile.DEV: "dev bc8ab002"}
 STEER_NOTE_MESSAGE = Message(type=MessageType.SYSTEM, content=STEER_NOTE, raw_type="system")
 TOOL_SEARCH = "tool_search"
 
@@ -215,8 +217,8 @@ def call_lines(rules: RulesProfile, added: RequestTime) -> tuple[CallLine, ...]:
         text = f"{rule.reproduction.value}: {rule.says}"
         if rule.key == "steer_note":
             text = (
-                f"added: dev's steer note ({len(STEER_NOTE):,} characters) is message 1 below, because "
-                "the messages sent hold an owner steer."
+                f"added: dev's steer note ({len(STEER_NOTE):,} characters), the first message after the "
+                "system prompt, because the messages sent hold an owner steer."
                 if added.steer_note
                 else "not added at this call: no owner steer among the messages sent."
             )

@@ -190,7 +190,9 @@ def test_every_rule_of_both_branches_says_how_the_record_treats_it() -> None:
         line.rule.key: line.text
         for line in call_lines(RulesProfile.DEV, RequestTime(steer_note=True, discovered_tools=("TaskList",)))
     }
-    assert noted["steer_note"].startswith("added: dev's steer note (426 characters) is message 1 below")
+    assert noted["steer_note"].startswith(
+        "added: dev's steer note (426 characters), the first message after the system prompt"
+    )
     assert noted["tools"].endswith("Found by tool_search before this call: TaskList.")
     reproduced = [
         r.key for rules in RULES.values() for r in rules if r.reproduction is Reproduction.REPRODUCED

@@ -1,6 +1,7 @@
-"""One model call, exactly as Mycel handed it to the model: the summary in its cache, then the stored
-messages from where that summary ends, each as pruned at that call — from the record
-(memory_core.call_record), with the sizes Mycel, tiktoken and the provider give it."""
+"""One model call, exactly as Mycel handed it to the model: what it added at call time (dev's steer
+note), the summary in its cache, then the stored messages from where that summary ends, each as pruned
+at that call — from the record (memory_core.call_record), with the sizes Mycel, tiktoken and the provider
+give it, and each change Mycel makes at call time with whether the record reproduces it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from memory_core.messages import Message, MessageType
 from memory_core.model_view import model_view
 from memory_core.pruning import PruneAction
 from memory_core.records import SummaryRow
+from memory_core.rules.request_time import READ_AT, STEER_NOTE_MESSAGE, CallLine, call_lines
+from memory_core.rules.steer import is_owner_steer
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
 from mycel_dashboard.screens.thread_detail.presenter import Badge, NoticeView, View, notice_of, pruning_badge
 
@@ -25,13 +28,15 @@ class RequestItem:
 
     position: int  # 1-based in the request, after the system prompt
     kind: str  # human, ai, tool, system, summary
-    origin: int | None  # its index in the stored history (None for the summary)
+    origin: int | None  # its index in the stored history (None for the summary and what was added)
     tool_name: str | None
     text: str
     chars: int  # what Mycel's estimate counts
     estimated_tokens: int
     badge: Badge | None
     notice: NoticeView | None = None  # one of Mycel dev's own notices, sent as a user turn
+    added_at_call_time: bool = False  # Mycel added it to the request and never stored it
+    owner_steer: bool = False  # what makes Mycel dev add its steer note
 
     @property
     def preview(self) -> str:
@@ -52,6 +57,8 @@ class CallPage:
     compaction_row: SummaryRow | None  # the row this call's compaction wrote, when stored
     system_prompt_tiktoken_gap: int | None  # provider count minus tiktoken of what is shown
     segment_words: str  # the context limits consistent with the record for this call's settings
+    request_time: tuple[CallLine, ...] = ()  # each change Mycel makes at call time, at this call
+    mycel_read_at: str = ""  # the branch and commit of Mycel's code those lines were read from
 
     @property
     def previous(self) -> int | None:
@@ -75,8 +82,23 @@ def call_page(record: ThreadCalls, number: int) -> CallPage:
     tool_names = {
         c.id: c.name for m in messages if m.type is MessageType.AI for c in m.tool_calls if c.id and c.name
     }
-    items = []
-    for position, item in enumerate(view.items, start=1):
+    items: list[RequestItem] = []
+    if call.request_time.steer_note:
+        note = STEER_NOTE_MESSAGE
+        items.append(
+            RequestItem(
+                position=1,
+                kind=_kind(note),
+                origin=None,
+                tool_name=None,
+                text=note.text,
+                chars=content_chars(note.content),
+                estimated_tokens=estimate_message_tokens(note),
+                badge=None,
+                added_at_call_time=True,
+            )
+        )
+    for position, item in enumerate(view.items, start=len(items) + 1):
         message = item.message
         decision = item.decision
         badge = None
@@ -95,6 +117,7 @@ def call_page(record: ThreadCalls, number: int) -> CallPage:
                 estimated_tokens=estimate_message_tokens(message),
                 badge=badge,
                 notice=None if item.is_summary else notice_of(message),
+                owner_steer=is_owner_steer(message),
             )
         )
     by_id = {r.summary_id: r for r in record.summaries}
@@ -111,6 +134,8 @@ def call_page(record: ThreadCalls, number: int) -> CallPage:
         compaction_row=compaction_row,
         system_prompt_tiktoken_gap=gap,
         segment_words=segment.limits.words(),
+        request_time=call_lines(record.rules, call.request_time),
+        mycel_read_at=READ_AT[record.rules],
     )
 
 
