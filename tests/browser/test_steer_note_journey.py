@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from memory_core.demo.dev_layout import build_dev_demo
-from tests.postgres.test_pg_request_time import THREAD, _steered
 from tests.support.browser import BrowserPage
+from tests.support.dev_steer import THREAD, steered_dev_thread
 from tests.support.server import DashboardServer, running_server
 
 
@@ -22,7 +22,7 @@ def dashboard_server(pg_server: Any, tmp_path_factory: pytest.TempPathFactory) -
     home = base / "mycel-home"
     home.mkdir()
     url = pg_server.create_database("steer_journey")
-    build_dev_demo(url, [_steered()])
+    build_dev_demo(url, [steered_dev_thread()])
     with running_server(base, home, extra_env={"LEON_POSTGRES_URL": url}) as server:
         yield server
 

@@ -14,48 +14,13 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from memory_core.demo.dev_layout import DevRun, DevThread, build_dev_demo
+from memory_core.demo.dev_layout import build_dev_demo
 from memory_core.rules.request_time import STEER_NOTE
 from tests.support.cli import cli_json
+from tests.support.dev_steer import THREAD, steered_dev_thread
 from tests.support.postgres import database_name
 from tests.support.sample_data import PG_DEV_SAMPLE
-
-THREAD = "m_devSteer0001-1"
-# What SteeringMiddleware.before_model stores for an owner's item queued while the run was active.
-STEER_METADATA = {
-    "source": "owner",
-    "notification_type": "steer",
-    "sender_name": "Ada",
-    "sender_avatar_url": None,
-    "sender_id": "u_devSteerOwner",
-    "is_steer": True,
-}
-
-
-def _steered() -> DevThread:
-    """Run 1: the owner asks, the agent runs a tool, the owner steers while it runs, the agent answers.
-    Run 2: a question answered after it. Stored: [h0, a1, t2, steer 3, a4, h5, a6]."""
-    call = {"name": "Bash", "args": {"command": "ls pond"}, "id": "call_steer_1"}
-    return DevThread(
-        THREAD,
-        "m_devSteer0001",
-        "Toad",
-        "gpt-4o-mini",
-        runs=(
-            DevRun(
-                "List the files in the pond folder.",
-                (
-                    AIMessage("", id="a1", tool_calls=[call]),
-                    ToolMessage("tadpole.txt\n" * 50, tool_call_id="call_steer_1", name="Bash"),
-                    HumanMessage("Stop listing; count them instead.", metadata=STEER_METADATA),
-                    AIMessage("There are 50 files.", id="a4"),
-                ),
-            ),
-            DevRun("Which is the biggest?", (AIMessage("tadpole.txt", id="a6"),)),
-        ),
-    )
 
 
 @pytest.fixture
@@ -63,7 +28,7 @@ def steered_client(
     client: Any, db: Any, settings: Any, pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Any:
     url = pg_server.create_database(database_name("dev_steer"))
-    build_dev_demo(url, [_steered()])
+    build_dev_demo(url, [steered_dev_thread()])
     settings.DASHBOARD_DEMO_HOME = tmp_path / "demo-home"
     settings.DASHBOARD_FACTS_DIR = tmp_path / "facts-cache"
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
