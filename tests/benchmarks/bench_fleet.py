@@ -1,0 +1,419 @@
+# ruff: noqa: S608 - every name in these queries is one of this script's constants or a table's own column
+"""The fleet index at 10,000 and 100,000 threads (1,000,000 with --million), on Mycel dev's PostgreSQL and
+on Mycel main's leon.db, through the Threads page (Django's test client: server time, no network), timed in
+the same run as the floor query (the one SQL query listing the newest 50 threads) and the naive way
+(LangGraph's own saver: get_tuple() per thread, for 1,000 threads, scaled to the fleet).
+
+The fleets are Mycel's own threads copied with new thread ids and new checkpoint ids (each copy one
+minute older than the one before, so the fleet's activity spans weeks, as a real one's does):
+- PostgreSQL: the dev sample (tests/data/mycel-pg-dev, schema `agent`), its small threads, by INSERT…SELECT
+  on a throwaway server; the dashboard's own database is PostgreSQL too (DATABASE_URL), as several
+  instances would share it;
+- SQLite: the sample home's leon.db (tests/data/mycel-home), its three small threads, with their writes and
+  `threads` rows; the dashboard's database is its SQLite file.
+
+Printed per engine and size: the floor; the first page of a new fleet (no index yet: what SQL alone sorts);
+the index build; newest first, by fill, by bytes, page 40 and one id searched, each "first" (a new worker:
+every in-process memo emptied, the index in the database kept) and "again" (median of 3); after one thread
+gets a new checkpoint, the next page (which catches it up) against a warm one; peak RSS; the naive way.
+Targets (issue 27): warm <= 300 ms and <= 3x the floor; first page <= 3 s; build <= 10 min; the page after a
+new checkpoint <= 2x a warm one.
+
+    .venv/bin/python tests/benchmarks/bench_fleet.py [--sizes 10000,100000] [--million] [--engine pg|sqlite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.sample_data import PG_DEV_SAMPLE, SAMPLE_HOME  # noqa: E402
+
+PG_TEMPLATES = ("m_sK5yDq1FvT7a-1", "m_rE2uGx6NbP9w-2")  # dev's small threads (3 checkpoints each)
+SQLITE_TEMPLATES = ("m_0D8EzdJXJhk9-1", "m_0D8EzdJXJhk9-3", "m_npRsndIka9dx-3")  # main's three small ones
+MINUTE = 60 * 10_000_000 >> 12  # one minute in the 48 high bits of a uuid6 (100 ns ticks >> 12)
+SAMPLE_NAIVE = 1000
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - started, value
+
+
+def shifted_id(checkpoint_id: str | None, copy: int) -> str | None:
+    """The id `copy` minutes older: its 48 high time bits lowered, the rest kept (order within a thread
+    is kept, and ids stay uuid6)."""
+    if checkpoint_id is None:
+        return None
+    flat = checkpoint_id.replace("-", "")
+    high = int(flat[:12], 16) - copy * MINUTE
+    text = f"{high:012x}{flat[12:]}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+# -- the fleets ------------------------------------------------------------------------------------------
+
+PG_SHIFT = """
+CREATE FUNCTION pg_temp.shifted(id text, copy int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN id IS NULL THEN NULL ELSE (
+    WITH h AS (SELECT lpad(to_hex(('x' || lpad(substr(replace(id, '-', ''), 1, 12), 16, '0'))::bit(64)::bigint
+               - copy::bigint * %(minute)s), 12, '0') || substr(replace(id, '-', ''), 13) AS x)
+    SELECT substr(x, 1, 8) || '-' || substr(x, 9, 4) || '-' || substr(x, 13, 4) || '-' || substr(x, 17, 4)
+           || '-' || substr(x, 21) FROM h) END
+$$
+"""
+
+
+def grow_postgres(url: str, threads: int) -> None:
+    import psycopg
+
+    copies = threads // len(PG_TEMPLATES)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(PG_SHIFT % {"minute": MINUTE})  # type: ignore[arg-type]
+        conn.execute("DELETE FROM agent.checkpoints WHERE NOT thread_id = ANY(%s)", (list(PG_TEMPLATES),))
+        conn.execute(
+            "DELETE FROM agent.checkpoint_blobs WHERE NOT thread_id = ANY(%s)", (list(PG_TEMPLATES),)
+        )
+        conn.execute(
+            "DELETE FROM agent.checkpoint_writes WHERE NOT thread_id = ANY(%s)", (list(PG_TEMPLATES),)
+        )
+        for step in range(0, copies, 50_000):
+            last = min(copies, step + 50_000)
+            params = {"first": step + 1, "last": last, "templates": list(PG_TEMPLATES)}
+            conn.execute(
+                "INSERT INTO agent.checkpoints SELECT thread_id || '-c' || i, checkpoint_ns, "
+                "pg_temp.shifted(checkpoint_id, i), pg_temp.shifted(parent_checkpoint_id, i), type, checkpoint, "
+                "metadata FROM agent.checkpoints, generate_series(%(first)s::int, %(last)s::int) AS i "
+                "WHERE thread_id = ANY(%(templates)s)",
+                params,
+            )
+            conn.execute(
+                "INSERT INTO agent.checkpoint_blobs SELECT thread_id || '-c' || i, checkpoint_ns, channel, version, "
+                "type, blob FROM agent.checkpoint_blobs, generate_series(%(first)s::int, %(last)s::int) AS i "
+                "WHERE thread_id = ANY(%(templates)s)",
+                params,
+            )
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            conn.execute(f"DELETE FROM agent.{table} WHERE thread_id = ANY(%s)", (list(PG_TEMPLATES),))
+        conn.execute("VACUUM ANALYZE")
+
+
+def grow_sqlite(db: Path, threads: int) -> None:
+    copies = threads // len(SQLITE_TEMPLATES)
+    with closing(sqlite3.connect(db)) as conn:
+        conn.create_function("shifted", 2, shifted_id, deterministic=True)
+        marks = ",".join("?" * len(SQLITE_TEMPLATES))
+        thread_columns = [r[1] for r in conn.execute("PRAGMA table_info(threads)")]
+        others = ", ".join(c for c in thread_columns if c != "id")
+        # (member_id, branch_index) is unique and a member has one main thread: each copy is another branch.
+        copied = ", ".join(
+            {"branch_index": "branch_index + i * 100", "is_main": "0"}.get(c, c)
+            for c in thread_columns
+            if c != "id"
+        )
+        with conn:
+            for table in ("checkpoints", "writes"):
+                conn.execute(f"DELETE FROM {table} WHERE thread_id NOT IN ({marks})", SQLITE_TEMPLATES)
+            conn.execute(f"DELETE FROM threads WHERE id NOT IN ({marks})", SQLITE_TEMPLATES)
+        series = "WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
+        for step in range(0, copies, 20_000):
+            bounds = (step + 1, min(copies, step + 20_000))
+            with conn:
+                conn.execute(
+                    f"{series} INSERT INTO checkpoints SELECT thread_id || '-c' || i, checkpoint_ns, "
+                    "shifted(checkpoint_id, i), shifted(parent_checkpoint_id, i), type, checkpoint, metadata "
+                    f"FROM checkpoints, n WHERE thread_id IN ({marks})",
+                    (*bounds, *SQLITE_TEMPLATES),
+                )
+                conn.execute(
+                    f"{series} INSERT INTO writes SELECT thread_id || '-c' || i, checkpoint_ns, "
+                    "shifted(checkpoint_id, i), task_id, idx, channel, type, value "
+                    f"FROM writes, n WHERE thread_id IN ({marks})",
+                    (*bounds, *SQLITE_TEMPLATES),
+                )
+                conn.execute(
+                    f"{series} INSERT INTO threads (id, {others}) SELECT id || '-c' || i, {copied} "
+                    f"FROM threads, n WHERE id IN ({marks})",
+                    (*bounds, *SQLITE_TEMPLATES),
+                )
+        with conn:
+            for table in ("checkpoints", "writes"):
+                conn.execute(f"DELETE FROM {table} WHERE thread_id IN ({marks})", SQLITE_TEMPLATES)
+            conn.execute(f"DELETE FROM threads WHERE id IN ({marks})", SQLITE_TEMPLATES)
+        conn.execute("VACUUM")
+
+
+# -- one engine, one size (in its own process: Django is set up once per database) -----------------------
+
+
+def _naive(engine: str, where: str, thread_ids: list[str]) -> float:
+    """LangGraph's saver, get_tuple() per thread, for `thread_ids`: seconds."""
+    if engine == "pg":
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        joiner = "&" if "?" in where else "?"
+        with PostgresSaver.from_conn_string(f"{where}{joiner}options=-csearch_path%3Dagent") as saver:
+            return timed(lambda: [saver.get_tuple({"configurable": {"thread_id": t}}) for t in thread_ids])[0]
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    with SqliteSaver.from_conn_string(where) as saver:
+        return timed(lambda: [saver.get_tuple({"configurable": {"thread_id": t}}) for t in thread_ids])[0]
+
+
+def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix=f"bench-fleet-{engine}-"))
+    env: dict[str, str] = {
+        "HOME": str(work),
+        "MYCEL_CONFIG_HOME": str(work / "config"),
+        "DJANGO_SETTINGS_MODULE": "mycel_dashboard.settings",
+        "DASHBOARD_DATA_DIR": str(work / "dashboard"),
+        "ALLOWED_HOSTS": "testserver",
+        "DASHBOARD_FLEET_INDEX_BACKGROUND": "0",  # the build is timed here, in the foreground
+        "DASHBOARD_FLEET_INDEX_FROM": "0",  # the index whatever the size (a --sizes smoke run is small)
+    }
+    grown_at = time.perf_counter()
+    if engine == "pg":
+        assert pg_url is not None and dash_url is not None
+        grow_postgres(pg_url, threads)
+        env.update(LEON_POSTGRES_URL=pg_url, LEON_DB_PATH=str(work / "leon.db"), DATABASE_URL=dash_url)
+        floor_sql = (
+            "SELECT thread_id, max(checkpoint_id) AS head FROM agent.checkpoints WHERE checkpoint_ns = '' "
+            "GROUP BY thread_id ORDER BY head DESC LIMIT 50"
+        )
+    else:
+        shutil.copytree(SAMPLE_HOME, work / "home")
+        for path in (work / "home").rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        db = work / "home" / "leon.db"
+        grow_sqlite(db, threads)
+        env.update(
+            LEON_DB_PATH=str(db),
+            LEON_SANDBOX_DB_PATH=str(work / "home" / "sandbox.db"),
+            LEON_QUEUE_DB_PATH=str(work / "home" / "queue.db"),
+            MYCEL_CONFIG_HOME=str(work / "home"),
+        )
+        floor_sql = (
+            "SELECT thread_id, max(checkpoint_id) AS head FROM checkpoints WHERE checkpoint_ns = '' "
+            "GROUP BY thread_id ORDER BY head DESC LIMIT 50"
+        )
+    grown_s = time.perf_counter() - grown_at
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.test import Client
+
+    from memory_core import memo
+    from memory_core.app.fleet_index import IndexQuery, build, store_name
+    from memory_core.stores.locations import resolve_locations
+    from memory_core.stores.reader import MycelReader
+    from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
+
+    call_command("migrate", verbosity=0)
+    # As a gunicorn worker starts (gunicorn_conf.post_worker_init): every view module loaded, heap settled.
+    from django.urls import get_resolver
+
+    from memory_core.stores.gc_setup import settle_heap
+
+    get_resolver().url_patterns  # noqa: B018 - loads every view module
+    settle_heap()
+    client = Client()
+    client.force_login(User.objects.create_user("bench", password="bench-pass-123"))
+
+    def floor() -> float:
+        if engine == "pg":
+            import psycopg
+
+            with psycopg.connect(pg_url or "") as conn:
+                return timed(lambda: conn.execute(floor_sql).fetchall())[0]
+        with closing(sqlite3.connect(f"file:{env['LEON_DB_PATH']}?mode=ro", uri=True)) as conn:
+            return timed(lambda: conn.execute(floor_sql).fetchall())[0]
+
+    def get(url: str) -> tuple[float, str]:
+        seconds, response = timed(lambda: client.get(url, HTTP_HX_REQUEST="true"))
+        assert response.status_code == 200, (url, response.status_code)
+        return seconds, response.content.decode()
+
+    def first_and_again(url: str) -> tuple[float, float, str]:
+        memo.reset()
+        first, body = get(url)
+        again = median(get(url)[0] for _ in range(3))
+        return first, again, body
+
+    floor()  # the server's and the OS's caches warmed once, for the floor as for us
+    floor_s = median(floor() for _ in range(5))
+    new_fleet_s, body = get("/threads/")
+    counted = re.search(r"([\d,]+) of ([\d,]+) thread", body)
+    assert "being built" in body, body[:3000]
+    locations = resolve_locations()
+    index = DashboardFleetIndex()
+    build_s, state = timed(lambda: build(lambda cap: builder_reader(locations, cap), index))
+    assert state is not None and state.complete
+    memo.reset()
+    results: dict[str, Any] = {"engine": engine, "threads": threads, "grown_s": grown_s, "floor": floor_s}
+    results["first page of a new fleet"] = new_fleet_s
+    results["floor count"] = counted.group(2) if counted else "?"
+    results["build"] = build_s
+    _, everyone, _ = index.page(store_name(MycelReader(locations)), IndexQuery(limit=1))
+    one_id = f"{(SQLITE_TEMPLATES if engine == 'sqlite' else PG_TEMPLATES)[0]}-c{threads // 7 or 1}"
+    pages = {
+        "newest first": "/threads/",
+        "by fill": "/threads/?sort=fill",
+        "by bytes": "/threads/?sort=bytes",
+        "page 40": "/threads/?page=40",
+        "one id searched": f"/threads/?q={one_id}",
+    }
+    for name, url in pages.items():
+        first, again, body = first_and_again(url)
+        results[name] = (first, again)
+        if name == "one id searched":
+            assert one_id in body, one_id
+        if name == "newest first":
+            found = re.search(r"([\d,]+) of ([\d,]+) thread", body)
+            results["page count"] = found.group(2) if found else "?"
+    results["index count"] = everyone
+    warm = median(get("/threads/")[0] for _ in range(3))  # just before the change: like with like
+    # One thread gets a new checkpoint (its head copied under a new id, as a rollback writes one).
+    from langgraph.checkpoint.base.id import uuid6
+
+    moved = f"{(SQLITE_TEMPLATES if engine == 'sqlite' else PG_TEMPLATES)[0]}-c{threads // 3}"
+    new_id = str(uuid6(clock_seq=-2))
+    if engine == "pg":
+        import psycopg
+
+        with psycopg.connect(pg_url or "", autocommit=True) as conn:
+            conn.execute(
+                "INSERT INTO agent.checkpoints SELECT thread_id, checkpoint_ns, %s, checkpoint_id, type, checkpoint, "
+                "metadata FROM agent.checkpoints WHERE thread_id = %s ORDER BY checkpoint_id DESC LIMIT 1",
+                (new_id, moved),
+            )
+    else:
+        with closing(sqlite3.connect(env["LEON_DB_PATH"])) as conn, conn:
+            conn.execute(
+                "INSERT INTO checkpoints SELECT thread_id, checkpoint_ns, ?, checkpoint_id, type, checkpoint, "
+                "metadata FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1",
+                (new_id, moved),
+            )
+    after_s, body = get("/threads/")
+    results["after one new checkpoint"] = after_s
+    results["reflected"] = moved in body.split("</tr>")[1] if "</tr>" in body else False
+    results["warm for that"] = warm
+    results["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    sample = [
+        f"{(SQLITE_TEMPLATES if engine == 'sqlite' else PG_TEMPLATES)[i % 2]}-c{i + 1}"
+        for i in range(SAMPLE_NAIVE)
+    ]
+    naive_s = _naive(engine, pg_url if engine == "pg" else env["LEON_DB_PATH"], sample)
+    results["naive per thread"] = naive_s / SAMPLE_NAIVE
+    results["naive fleet"] = naive_s / SAMPLE_NAIVE * threads
+    return results
+
+
+def report(r: dict[str, Any]) -> None:
+    floor = r["floor"]
+    budget = min(0.3, 3 * floor)
+    print(
+        f"\n== {r['engine']}: {r['threads']:,} threads (grown in {r['grown_s']:.0f} s) — floor query "
+        f"{floor * 1000:.0f} ms; warm target <= {budget * 1000:.0f} ms (300 ms and 3x floor)"
+    )
+    print(
+        f"first page of a new fleet (SQL alone, index not built): {r['first page of a new fleet'] * 1000:.0f} ms "
+        f"(target <= 3000 ms), counting {r['floor count']} threads"
+    )
+    print(f"index build: {r['build']:.1f} s (target <= 600 s)")
+    print(f"{'page':<22}{'first':>10}{'again':>10}{'again/floor':>13}  target")
+    for name in ("newest first", "by fill", "by bytes", "page 40", "one id searched"):
+        first, again = r[name]
+        ok = "ok" if again <= budget else "MISSED"
+        print(f"{name:<22}{first * 1000:>8.0f}ms{again * 1000:>8.0f}ms{again / floor:>12.1f}x  {ok}")
+    after, warm = r["after one new checkpoint"], r["warm for that"]
+    print(
+        f"after one thread got a new checkpoint: next page {after * 1000:.0f} ms = {after / warm:.1f}x a warm one "
+        f"(target <= 2x); the moved thread tops the list: {r['reflected']}"
+    )
+    print(
+        f"threads on the page: {r['page count']}; in the index: {r['index count']:,}; peak RSS {r['rss_mb']:.0f} MB"
+    )
+    print(
+        f"naive way (LangGraph saver get_tuple() per thread, {SAMPLE_NAIVE:,} threads timed): "
+        f"{r['naive per thread'] * 1000:.2f} ms a thread, ~{r['naive fleet']:.0f} s for the fleet; "
+        f"ratio to a warm page: {r['naive fleet'] / r['newest first'][1]:,.0f}x"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated fleet sizes")
+    parser.add_argument("--million", action="store_true", help="1,000,000 threads too")
+    parser.add_argument("--engine", choices=("pg", "sqlite", "both"), default="both")
+    parser.add_argument(
+        "--one", nargs=4, metavar=("ENGINE", "N", "PG_URL", "DASH_URL"), help=argparse.SUPPRESS
+    )
+    args = parser.parse_args()
+    if args.one:
+        engine, n, pg_url, dash_url = args.one
+        found = run_one(engine, int(n), pg_url or None, dash_url or None)
+        print("RESULT " + json.dumps(found))
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.million else [])
+    engines = ["pg", "sqlite"] if args.engine == "both" else [args.engine]
+    print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+    failed = 0
+    for engine in engines:
+        for n in sizes:
+            pg_url = dash_url = ""
+            server_cm = None
+            if engine == "pg":
+                from tests.support.postgres import running_postgres
+
+                server_cm = running_postgres()
+                server = server_cm.__enter__()
+                server.create_database("mycel")
+                pg_url = server.url("mycel")
+                server.load_sql(pg_url, PG_DEV_SAMPLE / "dump.sql")
+                dash_url = server.create_database("dashboard")
+            try:
+                done = subprocess.run(
+                    [sys.executable, __file__, "--one", engine, str(n), pg_url, dash_url],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+            finally:
+                if server_cm is not None:
+                    server_cm.__exit__(None, None, None)
+            line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
+            if done.returncode != 0 or line is None:
+                failed += 1
+                print(
+                    f"\n== {engine}: {n:,} threads FAILED\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}",
+                    flush=True,
+                )
+                continue
+            report(json.loads(line[len("RESULT ") :]))
+            sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
