@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 
+from memory_core import figures
 from memory_core.app.cost import cost_document, fleet_cost
 from memory_core.app.inputs import parse_day
 from memory_core.app.status import require_data
 from memory_core.cli.common import CliError, print_json
 from memory_core.cli.reading import open_reader, warn, warn_lines
 from memory_core.cli.table import print_table, short_id
-from memory_core.economics.cost import Line, usd
+from memory_core.economics.cost import Line
 
 
 def run_cost(args: argparse.Namespace) -> int:
@@ -56,15 +57,17 @@ def run_cost(args: argparse.Namespace) -> int:
         print(f"no usage: {short_id(call.thread_id)} {where}: {call.no_usage}")
     if report.book is not None and report.total.reasoning_usd:
         print(
-            f"reasoning tokens at the output price (Mycel's code prices none): ${usd(report.total.reasoning_usd)}"
+            "reasoning tokens at the output price (Mycel's code prices none): "
+            f"{figures.money(report.total.reasoning_usd)} ({figures.money_exact(report.total.reasoning_usd)})"
         )
     return 0
 
 
-_HEADERS = ("", "CALLS", "INPUT", "OUTPUT", "REASONING", "CACHE READ", "CACHE WRITE", "COST USD")
+_HEADERS = ("", "CALLS", "INPUT", "OUTPUT", "REASONING", "CACHE READ", "CACHE WRITE", "COST")
 
 
 def _row(name: str, line: Line) -> tuple[object, ...]:
+    """Costs to the cent ("<$0.01" under it); --json has each exact."""
     u = line.usage
-    cost = usd(line.cost_usd) if line.cost_usd is not None else "-"
-    return (name, line.calls, u.input, u.output, u.reasoning, u.cache_read, u.cache_write, cost)
+    counts = (line.calls, u.input, u.output, u.reasoning, u.cache_read, u.cache_write)
+    return (name, *(figures.count(n) for n in counts), figures.money(line.cost_usd))

@@ -31,6 +31,17 @@ def test_cache_screen_thread_calls_and_the_whatif_before_and_after(
     table = page.inner_text("#cache-causes")
     assert f"{tokens[0]:,}" in table and f"{tokens[2]:,}" in table
     assert tokens[0] == 12665 and tokens[2] > 0
+    # The calls column adds up to the total that heads it: the calls whose request only appended to the
+    # one before have their own row (each thread's first call has nothing before it, said in the header).
+    rows = page.eval_on_selector_all(
+        "#cache-causes tbody tr", "rs => rs.map(r => [r.dataset.cause, r.cells[1].innerText])"
+    )
+    calls = {cause: int(n.replace(",", "")) for cause, n in rows}
+    assert calls["none"] > 0
+    assert calls["total"] == sum(n for cause, n in calls.items() if cause != "total")
+    # Costs to the cent, the exact value on hover.
+    trim_cost = page.locator("#cache-causes tr[data-cause='trim'] td span[title]")
+    assert (trim_cost.inner_text(), trim_cost.get_attribute("title")) == ("$0.04", "$0.04369425")
     viewer_page.shot("cache-fleet")
 
     # pick the thread: its calls, the trim at call 11, each call linked to its call page

@@ -23,7 +23,9 @@ def test_cost_chart_tables_period_and_thread_link(viewer_page: BrowserPage, dash
     page = viewer_page.page
     page.goto(f"{dashboard_server.url}/cost/")
     page.wait_for_selector("#cost-chart .main-svg", timeout=20_000)
-    assert page.inner_text("#cost-total") == "$0.309146"
+    # To the cent, with the exact value (the one --json prints) on hover.
+    assert page.inner_text("#cost-total") == "$0.31"
+    assert page.get_attribute("#cost-total", "title") == "$0.3091455"
     bars = page.evaluate(BARS)
     # one stacked bar per model on the sample's only day, summing to the total
     assert {name for name, _, _ in bars} == {
@@ -56,7 +58,7 @@ def test_cost_chart_tables_period_and_thread_link(viewer_page: BrowserPage, dash
     page.fill("input[name=until]", "2026-11-30")
     page.click("#cost-period button[type=submit]")
     page.wait_for_selector("#cost-chart .main-svg", timeout=20_000)
-    assert page.inner_text("#cost-total") == "$0.309146"
+    assert page.inner_text("#cost-total") == "$0.31"
     first = page.locator("#cost-threads tbody tr").first
     assert "m_npRsndIka9dx-2" in first.inner_text()
     first.locator("a").click()

@@ -4,6 +4,7 @@ bytes card links back to it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -37,6 +38,18 @@ def test_storage_chart_ranking_and_breakdown(viewer_page: BrowserPage, dashboard
     assert "leon.db" in page.inner_text("#storage-stores")
     assert "dbstat" in page.inner_text("#storage-stores")
     assert "Preview what it frees" in page.inner_text("#retention-form-card")
+    # Sizes read in units, the exact bytes on hover; the projection says it is one.
+    total = page.locator("#storage-total")
+    assert total.inner_text() == "2.41 MB" and total.get_attribute("title") == "2,414,568 bytes"
+    projected = page.locator("#storage-projected")
+    assert re.fullmatch(r"\d{1,3}(\.\d{1,2})? (KB|MB|GB) projected", projected.inner_text())
+    assert "Projection" in page.inner_text("#storage-totals")
+    assert "projected" in projected.get_attribute("title")
+    # A 3-turn thread is too short to fit a line: not called quadratic, its pace the mean per turn.
+    short = page.locator("#storage-rows tr[data-thread='m_npRsndIka9dx-1']")
+    assert short.locator("td").nth(7).inner_text() == "3"
+    assert "quadratic" not in short.inner_text() and "mean" in short.inner_text()
+    assert re.fullmatch(r"[\d.]+ KB mean", short.locator("td").nth(8).inner_text())
     viewer_page.shot("storage")
 
     page.click(".sort-choice >> text=growth per turn")

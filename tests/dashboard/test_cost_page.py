@@ -32,7 +32,10 @@ def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, qu
     if query.get("since") != "2026-12-01":
         assert cli["totals"]["calls"] == 41
         assert cli["totals"]["cost_usd"] == "0.3091455"
-        assert "$0.309146" in body
+        # To the cent on the page, the exact value (the --json one) on hover.
+        assert '<dd id="cost-total" title="$0.3091455">$0.31</dd>' in body
+        # Each model's cost as well; the smallest thread's $0.0055 is not rounded to nothing.
+        assert 'title="$0.005502">$0.01<' in body
         # every thread links to its page, every used model shows its price and how it matched
         for thread in cli["threads"]:
             assert reverse("thread", args=[thread["thread_id"]]) in body

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from memory_core import figures
 from memory_core.economics.cost import ZERO, CostReport
 
 
@@ -20,9 +21,13 @@ def cost_figure(report: CostReport) -> dict[str, Any]:
     data: list[dict[str, Any]] = []
     for model in models:
         if priced:
-            y: list[float] = [float(d.by_model.get(model, ZERO)) for d in report.days]
+            costs = [d.by_model.get(model, ZERO) for d in report.days]
+            y: list[float] = [float(c) for c in costs]
+            shown = [figures.money(c) for c in costs]
         else:
-            y = [float(d.tokens_by_model.get(model, 0)) for d in report.days]
+            tokens = [d.tokens_by_model.get(model, 0) for d in report.days]
+            y = [float(t) for t in tokens]
+            shown = [f"{figures.count(t)} tokens" for t in tokens]
         if not any(y):
             continue
         name = html.escape(model)
@@ -32,9 +37,8 @@ def cost_figure(report: CostReport) -> dict[str, Any]:
                 "name": name,
                 "x": days,
                 "y": y,
-                "hovertemplate": f"{name}<br>%{{x}}: "
-                + ("$%{y:.6f}" if priced else "%{y:,} tokens")
-                + "<extra></extra>",
+                "customdata": [["", "", "", v] for v in shown],  # [3]: charts.js reads 0-2 on a click
+                "hovertemplate": f"{name}<br>%{{x}}: %{{customdata[3]}}<extra></extra>",
             }
         )
     return {
@@ -45,7 +49,11 @@ def cost_figure(report: CostReport) -> dict[str, Any]:
             "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
             "bargap": 0.5,
             "xaxis": {"type": "category"},
-            "yaxis": {"title": {"text": "USD" if priced else "tokens"}, "rangemode": "tozero"},
+            "yaxis": {
+                "title": {"text": "USD" if priced else "tokens"},
+                "rangemode": "tozero",
+                **({"tickprefix": "$", "tickformat": ",.2f"} if priced else {"tickformat": ",d"}),
+            },
             "legend": {"orientation": "h", "y": -0.2},
             "title": {
                 "text": "Cost per day (UTC), by model"

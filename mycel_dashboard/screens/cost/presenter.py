@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from memory_core.economics.cost import CallUsage, CostReport, Line, PricedAs, usd
+from memory_core import figures
+from memory_core.economics.cost import CallUsage, CostReport, Line, PricedAs
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,20 +29,20 @@ class Row:
         return money(self.line.reasoning_usd)
 
     @property
-    def price(self) -> dict[str, str]:
-        """USD per million tokens by kind, as the cache gives them."""
+    def prices(self) -> tuple[tuple[str, str, str], ...]:
+        """(kind, to the cent, exact) of the USD per million tokens the cache gives, by kind."""
         if self.priced is None:
-            return {}
+            return ()
         p = self.priced.price
-        return {
-            k: exact(v)
-            for k, v in (
+        return tuple(
+            (kind, figures.money(value), figures.money_exact(value))
+            for kind, value in (
                 ("input", p.input),
                 ("output", p.output),
                 ("cache read", p.cache_read),
                 ("cache write", p.cache_write),
             )
-        }
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +53,13 @@ class NoUsageRow:
 
 
 def money(value: Decimal | None) -> str:
-    """A cost as the page writes it: 6 decimals (the exact value goes in the title), "—" without a price."""
-    if value is None:
-        return "—"
-    return f"${value:,.6f}"
+    """A cost as the page writes it: to the cent, "<$0.01" under it (figures.money); "—" without a price."""
+    return figures.money(value)
 
 
 def exact(value: Decimal | None) -> str:
-    return usd(value) or ""
+    """The exact cost, for the title: "$0.3091455" ("" without a price)."""
+    return figures.money_exact(value) if value is not None else ""
 
 
 @dataclass(frozen=True, slots=True)
