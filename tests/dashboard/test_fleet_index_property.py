@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memory_core.app.fleet_index import IndexQuery, build, indexed_facts, index_version, look, store_name
+from memory_core.app.fleet_index import IndexQuery, build, index_version, indexed_facts, look, store_name
 from memory_core.family import registered_only_rows
 from memory_core.memo import reset
 from memory_core.stores.locations import resolve_locations
