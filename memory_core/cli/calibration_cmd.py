@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from memory_core import figures
 from memory_core.app.calibration import calibration_document, fleet_calibration
 from memory_core.app.status import require_data
 from memory_core.cli.common import CliError, print_json
@@ -30,7 +31,9 @@ def run_calibration(args: argparse.Namespace) -> int:
         print_json(calibration_document(found))
         return 0
     encodings = report.encodings
-    print(f"ratios are real / Mycel's estimate; tiktoken in {', '.join(encodings)}")
+    print(
+        f"ratios are real / Mycel's estimate, to two decimals (--json has them exact); tiktoken in {', '.join(encodings)}"
+    )
     print(f"the provider's input_tokens include Mycel's {OVERHEAD_NAME}")
     print()
     print_table(
@@ -45,11 +48,11 @@ def run_calibration(args: argparse.Namespace) -> int:
         [
             (
                 m.model,
-                m.calls,
+                figures.count(m.calls),
                 _spread(m.provider_ratio),
-                *(s.p50 if s else "-" for _, s in m.tiktoken_ratio),
-                round(m.fit.overhead, 2) if m.fit else "-",
-                round(m.fit.rate, 6) if m.fit else "-",
+                *(figures.ratio(s.p50) if s else "-" for _, s in m.tiktoken_ratio),
+                figures.count(m.fit.overhead) if m.fit else "-",
+                figures.ratio(m.fit.rate) if m.fit else "-",
             )
             for m in report.models
         ],
@@ -61,10 +64,10 @@ def run_calibration(args: argparse.Namespace) -> int:
             (
                 m.model,
                 k.kind.value,
-                k.messages,
-                k.estimate_tokens,
-                k.tiktoken[0][2] if k.tiktoken and k.tiktoken[0][2] is not None else "-",
-                k.provider_ratio.p50 if k.provider_ratio else "-",
+                figures.count(k.messages),
+                figures.count(k.estimate_tokens),
+                figures.ratio(k.tiktoken[0][2]) if k.tiktoken and k.tiktoken[0][2] is not None else "-",
+                figures.ratio(k.provider_ratio.p50) if k.provider_ratio else "-",
             )
             for m in report.models
             for k in m.by_kind
@@ -77,16 +80,20 @@ def run_calibration(args: argparse.Namespace) -> int:
             print(f"{m.model}: no recommendation ({r.reason})")
         else:
             print(
-                f"{m.model}: context_limit {r.context_limit} (in force {r.limit_in_force}), "
-                f"or dev's trigger_tokens {r.trigger_tokens}: {r.reason}"
+                f"{m.model}: context_limit {figures.count(r.context_limit)} "
+                f"(in force {figures.count(r.limit_in_force)}), "
+                f"or dev's trigger_tokens {figures.count(r.trigger_tokens)}: {r.reason}"
             )
         for u in m.unseen:
             print(
                 f"  unseen: {short_id(u.thread_id)} call {u.call} crossed the {u.line} "
-                f"({u.real} by {u.real_from}; Mycel's estimate {u.pruned_tokens}, trigger {u.trigger_tokens})"
+                f"({figures.count(u.real)} by {u.real_from}; Mycel's estimate {figures.count(u.pruned_tokens)}, "
+                f"trigger {figures.count(u.trigger_tokens)})"
             )
     return 0
 
 
 def _spread(value: Spread | None) -> str:
-    return f"{value.p10} / {value.p50} / {value.p90}" if value else "-"
+    if value is None:
+        return "-"
+    return " / ".join(figures.ratio(v) for v in (value.p10, value.p50, value.p90))

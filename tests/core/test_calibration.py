@@ -267,7 +267,7 @@ def test_table_names_the_encoding_and_the_overhead(home: Path, capsys) -> None:
     assert main(["calibration"]) == 0
     out = capsys.readouterr().out
     assert ENC in out and "system prompt + tool schemas" in out
-    assert "model-fit: context_limit 4285 (in force 10000), or dev's trigger_tokens 3000" in out
+    assert "model-fit: context_limit 4,285 (in force 10,000), or dev's trigger_tokens 3,000" in out
     assert "unseen: t-unseen call 2 crossed the context limit" in out
 
 

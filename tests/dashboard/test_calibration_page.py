@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.urls import reverse
 
+from memory_core import figures
 from tests.support.cli import cli_json
 
 
@@ -34,10 +35,14 @@ def test_page_shows_the_cli_figures(viewer_client, sample_home: Path, capsys, mo
     for m in cli["models"]:
         assert f'data-model="{m["model"]}"' in body
         provider = m["estimate_ratio"]["provider"]
-        assert f'<td class="num">{provider["p50"]}</td>' in body
+        # One rounding rule (memory_core/figures.py): ratios to two decimals, token counts whole; the
+        # exact --json value on hover.
+        p50 = provider["p50"]
+        assert f'<td class="num" title="{p50}">{figures.ratio(p50)}</td>' in body
         if m["fit"]:
-            assert f'data-fit="overhead">{m["fit"]["overhead_tokens"]}<' in body
-            assert f'data-fit="rate">{m["fit"]["rate"]}<' in body
+            overhead, rate = m["fit"]["overhead_tokens"], m["fit"]["rate"]
+            assert f'data-fit="overhead" title="{overhead} tokens">{figures.count(overhead)}<' in body
+            assert f'data-fit="rate" title="{rate}">{figures.ratio(rate)}<' in body
             assert f'data-fit="recommended-limit">{m["recommended_context_limit"]:,}<' in body
     assert "calibration-figure" in body
 

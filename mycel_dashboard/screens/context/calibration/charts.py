@@ -9,6 +9,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from memory_core import figures
+
 # A line more than this many times above the highest point would flatten every point: named instead.
 _LINE_IN_VIEW = 3.0
 
@@ -43,7 +45,10 @@ def calibration_figure(report: dict[str, Any]) -> dict[str, Any]:
                 {
                     "type": "scatter",
                     "mode": "lines",
-                    "name": f"{name} fit: {fit['overhead_tokens']:,.0f} + {fit['rate']:.3f} × estimate",
+                    "name": (
+                        f"{name} fit: {figures.count(fit['overhead_tokens'])} + "
+                        f"{figures.ratio(fit['rate'])} × estimate"
+                    ),
                     "x": ends,
                     "y": [fit["overhead_tokens"] + fit["rate"] * x for x in ends],
                     "line": {"dash": "dot"},
@@ -99,7 +104,7 @@ def _lines(report: dict[str, Any], top: float) -> tuple[list[dict[str, Any]], li
     for limit in limits:
         for value, label, dash in ((0.7 * limit, "real 70 % line", "dot"), (limit, "limit", "solid")):
             if top and value > _LINE_IN_VIEW * top:
-                above.append(f"{label} {value:,.0f}")
+                above.append(f"{label} {figures.count(value)}")
                 continue
             shapes.append(
                 {
@@ -110,7 +115,7 @@ def _lines(report: dict[str, Any], top: float) -> tuple[list[dict[str, Any]], li
                     "y0": value,
                     "y1": value,
                     "line": {"color": "#c0392b", "dash": dash, "width": 1},
-                    "label": {"text": f"{label} {value:,.0f}", "textposition": "end"},
+                    "label": {"text": f"{label} {figures.count(value)}", "textposition": "end"},
                 }
             )
     return shapes, above
