@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
-from memory_core.app.thread_settings import ThreadMemorySettings
+from memory_core.app.thread_settings import ThreadMemorySettings, project_folder, thread_memory_settings
 from memory_core.call_inputs import call_inputs
 from memory_core.call_record.calls import RecordedCall, checkpoints_holding, holder_of, recorded_calls
 from memory_core.call_record.dev_calls import dev_calls
@@ -19,7 +20,7 @@ from memory_core.call_record.evidence import Configured, SettingsInForce, settin
 from memory_core.context_limits import ContextLimit, ContextLimitSource, named_limits
 from memory_core.memo import Key, Memo
 from memory_core.memory_settings import MemorySettings
-from memory_core.messages import Message
+from memory_core.messages import Message, MessageType
 from memory_core.model_view import ActiveSummary, newest_active
 from memory_core.records import BreakerState, CheckpointRow, ProblemKind, StoreProblem, SummaryRow, ThreadRow
 from memory_core.replay import simulated_summary_chars
@@ -27,7 +28,7 @@ from memory_core.rules.dev import DevCallPlan, plan_dev_call
 from memory_core.rules.profile import RulesProfile, rules_reason
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.runtime_config import get_models_file, get_pricing_file
+from memory_core.stores.runtime_config import change_points, get_models_file, get_pricing_file
 from memory_core.tokens import TokenCounter
 
 # A read that met a lock or a time limit may read differently next time: never kept.
@@ -108,16 +109,62 @@ def _stat(path: Path) -> os.stat_result | None:
 
 
 def configured_for(
-    locations: MycelLocations, resolved: ThreadMemorySettings, *, settings: MemorySettings | None = None
+    locations: MycelLocations,
+    resolved: ThreadMemorySettings,
+    *,
+    settings: MemorySettings | None = None,
+    as_of: datetime | None = None,
 ) -> Configured:
-    """Today's config for a thread as the inference takes it; `settings` replaces the resolved ones
-    (a limit set on the page, flags on the command line) and is then its source."""
+    """A thread's config as the inference takes it (`as_of`: the moment `resolved` was read as of);
+    `settings` replaces the resolved ones (a limit set on the page, flags on the command line) and is then
+    its source, no longer the record's."""
     if settings is None or settings == resolved.settings:
-        return Configured(resolved.settings, limit_source(resolved.limit), known_limits(locations))
+        return Configured(resolved.settings, limit_source(resolved.limit), known_limits(locations), as_of)
     source = (
         limit_source(resolved.limit) if settings.context_limit == resolved.settings.context_limit else "given"
     )
     return Configured(settings, source, known_limits(locations))
+
+
+def record_configured(locations: MycelLocations, row: ThreadRow, *, at: datetime | None = None) -> Configured:
+    """The record's config: the layer files as they were at the thread's newest activity (`at`: at its
+    newest model call, once the checkpoints are read), never as they are today, so no save made since
+    moves a figure of the past."""
+    when = at or row.updated_at
+    return configured_for(locations, thread_memory_settings(locations, row, as_of=when), as_of=when)
+
+
+def record_time(
+    messages: Sequence[Message],
+    checkpoints: Sequence[CheckpointRow],
+    holding: tuple[tuple[int, ...], tuple[str, ...]],
+) -> datetime | None:
+    """When the thread's newest model call was made: the time of the checkpoint that first held its
+    answer (a later checkpoint may be the dashboard's own rollback, written long after)."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].type is MessageType.AI), None)
+    holder = holder_of(last, holding) if last is not None else None
+    return next((c.created_at for c in checkpoints if c.checkpoint_id == holder), None)
+
+
+def settled(
+    locations: MycelLocations,
+    row: ThreadRow,
+    configured: Configured,
+    messages: Sequence[Message],
+    checkpoints: Sequence[CheckpointRow],
+    holding: tuple[tuple[int, ...], tuple[str, ...]],
+) -> Configured:
+    """The record's config read again as of the newest model call when that came before the head (a
+    rollback's head is written when the operator rolls back); any other config unchanged."""
+    if configured.as_of is None:
+        return configured
+    when = record_time(messages, checkpoints, holding)
+    if when is None or when >= configured.as_of:
+        return configured
+    project = project_folder(locations, row)
+    if not any(when < point <= configured.as_of for point in change_points(locations, project)):
+        return configured  # no config file changed in between: the same config
+    return record_configured(locations, row, at=when)
 
 
 def models_of(checkpoints: Sequence[CheckpointRow]) -> dict[str, str | None]:
@@ -184,10 +231,12 @@ def thread_calls(
     messages = state.value.messages if state.value is not None else ()
     head = state.value.checkpoint.checkpoint_id if state.value is not None else row.head_checkpoint_id
     rows = tuple(summaries.value)
+    holding = checkpoints_holding(checkpoints.value, head)
+    configured = settled(reader.locations, row, configured, messages, checkpoints.value, holding)
     calls, inference = calls_of(
         messages,
         rows,
-        checkpoints_holding(checkpoints.value, head),
+        holding,
         configured,
         counter=counter,
         models_by_checkpoint=models_of(checkpoints.value),

@@ -1,6 +1,6 @@
 """Every thread's record, reduced for the fleet reports (calibration, tool pressure, the prompt-cache cost).
 
-The record is `thread_calls` under the thread's effective config, exactly what `mycel-memory calls`
+The record is `thread_calls` under the thread's config as it was then, exactly what `mycel-memory calls`
 prints. A fleet report needs only a small reduction of it per thread (a tally, a few numbers per call),
 so `reduce_fleet` keeps those, one memo for every report, per thread head: a warm report reads nothing,
 a thread that moved is the only one rebuilt, and no memo holds the fleet's messages. The whole records
@@ -13,17 +13,20 @@ reductions already kept are used; the rest are counted as pending, to be compute
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Generic, TypeVar
 
-from memory_core.app.calls import TRANSIENT, ThreadCalls, configured_for, thread_calls
-from memory_core.app.thread_settings import project_folder, thread_memory_settings, thread_model
+from memory_core.app.calls import TRANSIENT, ThreadCalls, record_configured, thread_calls
+from memory_core.app.thread_settings import project_folder, thread_model
 from memory_core.call_record.evidence import Configured
 from memory_core.memo import Key, Memo, digest
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.rules.profile import RulesProfile
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.runtime_config import change_points
 from memory_core.tokens import default_counter
 
 T = TypeVar("T")
@@ -126,20 +129,30 @@ def _key(store: Hashable, row: ThreadRow, settings_digest: str, rules: RulesProf
 
 
 def _today(reader: MycelReader, row: ThreadRow) -> tuple[Configured, str]:
-    configured = configured_for(reader.locations, thread_memory_settings(reader.locations, row))
-    return configured, digest(configured)
+    """The record's config for the thread (as it was then) and its digest, which leaves out the moment
+    it was read as of: threads read between the same config changes share it."""
+    configured = record_configured(reader.locations, row)
+    return configured, digest(replace(configured, as_of=None))
 
 
 def _fleet_today(reader: MycelReader) -> Iterator[tuple[ThreadRow, tuple[Configured, str]]]:
-    # Today's config depends on the thread's model and workspace only: read once per pair, per report.
-    resolved: dict[tuple[object, object], tuple[Configured, str]] = {}
+    # The record's config depends on the thread's model and workspace, and on which of the config files'
+    # changes came before its newest activity: read once per such triple, per report.
+    points: dict[tuple[object, object], tuple[datetime, ...]] = {}
+    resolved: dict[tuple[object, object, int], tuple[Configured, str]] = {}
     for row in reader.list_threads().value:
         if row.head_checkpoint_id is None:
             continue
         pair = (thread_model(row), project_folder(reader.locations, row))
-        if pair not in resolved:
-            resolved[pair] = _today(reader, row)
-        yield row, resolved[pair]
+        if pair not in points:
+            points[pair] = change_points(reader.locations, project_folder(reader.locations, row))
+        moment = row.updated_at
+        epoch = bisect_right(points[pair], moment) if moment is not None else -1
+        triple = (*pair, epoch)
+        if triple not in resolved:
+            resolved[triple] = _today(reader, row)
+        configured, settings_digest = resolved[triple]
+        yield row, (replace(configured, as_of=moment), settings_digest)
 
 
 def fleet_records(reader: MycelReader) -> Iterator[tuple[ThreadRow, ThreadCalls]]:

@@ -8,11 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.app.calls import calls_of, configured_for, models_of
+from memory_core.app.calls import calls_of, models_of, record_configured, settled
 from memory_core.app.errors import UnknownThread
 from memory_core.app.fleet import iso, member_json, subagent_json
 from memory_core.app.status import refuse_unreadable
-from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.call_record.as_json import call_json, dev_call_json, settings_json
 from memory_core.call_record.calls import RecordedCall, checkpoints_holding
 from memory_core.call_record.evidence import Configured
@@ -47,15 +46,11 @@ def find_thread(reader: MycelReader, thread_id: str) -> ThreadRow:
     return found.value
 
 
-def configured(reader: MycelReader, row: ThreadRow) -> Configured:
-    return configured_for(reader.locations, thread_memory_settings(reader.locations, row))
-
-
-def memory_key(reader: MycelReader, row: ThreadRow, today: Configured) -> str:
-    """What the calls depend on besides the checkpoints: today's config and the summary rows."""
+def memory_key(reader: MycelReader, row: ThreadRow, configured: Configured) -> str:
+    """What the calls depend on besides the checkpoints: the record's config and the summary rows."""
     rows = reader.list_summaries(row.thread_id).value
     return digest(
-        today, [(r.summary_id, r.compacted_at, r.compact_up_to_index, len(r.summary_text)) for r in rows]
+        configured, [(r.summary_id, r.compacted_at, r.compact_up_to_index, len(r.summary_text)) for r in rows]
     )
 
 
@@ -65,7 +60,7 @@ def memory_facts(
     messages: tuple[Any, ...],
     checkpoints: list[CheckpointRow],
     head: str | None,
-    today: Configured,
+    configured: Configured,
     *,
     rules: RulesProfile | None = None,
 ) -> dict[str, Any]:
@@ -73,11 +68,13 @@ def memory_facts(
     the thread's layout or `rules`."""
     profile, reason = rules_reason(override=rules, layout=row.layout)
     summaries = tuple(reader.list_summaries(row.thread_id).value)
+    holding = checkpoints_holding(checkpoints, head)
+    configured = settled(reader.locations, row, configured, messages, checkpoints, holding)
     calls, inference = calls_of(
         messages,
         summaries,
-        checkpoints_holding(checkpoints, head),
-        today,
+        holding,
+        configured,
         counter=default_counter(),
         models_by_checkpoint=models_of(checkpoints),
         rules=profile,
@@ -119,28 +116,28 @@ def thread_facts(reader: MycelReader, row: ThreadRow, *, rules: RulesProfile | N
         if reader.facts_folder is not None and row.head_checkpoint_id is not None
         else None
     )
-    today = configured(reader, row)
+    configured = record_configured(reader.locations, row)
     # The tiktoken encoding is part of the key: counts under another encoding are other facts; so are
-    # today's config and the summary rows, which the calls depend on.
+    # the record's config and the summary rows, which the calls depend on.
     key = [
         _FACTS_FORMAT,
         row.checkpoints,
         row.head_checkpoint_id,
         default_counter().encoding_name,
-        memory_key(reader, row, today),
+        memory_key(reader, row, configured),
         rules.value if rules else None,
     ]
     found = kept.lookup(row.thread_id, key) if kept is not None else None
     if isinstance(found, dict):
         return found
-    facts, stable = _derive_facts(reader, row, today, rules)
+    facts, stable = _derive_facts(reader, row, configured, rules)
     if kept is not None and stable:
         kept.remember(row.thread_id, key, facts)
     return facts
 
 
 def _derive_facts(
-    reader: MycelReader, row: ThreadRow, today: Configured, rules: RulesProfile | None = None
+    reader: MycelReader, row: ThreadRow, configured: Configured, rules: RulesProfile | None = None
 ) -> tuple[dict[str, Any], bool]:
     """The facts, and whether they may be kept under the row's key (read from exactly those checkpoints,
     and with no problem that could read differently next time, such as a lock or a row cap)."""
@@ -182,7 +179,7 @@ def _derive_facts(
         },
         "warnings": loud_messages(problems),
         "memory": memory_facts(
-            reader, row, messages, checkpoints.value, row.head_checkpoint_id, today, rules=rules
+            reader, row, messages, checkpoints.value, row.head_checkpoint_id, configured, rules=rules
         ),
     }
     newest = checkpoints.value[0].checkpoint_id if checkpoints.value else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +53,14 @@ def memory_settings_for(
     model: str | None,
     project_dir: Path | None,
     overrides: Mapping[str, Any] | None = None,
+    as_of: datetime | None = None,
 ) -> ThreadMemorySettings:
     """Effective settings as Mycel builds an agent for `model` with `project_dir` as its workspace
-    (`overrides`: a proposed override layer on top, as the config screen's what-if asks)."""
-    loaded = get_loaded_config(locations, model=model, project_dir=project_dir, overrides=overrides or None)
+    (`overrides`: a proposed override layer on top, as the config screen's what-if asks; `as_of`: with
+    the layer files as they were then, the record's config)."""
+    loaded = get_loaded_config(
+        locations, model=model, project_dir=project_dir, overrides=overrides or None, as_of=as_of
+    )
     limit = loaded.context_limit
     settings = replace(loaded.effective.settings, context_limit=limit.value)
     return ThreadMemorySettings(
@@ -64,9 +69,18 @@ def memory_settings_for(
 
 
 def thread_memory_settings(
-    locations: MycelLocations, row: ThreadRow | None, *, overrides: Mapping[str, Any] | None = None
+    locations: MycelLocations,
+    row: ThreadRow | None,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    as_of: datetime | None = None,
 ) -> ThreadMemorySettings:
-    """Settings for `row` (None: a thread Mycel knows nothing of, so its web default model)."""
+    """Settings for `row` (None: a thread Mycel knows nothing of, so its web default model); today's, or
+    as the config files were at `as_of`."""
     return memory_settings_for(
-        locations, model=thread_model(row), project_dir=project_folder(locations, row), overrides=overrides
+        locations,
+        model=thread_model(row),
+        project_dir=project_folder(locations, row),
+        overrides=overrides,
+        as_of=as_of,
     )

@@ -7,9 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from memory_core.app.calls import record_configured
 from memory_core.app.errors import BadValue
 from memory_core.app.inputs import parse_count, parse_fraction, parse_rules_name
-from memory_core.app.thread import configured, recorded_call_json
+from memory_core.app.thread import recorded_call_json
+from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.call_record.as_json import call_json
 from memory_core.call_record.calls import checkpoints_holding, replayed
 from memory_core.call_record.dev_calls import dev_replayed
@@ -76,13 +78,14 @@ def whatif(reader: MycelReader, row: ThreadRow, facts: dict[str, Any], proposal:
     current = facts["memory"]["calls"]
     warnings = facts["warnings"]
     profile = proposal.rules or rules_for(row.layout)
-    today = configured(reader, row)
-    proposed_settings = proposal.applied_to(today.settings)
+    # The proposal goes on today's config (the record's side is the config as it was then).
+    today = thread_memory_settings(reader.locations, row).settings
+    proposed_settings = proposal.applied_to(today)
     if proposal.trigger_tokens is not None:
         if profile is not RulesProfile.DEV:
             raise BadValue("trigger_tokens", "applies only under Mycel dev's rules")
         proposed_settings = replace(proposed_settings, fixed_trigger_tokens=proposal.trigger_tokens)
-    if proposed_settings == today.settings:
+    if proposed_settings == today == record_configured(reader.locations, row).settings:
         return {"current": current, "proposed": current, "warnings": warnings}
     state = reader.get_state(row.thread_id, row.head_checkpoint_id).value
     messages = state.messages if state is not None else ()

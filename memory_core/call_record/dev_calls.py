@@ -19,7 +19,13 @@ from dataclasses import dataclass, field, replace
 
 from memory_core.call_inputs import CallInput, CallSplitter, call_inputs
 from memory_core.call_record.calls import RecordedCall, holder_of, sent_size, summary_head_tiktoken
-from memory_core.call_record.evidence import Configured, Segment, SettingsInForce, rows_on_history
+from memory_core.call_record.evidence import (
+    Configured,
+    Segment,
+    SettingsInForce,
+    config_words,
+    rows_on_history,
+)
 from memory_core.call_record.intervals import Limits
 from memory_core.compaction import SUMMARY_HEADER, compact_up_to_index, summary_text_for
 from memory_core.memory_settings import MYCEL_COMPACTION_THRESHOLD, MemorySettings
@@ -245,7 +251,8 @@ def dev_settings_in_force(
     summary_chars: int,
 ) -> tuple[SettingsInForce, tuple[DevStep, ...]]:
     """The settings under which dev's walk explains every row and notice, and the walk under them:
-    today's config when it does, else the limit the rows suggest, a named model's, else the roundest."""
+    the configured (the config then, for the record) when it does, else the limit the rows suggest, a
+    named model's, else the roundest."""
     config = configured.settings
     splitters: dict[int, CallSplitter] = {}
 
@@ -264,7 +271,7 @@ def dev_settings_in_force(
         steps, misses = walk(settings, give_up=True)  # a walk with nothing unexplained runs to the end
         if misses == 0:
             if settings.context_limit != config.context_limit:
-                disagreements.append(_needs(settings, config))
+                disagreements.append(_needs(settings, configured))
             return _inference(calls, record, settings, source, disagreements), steps
     if config.fixed_trigger_tokens is None:
         candidates = _candidate_limits(calls)
@@ -279,7 +286,7 @@ def dev_settings_in_force(
             if misses:
                 settings = replace(config, context_limit=low)
             steps, _ = walk(settings)
-            disagreements.append(_needs(settings, config))
+            disagreements.append(_needs(settings, configured))
             return _inference(calls, record, settings, "inferred from the record", disagreements), steps
     steps, misses = walk(config)
     disagreements.append(
@@ -288,10 +295,10 @@ def dev_settings_in_force(
     return _inference(calls, record, config, configured.source, disagreements), steps
 
 
-def _needs(chosen: MemorySettings, config: MemorySettings) -> str:
+def _needs(chosen: MemorySettings, configured: Configured) -> str:
     return (
         f"Under Mycel dev's rules the thread's summary rows and notices need a context limit near "
-        f"{chosen.context_limit:,}; today's config gives {config.context_limit:,}."
+        f"{chosen.context_limit:,}; {config_words(configured)} gives {configured.settings.context_limit:,}."
     )
 
 

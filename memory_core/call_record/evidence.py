@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from functools import partial
 
 from memory_core.call_inputs import CallInput, CallSplitter
@@ -52,7 +53,7 @@ class SettingsInForce:
     rows_by_index: Mapping[int, SummaryRow]  # AI message index -> the row its call wrote
     off_history: tuple[SummaryRow, ...]  # rows written at no model call of this history
     not_stored: frozenset[int]  # AI message indices where Mycel compacted but stored no row
-    disagreements: tuple[str, ...]  # where today's config could not have produced what is stored
+    disagreements: tuple[str, ...]  # where the config compared with could not have produced what is stored
 
     def segment_at(self, position: int) -> Segment:
         for segment in self.segments:
@@ -63,11 +64,13 @@ class SettingsInForce:
 
 @dataclass(frozen=True, slots=True)
 class Configured:
-    """What today's config says for the thread, and the limits other named models would have."""
+    """What the config said for the thread — as it was at its newest call (the record's: `as_of`), or
+    today's with a proposal (a what-if) — and the limits other named models have."""
 
     settings: MemorySettings
     source: str  # e.g. "models.json", "assumed default"
     known_limits: Mapping[str, int]  # e.g. {"leon:snug": 5500} from models.json and the pricing cache
+    as_of: datetime | None = None  # the moment the config files were read as of; None: as they are now
 
 
 def _keep(limit: int, base: int) -> int:
@@ -189,14 +192,15 @@ def settings_in_force(
 
     A segment ends where the model the calls ran with changed (`call_models`, from the checkpoints), or
     where no single limit explains a row together with the rows before it. Today's config holds for the
-    segments of today's model whenever the rows allow it; a call it would have compacted without a row is
+    segments of the newest model whenever the rows allow it (the record's config is the config as it was
+    then, never today's: no save made since can move it); a call it would have compacted without a row is
     then a summary that was not stored (a save can fail; a row is never invented).
     """
     base = configured.settings.keep_recent_tokens
     by_index, off = rows_on_history(rows, [c.index for c in calls])
     evidence = [_CallEvidence(c) for c in calls]
     models = list(call_models) + [None] * (len(calls) - len(call_models))
-    today_model = next((m for m in reversed(models) if m), None)
+    newest_model = next((m for m in reversed(models) if m), None)
     segments: list[Segment] = []
 
     def opened(position: int, plain: Limits, lowered: Limits | None = None) -> _Open:
@@ -212,8 +216,8 @@ def settings_in_force(
 
     def close(current: _Open, last: int) -> None:
         if last >= current.first:
-            today = current.model is None or current.model == today_model
-            segments.append(_choose(current, last, configured, base, today=today))
+            newest = current.model is None or current.model == newest_model
+            segments.append(_choose(current, last, configured, base, newest=newest))
 
     unexplained: list[SummaryRow] = []
     current = opened(0, Limits.between(MIN_LIMIT, UNBOUNDED))
@@ -246,8 +250,8 @@ def settings_in_force(
                 current.lowered = item.row_limits(row, current.floor)
         current.rows += 1
     close(current, len(calls) - 1)
-    if not segments:  # a thread without a model call: today's config
-        segments.append(_choose(current, -1, configured, base, today=True))
+    if not segments:  # a thread without a model call: the config as it stands
+        segments.append(_choose(current, -1, configured, base, newest=True))
     not_stored = _not_stored_by_arithmetic(segments, evidence, by_index)
     return SettingsInForce(
         segments=tuple(segments),
@@ -258,13 +262,14 @@ def settings_in_force(
     )
 
 
-def _choose(current: _Open, last: int, configured: Configured, base: int, *, today: bool) -> Segment:
-    """The limit a segment is reconstructed with: today's (for today's model) when its rows allow it;
+def _choose(current: _Open, last: int, configured: Configured, base: int, *, newest: bool) -> Segment:
+    """The limit a segment is reconstructed with: the configured one (for the newest model) when its rows
+    allow it;
     else, within what the rows allow and narrowed by its calls without a row, a named model's limit, else
     the roundest consistent number."""
     config = configured.settings
     limits = Limits.union([current.plain, current.lowered])
-    if today and (config.context_limit in limits or (current.rows == 0 and not limits.bounded)):
+    if newest and (config.context_limit in limits or (current.rows == 0 and not limits.bounded)):
         chosen, source = config.context_limit, configured.source
     else:
         narrowed = limits
@@ -304,6 +309,11 @@ def _not_stored_by_arithmetic(
     return found
 
 
+def config_words(configured: Configured) -> str:
+    """How a line names the config it compares with: the one in force then, or today's."""
+    return "today's config" if configured.as_of is None else "the config in force then"
+
+
 def _disagreements(
     segments: Sequence[Segment],
     configured: Configured,
@@ -312,26 +322,27 @@ def _disagreements(
     calls: Sequence[CallInput],
     unexplained: Sequence[SummaryRow] = (),
 ) -> list[str]:
-    today = configured.settings.context_limit
+    given = configured.settings.context_limit
+    compared = config_words(configured)
     position_of = {c.index: n for n, c in enumerate(calls)}
     lines = []
     for segment in segments:
         span = f"calls {segment.first + 1}\u2013{segment.last + 1}" if len(segments) > 1 else "the thread"
-        if segment.rows and today not in segment.limits:
+        if segment.rows and given not in segment.limits:
             lines.append(
                 f"The stored summaries of {span} need a context limit {segment.limits.words()}; "
-                f"today's config gives {today:,}."
+                f"{compared} gives {given:,}."
             )
         elif (
             not segment.rows
             and segment.limits
-            and segment.limits.low > today
+            and segment.limits.low > given
             and segment.limits.bounded is False
             and segment.first
         ):
             lines.append(
                 f"From call {segment.first + 1} no summary was stored although compaction was due: "
-                f"the limit was {segment.limits.words()} from there on (today's config gives {today:,})."
+                f"the limit was {segment.limits.words()} from there on ({compared} gives {given:,})."
             )
         if segment.kept_lowered:
             lines.append(
@@ -350,8 +361,9 @@ def _disagreements(
         )
         lines.append(
             f"The summary row{'s' if len(unexplained) > 1 else ''} of call{'s' if len(unexplained) > 1 else ''} "
-            f"{numbers} could not have been written under any context limit with today's pruning and "
-            "keep_recent settings: those must have differed (the rows still mark where Mycel compacted)."
+            f"{numbers} could not have been written under any context limit with the pruning and "
+            f"keep_recent settings of {compared}: those must have differed (the rows still mark where "
+            "Mycel compacted)."
         )
     if off:
         lines.append(

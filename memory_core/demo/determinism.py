@@ -28,6 +28,7 @@ class DemoClock:
     def __init__(self, *, seed: int, start_epoch: float | None = None) -> None:
         self._rng = random.Random(f"clock:{seed}")
         start = _BASE_EPOCH + (seed % 97) * 60 if start_epoch is None else start_epoch
+        self.start_epoch = start  # before anything the demo's agents did
         self._ns = int(start * 1_000_000_000)
 
     def time_ns(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -330,6 +331,8 @@ def write_demo_home(
     write_sandbox(folder / "sandbox.db", sandboxes)
     write_runtime_json(folder / "runtime.json")
     write_models_json(folder / "models.json", virtual=scripts.VIRTUAL_MODELS)
+    for name in ("runtime.json", "models.json"):  # the config the agents ran under: written before them
+        os.utime(folder / name, (clock.start_epoch, clock.start_epoch))
     for member in members.values():
         if member.config_dir:
             write_json(

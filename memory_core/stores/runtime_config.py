@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,7 @@ class LoadedConfig:
     effective: EffectiveConfig
     context_limit: ContextLimit
     problems: tuple[ConfigProblem, ...]  # file problems + merge problems
+    past_notes: tuple[str, ...] = ()  # read as of a moment: the layers whose content then is unknown
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +95,9 @@ class HistoryEntry:
     size: int
     sha256: str
     absent: bool = False  # the version was "no file": the save at saved_at created it
+    # When the version was written, i.e. in force from (the backup keeps the replaced file's mtime);
+    # None for "no file", which held from the start.
+    since: datetime | None = None
 
 
 def sha256_of(data: bytes) -> str:
@@ -195,24 +199,32 @@ def get_loaded_config(
     model: str | None = None,
     project_dir: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
+    as_of: datetime | None = None,
 ) -> LoadedConfig:
     """Read every layer, resolve the context limit for `model` as Mycel would, and merge; kept per content
-    of the files read, so they are parsed and merged again only when one changed."""
+    of the files read, so they are parsed and merged again only when one changed.
+
+    `as_of` reads the layer files as they were then (`layer_file_at`: the record's config, which no save
+    made later can move); models.json and the pricing cache are read as they are, a catalogue of windows."""
     locations = locations or resolve_locations()
-    paths = [
-        *layer_paths(locations, project_dir=project_dir).values(),
-        locations.config_home / "models.json",
-        locations.config_home / "pricing_cache.json",
-    ]
+    catalogue = [locations.config_home / "models.json", locations.config_home / "pricing_cache.json"]
+    layer_files = layer_paths(locations, project_dir=project_dir)
+    past: tuple[PastLayer, ...] | None = None
+    if as_of is None:
+        version = _files_version([*layer_files.values(), *catalogue])
+    else:
+        past = tuple(layer_file_at(name, path, as_of) for name, path in layer_files.items())
+        layers_then = tuple((p.version, p.unknown_since, p.file.file.sha256) for p in past)
+        version = (layers_then, *_files_version(catalogue))
     key = Key(
-        _files_version(paths),
+        version,
         what=(
             "loaded-config",
             model,
             json.dumps(overrides, sort_keys=True, default=repr) if overrides else None,
         ),
     )
-    return _LOADED.get_or_compute(key, lambda: _load_config(locations, model, project_dir, overrides))
+    return _LOADED.get_or_compute(key, lambda: _load_config(locations, model, project_dir, overrides, past))
 
 
 def _load_config(
@@ -220,8 +232,14 @@ def _load_config(
     model: str | None,
     project_dir: Path | None,
     overrides: Mapping[str, Any] | None,
+    past: tuple[PastLayer, ...] | None,
 ) -> LoadedConfig:
-    layers = list_layer_files(locations, project_dir=project_dir)
+    if past is None:
+        layers = list_layer_files(locations, project_dir=project_dir)
+        unknown: tuple[str, ...] = ()
+    else:
+        layers = tuple(p.file for p in past)
+        unknown = tuple(p.note for p in past if p.note is not None)
     models, pricing = get_models_file(locations), get_pricing_file(locations)
     config_layers = [layer.as_layer() for layer in layers]
     if overrides:
@@ -244,6 +262,7 @@ def _load_config(
         effective=effective,
         context_limit=limit,
         problems=tuple(file_problems) + effective.problems,
+        past_notes=unknown,
     )
 
 
@@ -266,18 +285,105 @@ def list_history(path: Path) -> tuple[HistoryEntry, ...]:
         try:
             saved_at = datetime.strptime(stamp, STAMP_FORMAT).replace(tzinfo=UTC)
             data, _ = read_confined(path.parent, (HISTORY_DIR, candidate.name))
-            written = candidate.lstat().st_mtime_ns
+            stat = candidate.lstat()
         except (ValueError, OSError):
             continue
         if absent and data:
             continue  # a marker holds nothing; one that does is not ours
         entry = HistoryEntry(
-            path=candidate, saved_at=saved_at, size=len(data), sha256=sha256_of(data), absent=absent
+            path=candidate,
+            saved_at=saved_at,
+            size=len(data),
+            sha256=sha256_of(data),
+            absent=absent,
+            since=None if absent else _utc_ns(stat.st_mtime_ns),
         )
-        entries.append((written, entry))
-    # Two saves in one second share a stamp: the order they were written in decides.
+        entries.append((stat.st_ctime_ns, entry))
+    # Two saves in one second share a stamp: the order they were written in (ctime) decides.
     ordered = sorted(entries, key=lambda pair: (pair[1].saved_at, pair[0], pair[1].path.name), reverse=True)
     return tuple(entry for _, entry in ordered)
+
+
+def _utc_ns(ns: int) -> datetime:
+    return datetime.fromtimestamp(ns / 1_000_000_000, tz=UTC)
+
+
+# Per .history folder and its state: a fleet asks for the same few layer files' pasts thousands of times.
+_HISTORIES: Memo[tuple[HistoryEntry, ...]] = Memo("config.histories", max_entries=64)
+
+
+def _history_of(path: Path) -> tuple[HistoryEntry, ...]:
+    try:
+        stat = (path.parent / HISTORY_DIR).stat()
+    except OSError:
+        return ()
+    key = Key(store=str(path), what=(stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns))
+    return _HISTORIES.get_or_compute(key, lambda: list_history(path))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PastLayer:
+    """One layer file as it was at a moment: the version then in force, or "unknown" when the file was
+    changed afterwards outside the dashboard (its content then was kept nowhere)."""
+
+    file: LayerFile
+    version: str | None  # the .history version read; None: the file as it is now
+    unknown_since: datetime | None = None  # set when the content then is unknown: it changed at this time
+
+    @property
+    def note(self) -> str | None:
+        if self.unknown_since is None:
+            return None
+        return (
+            f"{self.file.path} was changed at {self.unknown_since:%Y-%m-%d %H:%M:%S} UTC outside the dashboard, "
+            "after this thread's calls; what it held then was kept nowhere, so the record reads this layer as "
+            "absent (Mycel's defaults) rather than as it is today."
+        )
+
+
+def layer_file_at(name: ConfigLayerName, path: Path, at: datetime) -> PastLayer:
+    """The layer file as it was at `at`: the version the first save after `at` replaced (the dashboard's
+    history), else the file now when it was written before `at`."""
+    later = [e for e in _history_of(path) if e.saved_at > at]
+    version: str | None = None
+    if later:
+        entry = later[-1]  # newest first: the last of them is the first save after `at`
+        version = entry.path.name
+        try:
+            file = read_history_version(path, version)
+        except ConfigFileError:  # gone since it was listed: what it held is unknown
+            return _unknown(name, path, version, entry.saved_at)
+        since = entry.since
+    else:
+        file = read_json_file(path, layer=name)
+        since = _mtime(path) if file.exists else None
+    if since is not None and since > at:
+        return _unknown(name, path, version, since)
+    return PastLayer(file=LayerFile(name=name, file=replace(file, path=path)), version=version)
+
+
+def _unknown(name: ConfigLayerName, path: Path, version: str | None, since: datetime) -> PastLayer:
+    empty = JsonFile(path=path, exists=False, document={}, sha256=None)
+    return PastLayer(file=LayerFile(name=name, file=empty), version=version, unknown_since=since)
+
+
+def change_points(locations: MycelLocations, project_dir: Path | None = None) -> tuple[datetime, ...]:
+    """Every moment a layer file changed, as far as is known (saves, versions' write times, the files'
+    mtimes): two moments between the same points read the same config (a fleet resolves it once each)."""
+    points: set[datetime] = set()
+    for path in layer_paths(locations, project_dir=project_dir).values():
+        for entry in _history_of(path):
+            points.update(t for t in (entry.saved_at, entry.since) if t is not None)
+        if (written := _mtime(path)) is not None:
+            points.add(written)
+    return tuple(sorted(points))
+
+
+def _mtime(path: Path) -> datetime | None:
+    try:
+        return _utc_ns(path.stat().st_mtime_ns)
+    except OSError:
+        return None
 
 
 def history_version(path: Path, version: str) -> Path:

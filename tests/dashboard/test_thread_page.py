@@ -4,6 +4,8 @@ import json
 import re
 from pathlib import Path
 
+from tests.support.mycel_env import write_config_in_force
+
 HTMX = {"HTTP_HX_REQUEST": "true"}
 TOOL_HEAVY = "m_npRsndIka9dx-2"
 COMPACTED = "m_0D8EzdJXJhk9-2"
@@ -52,7 +54,7 @@ def _lines(figure: dict) -> list[int]:
 
 
 def _protect_only_the_last_step(home: Path) -> None:
-    (home / "runtime.json").write_text(json.dumps({"memory": {"pruning": {"protect_recent": 1}}}))
+    write_config_in_force(home / "runtime.json", json.dumps({"memory": {"pruning": {"protect_recent": 1}}}))
 
 
 def test_tool_results_carry_badges_with_the_rule_responsible(viewer_client, sample_home: Path):

@@ -8,6 +8,8 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from tests.support.mycel_env import write_config_in_force
+
 TOOL_HEAVY = "m_npRsndIka9dx-2"
 
 
@@ -21,12 +23,18 @@ def _lines(body: str) -> list[int]:
     return [s["y0"] for s in _figure(body)["layout"]["shapes"] if s["name"] in ("trigger", "limit")]
 
 
-def test_the_chart_follows_the_context_limit_and_the_config_files(viewer_client, sample_home: Path):
+def test_the_chart_follows_the_context_limit_and_the_config_in_force_then(viewer_client, sample_home: Path):
     url = f"/threads/{TOOL_HEAVY}/"
     first = _lines(viewer_client.get(url).content.decode())
     assert _lines(viewer_client.get(url).content.decode()) == first
     assert _lines(viewer_client.get(f"{url}?limit=10000").content.decode()) == [7000, 10000]
+    # A config written now came after the thread ran: the record stays, and the page says today's differs.
     (sample_home / "runtime.json").write_text(json.dumps({"runtime": {"context_limit": 20000}}))
+    body = viewer_client.get(url).content.decode()
+    assert _lines(body) == first != [14000, 20000]
+    assert "Today&#x27;s config differs" in body and "context_limit 20,000 instead of" in body
+    # The same file dated before the thread was the config it ran under: the kept chart follows it.
+    write_config_in_force(sample_home / "runtime.json", json.dumps({"runtime": {"context_limit": 20000}}))
     assert _lines(viewer_client.get(url).content.decode()) == [14000, 20000]
 
 
@@ -52,12 +60,17 @@ def test_a_checkpoint_written_after_the_page_was_shown_appears_on_the_rail(viewe
     assert "step 4242 · loop" in body
 
 
-def test_the_timeline_follows_a_config_change_made_after_it_was_shown(viewer_client, sample_home: Path):
+def test_the_timeline_follows_the_config_then_and_not_a_change_made_since(viewer_client, sample_home: Path):
     url = f"/threads/{TOOL_HEAVY}/"
-    for get in (lambda: viewer_client.get(url), lambda: viewer_client.get(url, HTTP_HX_REQUEST="true")):
+    pages = (lambda: viewer_client.get(url), lambda: viewer_client.get(url, HTTP_HX_REQUEST="true"))
+    for get in pages:
         assert "hard-cleared (was 12,731 chars)" not in get().content.decode()
-    (sample_home / "runtime.json").write_text(json.dumps({"memory": {"pruning": {"protect_recent": 1}}}))
-    for get in (lambda: viewer_client.get(url), lambda: viewer_client.get(url, HTTP_HX_REQUEST="true")):
+    protect_one = json.dumps({"memory": {"pruning": {"protect_recent": 1}}})
+    (sample_home / "runtime.json").write_text(protect_one)  # today's, after the thread ran
+    for get in pages:
+        assert "hard-cleared (was 12,731 chars)" not in get().content.decode()
+    write_config_in_force(sample_home / "runtime.json", protect_one)  # the same, in force while it ran
+    for get in pages:
         assert "hard-cleared (was 12,731 chars)" in get().content.decode()
 
 

@@ -24,7 +24,7 @@ from mycel_dashboard.screens.thread_detail.presenter import (
     summary_card,
 )
 from tests.dashboard.planting import plant_thread
-from tests.support.mycel_env import point_env_at
+from tests.support.mycel_env import point_env_at, write_config_in_force
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 TOOL_HEAVY = "m_npRsndIka9dx-2"  # 31 messages, 13 tool results
@@ -48,7 +48,7 @@ def _count(body: str) -> str:
 
 
 def _protect_only_the_last_step(home: Path) -> None:
-    (home / "runtime.json").write_text(json.dumps({"memory": {"pruning": {"protect_recent": 1}}}))
+    write_config_in_force(home / "runtime.json", json.dumps({"memory": {"pruning": {"protect_recent": 1}}}))
 
 
 # -- filters over the sample home Mycel wrote ---------------------------------------------------------------

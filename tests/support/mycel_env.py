@@ -3,6 +3,7 @@ files in one folder) or at a PostgreSQL server."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,17 @@ def empty_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "cache"))
     memo.reset()
     return folder
+
+
+# Before every thread of the sample and demo homes: a config file dated so was in force while they ran.
+IN_FORCE_SINCE = 1_577_836_800.0  # 2020-01-01 UTC
+
+
+def write_config_in_force(path: Path, text: str) -> Path:
+    """Write a config file (runtime.json, models.json) as the config Mycel ran under: dated before the
+    threads, since the record reads config files as they were at a thread's activity. A file written
+    plainly now is a change made after the threads ran, which moves no figure of the record."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, (IN_FORCE_SINCE, IN_FORCE_SINCE))
+    return path

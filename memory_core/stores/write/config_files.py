@@ -114,6 +114,12 @@ def _write_backup(target: Path, data: bytes | None, now: datetime) -> Path:
         counter += 1
         backup = history / f"{BACKUP_PREFIX}{stamp}-{counter}{suffix}"
     _atomic_write(backup, data or b"")
+    if data is not None:  # the version keeps the time it was written: the past reads it from then on
+        try:
+            replaced = target.stat()
+            os.utime(backup, ns=(replaced.st_atime_ns, replaced.st_mtime_ns))
+        except OSError:
+            pass  # it then reads as written at the save: a past before it reads as unknown, never wrong
     return backup
 
 

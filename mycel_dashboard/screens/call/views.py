@@ -7,7 +7,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from memory_core.app.status import unreadable
 from mycel_dashboard.screens.call.presenter import call_page, tiktoken_encoding
 from mycel_dashboard.screens.shared.charts import rules_words
-from mycel_dashboard.screens.shared.memory import guarded, problem_text, thread_memory
+from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.screens.shared.replays import thread_record
 from mycel_dashboard.web.lookups import thread_or_404
 from mycel_dashboard.web.render import render_screen
@@ -26,10 +26,9 @@ def call_detail(request: HttpRequest, thread_id: str, number: int) -> HttpRespon
     }
     if thread is None:  # the stores could not say (locked, damaged): the page says why
         return render_screen(request, "call.html", None, context, status=503)
-    memory = thread_memory(thread, locations=source.locations)
     record = guarded(
         "the model calls",
-        lambda: thread_record(reader, thread, memory.settings, memory.limit_source),
+        lambda: thread_record(reader, thread),
         problems,
     )
     if record is not None:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from memory_core.app.calls import limit_source
 from memory_core.app.prompt_cache import side_rewrites
 from memory_core.economics.prompt_cache import unit_of
 from memory_core.messages import Message
@@ -154,8 +153,7 @@ def compute_whatif(
                 proposed = replace(proposed, fixed_trigger_tokens=trigger_tokens)
             # "Now" is the record the Thread screen draws (what Mycel really did); only the proposal is
             # replayed.
-            source = limit_source(resolver.for_thread(row, proposed=False).limit)
-            record = thread_record(reader, row, current, source, rules=rules)
+            record = thread_record(reader, row, rules=rules)
             now = recorded_side(head.messages, record.calls, current, rules=profile)
             then = (
                 now

@@ -9,7 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_core.app.calls import dev_next_call, limit_source
+from memory_core.app.calls import dev_next_call
 from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.rules.profile import RulesProfile, rules_for
@@ -76,7 +76,7 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
     # The limit Mycel's record says the thread last ran under (the Thread page's), when this plan's differs.
     record = guarded(
         "the thread's record",
-        lambda: thread_record(reader, row, current, limit_source(limit), rules=rules),
+        lambda: thread_record(reader, row, rules=rules),
         problems,
     )
     ran_under = record.calls[-1].context_limit if record is not None and record.calls else None

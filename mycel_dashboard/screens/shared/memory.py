@@ -43,6 +43,7 @@ class MemoryContext:
     limit: ContextLimitInfo
     notes: tuple[str, ...] = ()
     limit_source: str = ""  # the same, in the few words the calls carry ("models.json", "assumed default")
+    override: int | None = None  # a context limit set on the page (a what-if), else None
 
 
 def memory_context(resolved: ThreadMemorySettings, *, override: int | None = None) -> MemoryContext:
@@ -56,14 +57,50 @@ def memory_context(resolved: ThreadMemorySettings, *, override: int | None = Non
         settings = replace(settings, context_limit=override)
         source = "set on this page"
     notes = tuple(p.message for p in resolved.problems if p.severity is Severity.ERROR)
-    return MemoryContext(settings=settings, limit=limit, notes=notes, limit_source=source)
+    return MemoryContext(
+        settings=settings, limit=limit, notes=notes, limit_source=source, override=override or None
+    )
 
 
 def thread_memory(
     thread: ThreadRow | None, *, locations: MycelLocations, override: int | None = None
 ) -> MemoryContext:
-    """The thread's effective memory settings from Mycel's own config files (None: an unknown thread)."""
-    return memory_context(thread_memory_settings(locations, thread), override=override)
+    """The thread's memory settings as its record takes them: Mycel's config files as they were at its
+    newest activity, never as saved since (None: an unknown thread, today's). Says so when today's differ."""
+    when = thread.updated_at if thread is not None else None
+    then = thread_memory_settings(locations, thread, as_of=when)
+    context = memory_context(then, override=override)
+    if when is None:
+        return context
+    notes = list(context.notes) + list(then.loaded.past_notes if then.loaded else ())
+    today = thread_memory_settings(locations, thread).settings
+    if today != then.settings:
+        notes.append(today_differs(then.settings, today))
+    return replace(context, notes=tuple(notes))
+
+
+_COMPARED = (
+    "context_limit",
+    "soft_trim_chars",
+    "hard_clear_threshold",
+    "protect_recent",
+    "keep_recent_tokens",
+)
+
+
+def today_differs(then: MemorySettings, today: MemorySettings) -> str:
+    """The note a thread's page carries when the config changed after the thread's newest activity."""
+    changed = [
+        f"{name} {getattr(today, name):,} instead of {getattr(then, name):,}"
+        for name in _COMPARED
+        if getattr(today, name) != getattr(then, name)
+    ]
+    what = f" ({'; '.join(changed)})" if changed else ""
+    return (
+        f"Today's config differs from the one in force at this thread's newest activity{what}. This page "
+        "shows what Mycel did, under the config then; today's applies from the thread's next call (Dry-run "
+        "and the Config screen's what-if show its effect)."
+    )
 
 
 class SettingsResolver:

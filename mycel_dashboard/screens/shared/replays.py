@@ -8,9 +8,9 @@ so what a head yields under the same settings and summary rows never changes.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from memory_core.app.calls import ThreadCalls, known_limits, thread_calls
+from memory_core.app.calls import ThreadCalls, record_configured, thread_calls
 from memory_core.call_record.evidence import Configured
 from memory_core.memo import Key, Memo, digest
 from memory_core.memory_settings import MemorySettings
@@ -100,15 +100,18 @@ def thread_replay(
 def thread_record(
     reader: MycelReader,
     row: ThreadRow,
-    settings: MemorySettings,
-    limit_source: str,
     *,
+    limit: int | None = None,
     rules: RulesProfile | None = None,
 ) -> ThreadCalls:
     """Every model call of the thread as Mycel made it (memory_core.app.calls, the function
-    `mycel-memory calls` prints), under today's `settings` where the record does not say otherwise, and
-    the rules of the thread's layout unless `rules` overrides them."""
-    configured = Configured(settings, limit_source, known_limits(reader.locations))
+    `mycel-memory calls` prints), under the config as it was then (never today's: a save does not move
+    it) or a `limit` set on the page, and the rules of the thread's layout unless `rules` overrides them."""
+    configured = record_configured(reader.locations, row)
+    if limit:
+        configured = Configured(
+            replace(configured.settings, context_limit=limit), "set on this page", configured.known_limits
+        )
 
     def compute() -> ThreadCalls:
         return thread_calls(reader, row, configured, counter=default_counter(), rules=rules)

@@ -186,7 +186,7 @@ def chart_of(
     def build() -> ChartPart:
         record = guarded(
             "the model calls",
-            lambda: thread_record(reader, thread, memory.settings, memory.limit_source),
+            lambda: thread_record(reader, thread, limit=memory.override),
             problems,
         )
         if record is None:
