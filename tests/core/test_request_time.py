@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from memory_core.call_record.dev_calls import dev_record
 from memory_core.compaction import summary_message
@@ -278,6 +278,51 @@ def test_the_whatifs_current_side_is_the_record_and_its_proposed_side_keeps_the_
     assert whatif["current"] == calls
     # Under proposed settings dev still adds the note: the steer is still in what memory sends.
     assert [c["request_messages"] for c in whatif["proposed"]] == [c["request_messages"] for c in calls]
+
+
+def test_an_integration_reminder_is_stored_so_the_record_sends_it_as_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Dev's IntegrationInstructionsDeltaMiddleware injects its reminder from before_model, and QueryLoop
+    keeps what before_model injects: the SystemMessage is in the history, so the record sends it as any
+    stored message, and adds nothing for it."""
+    folder = empty_home(monkeypatch, tmp_path)
+    reminder = (
+        "<system-reminder>\n<integration_instructions_delta>"
+        '{"added_names": ["docs"], "removed_names": []}</integration_instructions_delta>\n'
+        "Integration instructions changed for this thread.\n</system-reminder>"
+    )
+    plant_thread(
+        folder / "leon.db",
+        "t-reminder",
+        [HumanMessage("hi", id="h0"), SystemMessage(reminder, id="s1"), AIMessage("hello", id="a2")],
+    )
+    (call,) = cli_json(capsys, "calls", "t-reminder", "--json", "--rules", "dev")
+    assert call["request_messages"] == 1 + 2  # system prompt, the human turn, the stored reminder
+    assert call["estimated_tokens"]["sent"] == (len("hi") + len(reminder)) // 2
+    assert call["request_time"] == {"steer_note": False, "discovered_tools": []}
+
+
+def test_calls_name_the_deferred_tools_dev_offered_after_a_tool_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = empty_home(monkeypatch, tmp_path)
+    search = {"id": "c1", "name": "tool_search", "args": {"query": "select:TaskCreate"}}
+    found = json.dumps([{"name": "TaskCreate", "description": "Create a task", "parameters": {}}], indent=2)
+    plant_thread(
+        folder / "leon.db",
+        "t-search",
+        [
+            HumanMessage("make a task", id="h0"),
+            AIMessage("", id="a1", tool_calls=[search]),
+            ToolMessage(found, tool_call_id="c1", id="t2", name="tool_search"),
+            AIMessage("created", id="a3"),
+        ],
+    )
+    calls = cli_json(capsys, "calls", "t-search", "--json", "--rules", "dev")
+    assert [c["request_time"]["discovered_tools"] for c in calls] == [[], ["TaskCreate"]]
+    as_main = cli_json(capsys, "calls", "t-search", "--json")  # main offers deferred tools never
+    assert all("request_time" not in c for c in as_main)
 
 
 def test_the_one_steer_of_the_sample_home_is_mycels_own(
