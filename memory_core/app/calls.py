@@ -81,6 +81,21 @@ class ThreadCalls:
     def context_limit_source(self) -> str:
         return self.calls[-1].context_limit_source if self.calls else self.configured.source
 
+    @property
+    def limit_range(self) -> str | None:
+        """What the record allows for the newest call's limit when it allows more than the value chosen
+        ("between 4,900 and 5,100"); None when the rows pin it or there is no call."""
+        if not self.calls or not self.inference.segments:
+            return None
+        segments = self.inference.segments
+        segment = segments[min(self.calls[-1].segment, len(segments) - 1)]
+        limits = segment.limits
+        if (not segment.rows and not limits.bounded) or (
+            len(limits.spans) == 1 and limits.low == limits.high
+        ):
+            return None  # nothing measured it (the config's value), or the rows pin it
+        return limits.words()
+
 
 _KNOWN: Memo[dict[str, int]] = Memo("stores.known_limits", max_entries=8)
 

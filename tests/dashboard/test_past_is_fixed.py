@@ -113,3 +113,19 @@ def test_a_save_adds_a_note_that_todays_config_differs_and_keeps_the_figures(
     body = viewer_client.get(url).content.decode()
     assert "Today&#x27;s config differs" in body and "context_limit 20,000 instead of" in body
     assert _chart(body) == chart
+
+
+def test_a_limit_the_record_allows_a_range_for_shows_the_range_and_what_follows_it(
+    viewer_client, sample_home: Path
+) -> None:
+    # Toad · 分身1 ran on leon:snug (models.json: 5,500); its summary rows allow 5,285 to 5,562.
+    body = viewer_client.get(reverse("thread", args=["m_0D8EzdJXJhk9-2"])).content.decode()
+    limit = re.search(r'<div id="limit-in-force">(.*?)</div>', body, re.S)
+    assert limit is not None
+    text = html.unescape(re.sub(r"<[^>]+>", "", limit.group(1)))
+    assert "5,500" in text and "models.json" in text
+    assert "the record allows between 5,285 and 5,562" in text
+    assert "which calls compacted follow the value chosen" in text
+    # A thread no summary row measures says nothing of a range: its limit is the config's.
+    body = viewer_client.get(reverse("thread", args=["m_0D8EzdJXJhk9-1"])).content.decode()
+    assert "the record allows" not in body
