@@ -73,6 +73,31 @@ def rollback_record(metadata: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return note if isinstance(note, Mapping) and note.get("action") == "rollback" else None
 
 
+@dataclass(frozen=True, slots=True)
+class DashboardWrite:
+    """A checkpoint the dashboard wrote (a rollback or an undo), not an agent's run: who, when, which."""
+
+    action: str  # "rollback" or "undo"
+    actor: str
+    at: datetime | None  # when it was applied (None when the note's time cannot be read)
+
+    @property
+    def verb(self) -> str:
+        return "Rollback undone" if self.action == "undo" else "Rolled back"
+
+
+def dashboard_write(metadata: Mapping[str, Any]) -> DashboardWrite | None:
+    """The dashboard's note in a checkpoint's metadata (any of its writes), else None: an agent wrote it."""
+    note = metadata.get(ROLLBACK_METADATA_KEY)
+    if not isinstance(note, Mapping):
+        return None
+    try:
+        at: datetime | None = datetime.fromisoformat(str(note.get("at", "")))
+    except ValueError:
+        at = None
+    return DashboardWrite(action=str(note.get("action", "")), actor=str(note.get("actor", "")), at=at)
+
+
 def head_fingerprint(*, thread_id: str, head_checkpoint_id: str | None, checkpoint_count: int) -> str:
     """A short token naming the head a preview was computed on; a write refuses if it changed."""
     text = f"{thread_id}\x00{head_checkpoint_id or ''}\x00{checkpoint_count}"

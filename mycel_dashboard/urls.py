@@ -61,6 +61,7 @@ urlpatterns = [
     path("config/preview/", config.config_preview, name="config_preview"),
     path("config/save/", config.config_save, name="config_save"),
     path("config/restore/", config.config_restore, name="config_restore"),
+    path("config/restore/preview/", config.config_restore_preview, name="config_restore_preview"),
     path("storage/", storage.storage_page, name="storage"),
     path("storage/retention/", retention.retention_preview, name="retention"),
     path("storage/retention/export/", retention.retention_export, name="retention_export"),

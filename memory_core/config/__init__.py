@@ -1,7 +1,7 @@
 """Mycel's memory and spill-buffer config: defaults, validation, layered merge with provenance, edits."""
 
 from memory_core.config.document import settings_from_document
-from memory_core.config.edit import KeyChange, apply_change, document_changes, remove_key
+from memory_core.config.edit import KeyChange, apply_change, document_changes, remove_key, shown_changes
 from memory_core.config.merge import merge_layers, system_layer
 from memory_core.config.model import (
     ConfigLayer,
@@ -34,6 +34,7 @@ __all__ = [
     "redact_secrets",
     "remove_key",
     "settings_from_document",
+    "shown_changes",
     "system_layer",
     "system_defaults_document",
     "validate_value",

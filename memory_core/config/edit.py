@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memory_core.config.model import Severity
+from memory_core.config.redact import REDACTED, redact_secrets
 from memory_core.config.schema import KEY_SPECS, LEGACY_TOP_LEVEL_KEYS, coerce_value
 
 _ABSENT: Any = object()
@@ -110,3 +111,17 @@ def document_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> tup
             )
         )
     return tuple(changes)
+
+
+def shown_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[KeyChange, ...]:
+    """`document_changes` for a page: found on the real values, so a changed secret is still listed, and
+    shown with secret-looking values masked (the documents are never displayed as they are)."""
+    old, new = _leaves(redact_secrets(before), ""), _leaves(redact_secrets(after), "")
+    return tuple(
+        replace(
+            change,
+            before=None if change.added else old.get(change.key_path, REDACTED),
+            after=None if change.removed else new.get(change.key_path, REDACTED),
+        )
+        for change in document_changes(before, after)
+    )

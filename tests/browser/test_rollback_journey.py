@@ -10,11 +10,28 @@ from tests.support.server import DashboardServer
 CHECKPOINT = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
-def _applied(verb: str) -> str:
-    """The flash a rollback or undo leaves, as a pattern."""
+def _applied(verb: str, way_back: str) -> str:
+    """The flash a rollback or undo leaves, with its way back, as a pattern."""
     return (
-        f"{verb}: the active checkpoint is now {CHECKPOINT} \\(was {CHECKPOINT}\\)\\. Nothing was deleted\\."
+        f"{verb}: the active checkpoint is now {CHECKPOINT} \\(was {CHECKPOINT}\\)\\. Nothing was deleted\\. "
+        f"{re.escape(way_back)}"
     )
+
+
+def _written_here(page, verb: str) -> None:
+    """Right after the operator's own write the thread is not "Running": the page says who wrote the head."""
+    assert page.locator("#running-mark").count() == 0, page.inner_text("#live-thread")
+    note = page.inner_text("#head-written-here")
+    assert re.fullmatch(
+        f"{verb} by operator at \\d{{4}}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC: the active checkpoint is the "
+        "dashboard's copy, not an agent's run\\.",
+        note,
+    ), note
+
+
+def _in_view(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= page.viewport_size["height"]
 
 
 def _active_step(page) -> str:
@@ -39,18 +56,31 @@ def test_operator_rolls_back_and_undoes(operator_page: BrowserPage, dashboard_se
 
     page.click("form.confirm button[type=submit]")
     page.wait_for_url(re.compile(rf"/threads/{thread}/$"))
-    assert re.fullmatch(_applied("Rolled back"), page.inner_text(".flash").strip())
+    assert re.fullmatch(_applied("Rolled back", "Undo…"), page.inner_text(".flash").strip())
     assert page.locator("ol.rail li").count() == before + 1
     notice = page.inner_text("section[aria-labelledby=rail-title] p.notice")
     assert notice == "The active checkpoint was written by a rollback. Undo it…"
+    _written_here(page, "Rolled back")
+    # The way back sits where the success is reported, on screen without scrolling.
+    assert _in_view(page, ".flash a.way-back")
     operator_page.shot("rolled-back")
+    operator_page.shot("rolled-back-banner", ".flash")
+    operator_page.shot("rolled-back-status", "#live")
 
-    page.click("text=Undo it…")
+    page.click(".flash a.way-back")
     page.wait_for_selector("#rollback-report")
+    assert page.inner_text("#rollback-report h1") == "Undo the last rollback"
     page.click("form.confirm button[type=submit]")
     page.wait_for_url(re.compile(rf"/threads/{thread}/$"))
-    assert re.fullmatch(_applied("Undone"), page.inner_text(".flash").strip())
+    assert re.fullmatch(_applied("Undone", "Redo the rollback…"), page.inner_text(".flash").strip())
     assert page.locator("ol.rail li").count() == before + 2
+    _written_here(page, "Rollback undone")
+    operator_page.shot("undone")
+    # An undo's way back is the rollback again, previewed first.
+    page.click(".flash a.way-back")
+    page.wait_for_selector("#rollback-report")
+    assert page.inner_text("#rollback-report h1").startswith("Roll back to ")
+    assert "Messages that leave the active history" in page.inner_text("#rollback-report")
 
     page.click("nav.mainnav >> text=Audit")
     page.wait_for_selector("#audit-rows")

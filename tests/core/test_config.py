@@ -18,6 +18,7 @@ from memory_core.config import (
     document_changes,
     merge_layers,
     settings_from_document,
+    shown_changes,
     system_layer,
     validate_value,
 )
@@ -289,6 +290,27 @@ def test_document_changes_lists_leaf_differences() -> None:
         1000,
         True,
     )
+
+
+def test_shown_changes_list_a_changed_secret_without_showing_it() -> None:
+    path = "tools.web.tools.web_search.tavily_api_key"
+    before = {"tools": {"web": {"tools": {"web_search": {"tavily_api_key": "tvly-old-1234"}}}}}
+    after = apply_change(
+        {"tools": {"web": {"tools": {"web_search": {"tavily_api_key": "tvly-new-5678"}}}}},
+        "memory.pruning.soft_trim_chars",
+        1000,
+    )
+    value, secret = shown_changes(before, after)  # in key order
+    assert (secret.key_path, secret.before, secret.after) == (path, REDACTED, REDACTED)
+    assert "tvly" not in repr(shown_changes(before, after))
+    assert (value.key_path, value.before, value.after, value.added) == (
+        "memory.pruning.soft_trim_chars",
+        None,
+        1000,
+        True,
+    )
+    (removed,) = shown_changes(before, {})
+    assert (removed.before, removed.after, removed.removed) == (REDACTED, None, True)
 
 
 def test_display_document_hides_secrets_but_not_token_settings() -> None:

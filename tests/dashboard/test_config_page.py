@@ -284,7 +284,15 @@ def test_history_lists_earlier_versions_and_restores_one(operator_client, sample
     page = operator_client.get("/config/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="history").content.decode()
     assert page.lstrip().startswith('<section id="history"')
     version = re.search(r'name="version" value="([^"]+)"', page).group(1)
-    current_sha = re.search(r'name="sha256" value="([0-9a-f]{64})"', page).group(1)
+    # Restore… first shows what it would change in the file as it is now, and asks.
+    preview = operator_client.get(
+        "/config/restore/preview/", {"layer": "user", "version": version}, **SAVE_PANEL
+    ).content.decode()
+    assert re.search(
+        r"<code>memory.pruning.soft_trim_chars</code></td><td>2,000</td><td><strong>2,500", preview
+    )
+    assert json.loads(_user_file(sample_home).read_text())["memory"]["pruning"]["soft_trim_chars"] == 2000
+    current_sha = re.search(r'name="sha256" value="([0-9a-f]{64})"', preview).group(1)
     response = operator_client.post(
         "/config/restore/", {"layer": "user", "version": version, "sha256": current_sha}, **SAVE_PANEL
     )

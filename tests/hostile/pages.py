@@ -103,6 +103,11 @@ def get_visits(home: HostileHome) -> Iterator[Visit]:
     preview = f"{reverse('config_preview')}?{urlencode({'thread': main, 'layer': 'user'})}"
     yield Visit("config_preview", f"{preview}&memory.pruning.soft_trim_chars=1500", {})
     yield Visit("config_preview", f"{preview}&memory.pruning.soft_trim_chars=1500", hx_target("save-panel"))
+    # A version that is not kept: the preview says so (a kept one's hostile keys: tests/dashboard/test_way_back.py).
+    restore = reverse("config_restore_preview")
+    query = urlencode({"thread": main, "layer": "user", "version": "runtime.json.bak-20200101T000000"})
+    yield Visit("config_restore_preview", f"{restore}?{query}", {})
+    yield Visit("config_restore_preview", f"{restore}?{query}", hx_target("save-panel"))
     yield Visit("storage", reverse("storage"), {})
     yield Visit("storage", f"{reverse('storage')}?{urlencode({'thread': main})}", {})
     retention = reverse("retention")

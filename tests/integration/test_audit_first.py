@@ -99,7 +99,12 @@ def test_a_write_locked_audit_log_refuses_every_write_from_the_pages_and_the_cli
         assert applied.status == 302, applied.body[:500]
         assert operator.post("/config/save/", _save_form(operator, "2000"), HTMX_SAVE_PANEL).status == 200
         history = operator.get("/config/", None, {"HX-Request": "true", "HX-Target": "history"}).body
-        version, current = field(history, "version"), field(history, "sha256")
+        version = field(history, "version")
+        # A restore is previewed first: its confirming form carries the file's hash.
+        restore = operator.get(
+            "/config/restore/preview/", {"layer": "user", "version": version}, HTMX_SAVE_PANEL
+        )
+        current = field(restore.body, "sha256")
         again = operator.get(f"/threads/{THREAD}/checkpoints/{ids[-4]}/rollback/")
         undo = operator.get(f"/threads/{THREAD}/undo/")
         save = _save_form(operator, "2500")

@@ -87,7 +87,8 @@ class RestoreForm(forms.Form):
     layer = forms.ChoiceField(
         choices=[(ConfigLayerName.USER.value, "user"), (ConfigLayerName.PROJECT.value, "project")]
     )
-    version = forms.RegexField(regex=r"^runtime\.json\.bak-[0-9T]+(-\d+)?$", max_length=80)
+    # A kept version's name; `.absent` marks "no file" (the save at that time created the file).
+    version = forms.RegexField(regex=r"^runtime\.json\.bak-[0-9T]+(-\d+)?(\.absent)?$", max_length=80)
     sha256 = forms.RegexField(required=False, regex=_SHA256)
     thread = forms.CharField(required=False, max_length=20_000)
 

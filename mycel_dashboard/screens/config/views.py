@@ -1,24 +1,32 @@
-"""Screen 5: Mycel's memory config — effective values with layers, editor, live what-if, save, history."""
+"""Screen 5: Mycel's memory config — effective values with layers, editor, live what-if, save, history.
+
+Every write reports itself with its way back: a save links to restoring the version it replaced, a restore
+to the version it replaced in turn; a restore is previewed (a diff) and confirmed, as a save is. After a
+write the page is read again, so the editor's layers and "now" values are the files' new ones."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, QueryDict
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.app.audit import AuditUnavailable, audited_write
 from memory_core.app.thread_settings import project_folder
-from memory_core.config import ConfigLayerName, Severity
+from memory_core.config import ConfigLayerName, EffectiveConfig, KeyChange, Severity
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.postgres.agent_configs import DevConfigView, get_dev_config
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import (
+    ABSENT_SUFFIX,
     ConfigFileError,
     LoadedConfig,
     SavedLayer,
@@ -37,6 +45,8 @@ from mycel_dashboard.screens.config.save import (
     layer_file,
     layer_histories,
     override_document,
+    project_folder_problem,
+    restore_preview,
     save_preview,
 )
 from mycel_dashboard.screens.config.whatif import compute_whatif, default_thread
@@ -181,6 +191,7 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
         "chosen": state.chosen,
         "layers": state.loaded.layers,
         "project_dir": state.project_dir,
+        "project_problem": project_folder_problem(state.locations, state.project_dir),
         "chosen_layer": state.form.chosen_layer.value,
         "histories": layer_histories(state.loaded.layers) if part in (None, "history") else (),
         "doc_vs_code": DOC_VS_CODE,
@@ -207,6 +218,10 @@ def _preview(state: _State) -> tuple[SavePreview | None, str | None]:
     layer = layer_file(state.locations, state.form.chosen_layer, project_dir=state.project_dir)
     if layer is None:
         return None, "There is no project folder: set MYCEL_PROJECT_DIR or choose a thread with a workspace."
+    if layer.name is ConfigLayerName.PROJECT and (
+        missing := project_folder_problem(state.locations, state.project_dir)
+    ):
+        return None, missing
     if state.proposal.errors:
         key, rule = next(iter(state.proposal.errors.items()))
         return None, f"{key}: {rule}"
@@ -218,16 +233,22 @@ def _preview(state: _State) -> tuple[SavePreview | None, str | None]:
         return None, str(exc)
 
 
-def _panel(request: HttpRequest, state: _State, extra: dict[str, Any], *, status: int = 200) -> HttpResponse:
-    context = {
-        "source": state.source,
-        "restart_note": RESTART_NOTE,
-        "chosen": state.chosen,
-        "layers": state.loaded.layers,
-        "dev": state.dev,  # a Mycel dev agent: its runtime.json is never saved
-        **extra,
-    }
+def _panel(
+    request: HttpRequest, state: _State, extra: dict[str, Any], *, status: int = 200, wrote: bool = False
+) -> HttpResponse:
+    """The save panel (htmx) or the whole page. After a write (`wrote`, with `state` read after it) the
+    panel brings the editor too, swapped out of band: its layer badges and "now" values are the new ones."""
     if wants_partial(request):
+        context = {
+            "source": state.source,
+            "restart_note": RESTART_NOTE,
+            "chosen": state.chosen,
+            "layers": state.loaded.layers,
+            "dev": state.dev,  # a Mycel dev agent: its runtime.json is never saved
+            **(_context(request, state, "save-panel") if wrote else {}),
+            "editor_oob": wrote,
+            **extra,
+        }
         return render_screen(request, TEMPLATE, "save-panel", context, status=status)
     context = {**_context(request, state, None), **extra}
     return render_screen(request, TEMPLATE, None, context, status=status)
@@ -241,6 +262,32 @@ def config_preview(request: HttpRequest) -> HttpResponse:
     return _panel(request, state, {"preview": preview, "refusal": refusal, "changed": state.changes})
 
 
+@require_GET
+def config_restore_preview(request: HttpRequest) -> HttpResponse:
+    """What restoring a kept version would change, with the button that does it (read-only to look at)."""
+    form = RestoreForm(request.GET)
+    state = _state(_thread_only(request.GET))
+    if not form.is_valid():
+        errors = "; ".join(f"{name}: {error_text(msgs)}" for name, msgs in form.errors.items())
+        return _panel(request, state, {"refusal": f"Cannot restore: {errors}"}, status=400)
+    layer = layer_file(
+        state.locations, ConfigLayerName(form.cleaned_data["layer"]), project_dir=state.project_dir
+    )
+    if layer is None:
+        return _panel(request, state, {"refusal": "There is no project folder to restore into."})
+    preview = restore_preview(layer, form.cleaned_data["version"])
+    if isinstance(preview, str):
+        return _panel(request, state, {"refusal": preview})
+    return _panel(request, state, {"restore_preview": preview})
+
+
+def _thread_only(data: QueryDict) -> QueryDict:
+    """A restore reads the layers as the page does for its thread, with no proposal of values."""
+    chosen = QueryDict(mutable=True)
+    chosen["thread"] = data.get("thread", "")
+    return chosen
+
+
 def _saved_state(document: Any, saved: SavedLayer) -> dict[str, Any]:
     """What the audit row keeps after a save or a restore: the document, the file's hash, its backup."""
     return {
@@ -250,8 +297,47 @@ def _saved_state(document: Any, saved: SavedLayer) -> dict[str, Any]:
     }
 
 
-def _changes_text(preview: SavePreview) -> str:
-    return "; ".join(f"{c.key_path}: {c.before!r} → {c.after!r}" for c in preview.changes)
+def _way_back(state: _State, layer: ConfigLayerName, saved: SavedLayer) -> dict[str, Any]:
+    """The link a write's report carries back to the version it replaced (previewed, then confirmed)."""
+    query = {
+        "layer": layer.value,
+        "version": saved.backup.name,
+        "thread": state.chosen.thread_id if state.chosen else "",
+    }
+    return {
+        "way_back_url": f"{reverse('config_restore_preview')}?{urlencode(query)}",
+        "replaced_nothing": saved.backup.name.endswith(ABSENT_SUFFIX),
+    }
+
+
+def _value_text(value: Any) -> str:
+    """A config value as the audit log says it: JSON's words, whole numbers with thousands separators."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return json.dumps(value, ensure_ascii=False)
+    return f"{value:,}"
+
+
+def _changes_text(changes: Sequence[KeyChange], effective: EffectiveConfig | None) -> str:
+    """key: before → after for the audit log; a key the file did not set says what Mycel ran with (from
+    `effective`, when given)."""
+
+    def before(key_path: str, value: Any, added: bool) -> str:
+        if not added:
+            return _value_text(value)
+        if effective is None:
+            return "(absent)"
+        if key_path not in effective.values:
+            return "(not set)"
+        source, current = effective.layer_of(key_path), _value_text(effective.value(key_path))
+        if source is ConfigLayerName.SYSTEM:
+            return f"default {current}"
+        return f"(not set; {source.value} layer {current})"
+
+    return "; ".join(
+        f"{c.key_path}: {before(c.key_path, c.before, c.added)} → "
+        f"{'(removed)' if c.removed else _value_text(c.after)}"
+        for c in changes
+    )
 
 
 @require_POST
@@ -270,7 +356,7 @@ def config_save(request: HttpRequest) -> HttpResponse:
         return _panel(request, state, {"refusal": refusal}, status=400)
     intent = trail.intent(
         target=str(preview.layer.path),
-        message=f"Proposed: {_changes_text(preview)}",
+        message=f"Proposed: {_changes_text(preview.changes, state.loaded.effective)}",
         before={"document": preview.layer.file.document, "sha256": preview.sha256 or None},
     )
     try:
@@ -284,13 +370,23 @@ def config_save(request: HttpRequest) -> HttpResponse:
                 locations=state.locations,
                 project_dir=state.project_dir,
             ),
-            outcome=lambda saved: (_changes_text(preview), _saved_state(preview.document, saved)),
+            outcome=lambda saved: (
+                _changes_text(preview.changes, state.loaded.effective),
+                _saved_state(preview.document, saved),
+            ),
             refusals=(ConfigFileError,),
         )
     except (ConfigFileError, AuditUnavailable) as exc:
         return _panel(request, state, {"refusal": str(exc)}, status=409)
     saved = done.value
-    response = _panel(request, state, {"saved": saved, "saved_preview": preview, "unrecorded": done.note()})
+    report = {
+        "saved": saved,
+        "saved_preview": preview,
+        "unrecorded": done.note(),
+        **_way_back(state, preview.layer.name, saved),
+    }
+    # Read back: the page shows what the file now holds (badges, "now" values, the what-if).
+    response = _panel(request, _state(request.POST), report, wrote=True)
     response["HX-Trigger"] = json.dumps(
         {SAVED_EVENT: {"layer": preview.layer.name.value, "path": str(saved.path)}}
     )
@@ -302,8 +398,7 @@ def config_save(request: HttpRequest) -> HttpResponse:
 def config_restore(request: HttpRequest) -> HttpResponse:
     """Put an earlier version of a layer file back (the current one is kept in the history first)."""
     form = RestoreForm(request.POST)
-    chosen = QueryDict(mutable=True)
-    chosen["thread"] = request.POST.get("thread", "")
+    chosen = _thread_only(request.POST)
     state = _state(chosen)
     trail = AuditTrail(request, AuditEntry.Action.CONFIG_RESTORE)
     if not form.is_valid():
@@ -315,6 +410,7 @@ def config_restore(request: HttpRequest) -> HttpResponse:
         return _panel(request, state, {"refusal": "There is no project folder to restore into."}, status=400)
     layer = layers[name]
     version = form.cleaned_data["version"]
+    preview = restore_preview(layer, version)  # what it changes, for the report (it is re-checked below)
     intent = trail.intent(
         target=str(layer.path),
         message=f"restore {version}",
@@ -323,7 +419,12 @@ def config_restore(request: HttpRequest) -> HttpResponse:
 
     def restored_state(saved: SavedLayer) -> tuple[str, dict[str, Any]]:
         restored = layer_file(state.locations, name, project_dir=state.project_dir)
-        return f"restored {version}", _saved_state(restored.file.document if restored else {}, saved)
+        what = "back to no file: removed the file" if saved.sha256 is None else "the whole file"
+        changes = "" if isinstance(preview, str) else f"; {_changes_text(preview.row.changes, None)}"
+        return (
+            f"restored {version} ({what}){changes}",
+            _saved_state(restored.file.document if restored else {}, saved),
+        )
 
     try:
         done = audited_write(
@@ -342,7 +443,14 @@ def config_restore(request: HttpRequest) -> HttpResponse:
     except (ConfigFileError, AuditUnavailable) as exc:
         return _panel(request, state, {"refusal": str(exc)}, status=409)
     saved = done.value
-    response = _panel(request, state, {"restored": version, "saved": saved, "unrecorded": done.note()})
+    report = {
+        "restored": version,
+        "restored_row": None if isinstance(preview, str) else preview.row,
+        "saved": saved,
+        "unrecorded": done.note(),
+        **_way_back(state, name, saved),
+    }
+    response = _panel(request, _state(chosen), report, wrote=True)
     response["HX-Trigger"] = json.dumps({SAVED_EVENT: {"layer": name.value, "path": str(saved.path)}})
     return response
 

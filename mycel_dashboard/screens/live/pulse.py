@@ -17,7 +17,7 @@ from datetime import datetime
 from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message, MessageType
 from memory_core.records import RunEvent, ThreadRow
-from memory_core.rollback import RunningStatus, running_status
+from memory_core.rollback import DashboardWrite, RunningStatus, dashboard_write, running_status
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.screens.shared.memory import problem_text
 
@@ -37,6 +37,7 @@ class ThreadFacts:
     in_flight: str | None  # what the newest messages leave pending: a tool call, or the model's answer
     known: bool  # False: no store knows the id
     problems: tuple[str, ...]
+    written_here: DashboardWrite | None = None  # the head is the dashboard's rollback or undo, not a run
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,9 @@ def thread_pulse(reader: MycelReader, thread_id: str, *, now: datetime) -> Threa
         lambda: _read_facts(reader, thread_id),
         keep=lambda found: not found.problems,
     )
-    running = running_status(now=now, newest_checkpoint_at=facts.updated_at, run_events=facts.run_events)
+    # A checkpoint the dashboard wrote (the operator's rollback or undo) is no sign of an agent at work.
+    newest = None if facts.written_here else facts.updated_at
+    running = running_status(now=now, newest_checkpoint_at=newest, run_events=facts.run_events)
     etag = digest(
         "thread",
         reader.store_key,
@@ -100,6 +103,9 @@ def _read_facts(reader: MycelReader, thread_id: str) -> ThreadFacts:
         in_flight=in_flight(messages),
         known=True,
         problems=tuple(problems),
+        written_here=dashboard_write(state.value.checkpoint.metadata)
+        if state is not None and state.value is not None
+        else None,
     )
 
 

@@ -8,6 +8,8 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.app.audit import AuditUnavailable, audited_write
@@ -21,7 +23,7 @@ from memory_core.app.rollback import (
     preview_rollback,
     preview_undo,
 )
-from memory_core.rollback import RollbackImpact, RollbackRefused
+from memory_core.rollback import RollbackApplied, RollbackImpact, RollbackRefused
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.rollback.forms import ConfirmRollbackForm
@@ -29,6 +31,26 @@ from mycel_dashboard.web.audit import AuditTrail
 from mycel_dashboard.web.permissions import can_act
 from mycel_dashboard.web.render import render_screen
 from mycel_dashboard.web.source import open_source
+
+
+def _applied_report(applied: RollbackApplied, *, undo: bool) -> str:
+    """The success banner, with its way back where it is read: a rollback's Undo, an undo's Redo (a rollback
+    to the checkpoint the undo replaced). Each opens the impact report to confirm, as the first write did."""
+    thread = applied.thread_id
+    if undo:
+        back = reverse("rollback_preview", args=[thread, applied.previous_head_checkpoint_id])
+        words = ("Undone", "Redo the rollback…")
+    else:
+        back = reverse("undo_preview", args=[thread])
+        words = ("Rolled back", "Undo…")
+    return format_html(
+        '{}: the active checkpoint is now {} (was {}). Nothing was deleted. <a class="way-back" href="{}">{}</a>',
+        words[0],
+        applied.new_head_checkpoint_id,
+        applied.previous_head_checkpoint_id,
+        back,
+        words[1],
+    )
 
 
 def _impact_or_404(reader: MycelReader, thread_id: str, checkpoint_id: str | None) -> RollbackImpact:
@@ -120,12 +142,7 @@ def _apply(request: HttpRequest, thread_id: str, checkpoint_id: str | None) -> H
     applied = done.value
     if done.note():
         messages.warning(request, str(done.note()))
-    verb = "Undone" if checkpoint_id is None else "Rolled back"
-    messages.success(
-        request,
-        f"{verb}: the active checkpoint is now {applied.new_head_checkpoint_id} (was "
-        f"{applied.previous_head_checkpoint_id}). Nothing was deleted.",
-    )
+    messages.success(request, _applied_report(applied, undo=checkpoint_id is None))
     target = redirect("thread", thread_id=thread_id)
     if not getattr(request, "htmx", False):
         return target
