@@ -25,6 +25,7 @@ class CheckpointBytes:
     blobs: int = 0  # PostgreSQL: checkpoint_blobs first referenced here; always 0 on SQLite
     source: str | None = None  # the metadata's `source`; "input" starts a turn
     blob_refs: frozenset[str] = frozenset()  # PostgreSQL: blob_key() of every blob this checkpoint names
+    step: int | None = None  # the metadata's `step` (Mycel dev: the message count), where it says one
 
     @property
     def total(self) -> int:

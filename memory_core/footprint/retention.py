@@ -14,13 +14,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from memory_core.footprint.facts import ThreadBytes
+from memory_core.footprint.facts import CheckpointBytes, ThreadBytes
 from memory_core.lineage import file_operations_by_time, run_events_by_time
 from memory_core.records import CheckpointRow, FileOperation, RunEvent, SummaryRow
 from memory_core.rollback import ROLLBACK_METADATA_KEY
 
 HEAD = "head"
 FORK_POINT = "fork point"
+# Mycel dev stores no parent ids: its fork points are read from the checkpoints' order and message counts.
+FORK_POINT_INFERRED = "fork point (inferred from checkpoint order)"
 ROLLBACK_TARGET = "dashboard rollback target"
 UNDO_TARGET = "undo target"
 ACTIVE = "thread active within {days} days"
@@ -34,7 +36,8 @@ NO_WHOLE_THREADS = (
 )
 ALWAYS_KEPT = (
     "Always kept, whatever the policy: each thread's head (its newest checkpoint), every fork point (the "
-    "parent of two or more checkpoints) and every checkpoint a dashboard rollback or undo points to."
+    "parent of two or more checkpoints; on Mycel dev's layout, which stores no parents, inferred from the "
+    "checkpoints' order and message counts) and every checkpoint a dashboard rollback or undo points to."
 )
 
 
@@ -152,7 +155,7 @@ class RetentionPlan:
         return tuple(t for t in self.threads if t.drops)
 
 
-_PROTECTED = frozenset({HEAD, FORK_POINT, ROLLBACK_TARGET, UNDO_TARGET})
+_PROTECTED = frozenset({HEAD, FORK_POINT, FORK_POINT_INFERRED, ROLLBACK_TARGET, UNDO_TARGET})
 
 
 def _is_protected(reason: str) -> bool:
@@ -231,6 +234,9 @@ def _plan_thread(
     for c in newest_first:
         if children[c.checkpoint_id] >= 2:
             reasons[c.checkpoint_id] = _join(reasons.get(c.checkpoint_id), FORK_POINT)
+    if not children:
+        for cid in inferred_fork_points(thread.checkpoints):
+            reasons[cid] = _join(reasons.get(cid), FORK_POINT_INFERRED)
     idle = _is_idle(policy, last_activity, now)
     keeps: dict[str, str] = {}
     drops: list[str] = []
@@ -252,6 +258,23 @@ def _plan_thread(
         frees_blobs=blobs,
         idle=idle,
     )
+
+
+def inferred_fork_points(checkpoints: Sequence[CheckpointBytes]) -> set[str]:
+    """Fork points of a thread whose checkpoints name no parent (Mycel dev's layout), from their order and
+    message counts (`step`): where a checkpoint holds fewer messages than the one before it, the
+    conversation was cut back (a rollback, an edit) and grew again from the newest earlier checkpoint
+    holding at most as many — the point the abandoned branch hangs from. Inferred, and said so."""
+    found: set[str] = set()
+    seen: list[CheckpointBytes] = []
+    for c in sorted(checkpoints, key=lambda c: c.checkpoint_id):
+        previous = seen[-1].step if seen else None
+        if c.step is not None and previous is not None and c.step < previous:
+            base = next((s for s in reversed(seen) if s.step is not None and s.step <= c.step), None)
+            if base is not None:
+                found.add(base.checkpoint_id)
+        seen.append(c)
+    return found
 
 
 def _is_idle(policy: RetentionPolicy, last_activity: datetime | None, now: datetime) -> bool | None:

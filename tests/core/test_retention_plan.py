@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -52,6 +53,24 @@ def test_keep_last_keeps_the_newest_k_and_frees_the_rest_exactly() -> None:
     assert t.drops == ("c01", "c02", "c03", "c04")
     assert t.frees_bytes == 4 * 115
     assert plan.frees_bytes == 460
+
+
+def test_on_devs_layout_fork_points_are_inferred_from_order_and_message_counts() -> None:
+    # Mycel dev names no parents; its step is the message count. c04 holds fewer messages than c03: the
+    # conversation was cut back to c02's 4 messages and grew again, so c02 is where the old branch hangs.
+    steps = {1: 2, 2: 4, 3: 6, 4: 4, 5: 6, 6: 8}
+    cps = [replace(_cp(n, None), step=step) for n, step in steps.items()]
+    thread = ThreadBytes("t1", "postgresql agent", "dev", tuple(cps))
+    (t,) = _plan([thread], RetentionPolicy(heads_only=True)).threads
+    assert dict(t.keeps) == {"c06": "head", "c02": "fork point (inferred from checkpoint order)"}
+    assert t.drops == ("c01", "c03", "c04", "c05")
+    assert t.protected == dict(t.keeps)
+    # A thread that only grew has none; neither has one with parents (main's layout says them).
+    linear = ThreadBytes(
+        "t2", "postgresql agent", "dev", tuple(replace(_cp(n, None), step=2 * n) for n in range(1, 5))
+    )
+    (t,) = _plan([linear], RetentionPolicy(heads_only=True)).threads
+    assert dict(t.keeps) == {"c04": "head"}
 
 
 def test_heads_only_keeps_fork_points_and_rollback_targets_and_says_why() -> None:

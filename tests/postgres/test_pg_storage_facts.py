@@ -60,12 +60,13 @@ def _check_layout(url: str, tmp_path: Path, schema: str, layout: str) -> None:
         rows = _rows(
             url,
             f"SELECT checkpoint_id, parent_checkpoint_id, pg_column_size(checkpoint), pg_column_size(metadata), "
-            f"metadata ->> 'source' FROM {schema}.checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
-            "ORDER BY checkpoint_id",
+            f"metadata ->> 'source', (metadata ->> 'step')::int FROM {schema}.checkpoints "
+            "WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id",
             (thread.thread_id,),
         )
         assert [
-            (c.checkpoint_id, c.parent_id, c.checkpoint, c.metadata, c.source) for c in thread.checkpoints
+            (c.checkpoint_id, c.parent_id, c.checkpoint, c.metadata, c.source, c.step)
+            for c in thread.checkpoints
         ] == rows
         # Each blob is counted once, at the smallest root checkpoint id naming it.
         first = {

@@ -68,7 +68,7 @@ def list_thread_bytes(
     where, params = _among(threads)
     checkpoints = read.rows(
         "SELECT thread_id, json_agg(json_build_array(checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-        "pg_column_size(checkpoint), pg_column_size(metadata), metadata ->> 'source', "
+        "pg_column_size(checkpoint), pg_column_size(metadata), metadata ->> 'source', metadata ->> 'step', "
         "CASE WHEN checkpoint_ns = '' THEN (SELECT COALESCE(json_agg(json_build_array(v.key, v.value)), '[]') "
         "FROM jsonb_each_text(checkpoint -> 'channel_versions') AS v) END) "
         f"ORDER BY checkpoint_ns, checkpoint_id) FROM {layout.table('checkpoints')} {where} GROUP BY thread_id",
@@ -122,7 +122,7 @@ def _thread(
             other += int(size)
     named: dict[str, int] = {}  # every blob a root checkpoint names, and its size
     checkpoints: list[CheckpointBytes] = []
-    for ns, cid, parent, size, meta, source, versions in items:
+    for ns, cid, parent, size, meta, source, step, versions in items:
         if ns != "":
             other += int(size) + int(meta) + written.pop((str(ns), str(cid)), 0)
             continue
@@ -144,6 +144,7 @@ def _thread(
                 blobs=sum(root_blobs[key] for key in first_here),
                 source=str(source) if source is not None else None,
                 blob_refs=refs,
+                step=int(step) if isinstance(step, str) and step.lstrip("-").isdigit() else None,
             )
         )
     other += sum(size for key, size in root_blobs.items() if key not in named) + sum(written.values())
