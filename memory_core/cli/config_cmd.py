@@ -29,6 +29,7 @@ from memory_core.config import (
     KeyChange,
     Severity,
     apply_change,
+    changes_words,
     document_changes,
     redact_secrets,
 )
@@ -196,10 +197,9 @@ def run_set(args: argparse.Namespace) -> int:
     written = False
     backup: str | None = None
     if changes and not args.dry_run:
-        described = "; ".join(
-            f"{c.key_path}: {_shown(c.before, c.added)} -> {_shown(c.after, c.removed, '(removed)')}"
-            for c in changes
-        )
+        # Worded as the pages' saves are on the Audit screen (what Mycel ran with for a key the file lacked).
+        effective = get_loaded_config(locations, project_dir=_project_dir(args, locations)).effective
+        described = changes_words(changes, effective)
         intent = AuditRecord(
             action="config_save",
             actor=actor_of(args),

@@ -1,7 +1,14 @@
 """Mycel's memory and spill-buffer config: defaults, validation, layered merge with provenance, edits."""
 
 from memory_core.config.document import settings_from_document
-from memory_core.config.edit import KeyChange, apply_change, document_changes, remove_key, shown_changes
+from memory_core.config.edit import (
+    KeyChange,
+    apply_change,
+    changes_words,
+    document_changes,
+    remove_key,
+    shown_changes,
+)
 from memory_core.config.merge import merge_layers, system_layer
 from memory_core.config.model import (
     ConfigLayer,
@@ -28,6 +35,7 @@ __all__ = [
     "Severity",
     "SpillBufferSettings",
     "apply_change",
+    "changes_words",
     "contains_redaction",
     "document_changes",
     "merge_layers",

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memory_core.config.model import Severity
+from memory_core.config.model import ConfigLayerName, EffectiveConfig, Severity
 from memory_core.config.redact import REDACTED, redact_secrets
 from memory_core.config.schema import KEY_SPECS, LEGACY_TOP_LEVEL_KEYS, coerce_value
 
@@ -124,4 +125,33 @@ def shown_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[
             after=None if change.removed else new.get(change.key_path, REDACTED),
         )
         for change in document_changes(before, after)
+    )
+
+
+def _value_words(value: Any) -> str:
+    """A config value as the audit log says it: JSON's words, whole numbers with thousands separators."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return json.dumps(redact_secrets(value), ensure_ascii=False)
+    return f"{value:,}"
+
+
+def changes_words(changes: Sequence[KeyChange], effective: EffectiveConfig | None = None) -> str:
+    """ "key: before → after; …" for the audit log (the pages' writes and the CLI's alike). A key the file
+    did not set says what Mycel ran with, from `effective` when given: "default 3,000" for Mycel's own
+    default, "(not set; user layer 2,000)" for another layer's value; never None."""
+
+    def before(change: KeyChange) -> str:
+        if not change.added:
+            return _value_words(change.before)
+        if effective is None:
+            return "(absent)"
+        if change.key_path not in effective.values:
+            return "(not set)"
+        source, current = effective.layer_of(change.key_path), _value_words(effective.value(change.key_path))
+        if source is ConfigLayerName.SYSTEM:
+            return f"default {current}"
+        return f"(not set; {source.value} layer {current})"
+
+    return "; ".join(
+        f"{c.key_path}: {before(c)} → {'(removed)' if c.removed else _value_words(c.after)}" for c in changes
     )

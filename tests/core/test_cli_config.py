@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.audit import KeptAuditLog
 from tests.support.cli import cli_json, kept_main
 
 SOFT = "memory.pruning.soft_trim_chars"
@@ -142,3 +143,12 @@ def test_restore_of_an_unknown_version_is_refused(sample_home: Path, capsys):
     assert "not a saved version" in line
     line = _fails(["config", "restore", "../leon.db", "--layer", "user"], capsys)
     assert "'../leon.db' is not a version name (see the layer's history)." in line
+
+
+def test_a_set_is_audited_in_the_pages_words(sample_home: Path) -> None:
+    audit = KeptAuditLog()
+    assert kept_main(["config", "set", SOFT, "2500", "--layer", "user"], audit) == 0
+    assert kept_main(["config", "set", SOFT, "1200", "--layer", "user"], audit) == 0
+    first, second = (record.message for record, _ in audit.entries)
+    assert first == f"{SOFT}: default 3,000 → 2,500"  # the file did not set it: Mycel's default, never None
+    assert second == f"{SOFT}: 2,500 → 1,200"

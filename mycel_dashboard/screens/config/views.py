@@ -7,7 +7,6 @@ write the page is read again, so the editor's layers and "now" values are the fi
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_core.app.audit import AuditUnavailable, audited_write
 from memory_core.app.thread_settings import project_folder
-from memory_core.config import ConfigLayerName, EffectiveConfig, KeyChange, Severity
+from memory_core.config import ConfigLayerName, Severity, changes_words
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.postgres.agent_configs import DevConfigView, get_dev_config
@@ -310,36 +309,6 @@ def _way_back(state: _State, layer: ConfigLayerName, saved: SavedLayer) -> dict[
     }
 
 
-def _value_text(value: Any) -> str:
-    """A config value as the audit log says it: JSON's words, whole numbers with thousands separators."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return json.dumps(value, ensure_ascii=False)
-    return f"{value:,}"
-
-
-def _changes_text(changes: Sequence[KeyChange], effective: EffectiveConfig | None) -> str:
-    """key: before → after for the audit log; a key the file did not set says what Mycel ran with (from
-    `effective`, when given)."""
-
-    def before(key_path: str, value: Any, added: bool) -> str:
-        if not added:
-            return _value_text(value)
-        if effective is None:
-            return "(absent)"
-        if key_path not in effective.values:
-            return "(not set)"
-        source, current = effective.layer_of(key_path), _value_text(effective.value(key_path))
-        if source is ConfigLayerName.SYSTEM:
-            return f"default {current}"
-        return f"(not set; {source.value} layer {current})"
-
-    return "; ".join(
-        f"{c.key_path}: {before(c.key_path, c.before, c.added)} → "
-        f"{'(removed)' if c.removed else _value_text(c.after)}"
-        for c in changes
-    )
-
-
 @require_POST
 @operator_required
 def config_save(request: HttpRequest) -> HttpResponse:
@@ -356,7 +325,7 @@ def config_save(request: HttpRequest) -> HttpResponse:
         return _panel(request, state, {"refusal": refusal}, status=400)
     intent = trail.intent(
         target=str(preview.layer.path),
-        message=f"Proposed: {_changes_text(preview.changes, state.loaded.effective)}",
+        message=f"Proposed: {changes_words(preview.changes, state.loaded.effective)}",
         before={"document": preview.layer.file.document, "sha256": preview.sha256 or None},
     )
     try:
@@ -371,7 +340,7 @@ def config_save(request: HttpRequest) -> HttpResponse:
                 project_dir=state.project_dir,
             ),
             outcome=lambda saved: (
-                _changes_text(preview.changes, state.loaded.effective),
+                changes_words(preview.changes, state.loaded.effective),
                 _saved_state(preview.document, saved),
             ),
             refusals=(ConfigFileError,),
@@ -420,7 +389,7 @@ def config_restore(request: HttpRequest) -> HttpResponse:
     def restored_state(saved: SavedLayer) -> tuple[str, dict[str, Any]]:
         restored = layer_file(state.locations, name, project_dir=state.project_dir)
         what = "back to no file: removed the file" if saved.sha256 is None else "the whole file"
-        changes = "" if isinstance(preview, str) else f"; {_changes_text(preview.row.changes, None)}"
+        changes = "" if isinstance(preview, str) else f"; {changes_words(preview.row.changes, None)}"
         return (
             f"restored {version} ({what}){changes}",
             _saved_state(restored.file.document if restored else {}, saved),
