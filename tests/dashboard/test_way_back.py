@@ -168,6 +168,8 @@ def test_a_working_folder_from_another_machine_is_no_save_target(
     assert re.search(r'<input type="radio" name="layer" value="project" disabled', page)
     assert "/home/operator/.leon/workspaces/morel-lab does not exist on this machine" in page
     assert "MYCEL_PROJECT_DIR" in page
+    chosen = operator_client.get(reverse("config"), {"thread": THREAD, "layer": "project"}).content.decode()
+    assert re.search(r'<input type="radio" name="layer" value="user" checked>', chosen)
     params = {"thread": THREAD, "layer": "project", SOFT: "1000"}
     preview = operator_client.get(reverse("config_preview"), params, **SAVE_PANEL).content.decode()
     assert "Not saved: /home/operator/.leon/workspaces/morel-lab does not exist on this machine" in preview

@@ -160,6 +160,7 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
             trigger_tokens=trigger_tokens,
         )
     effective = state.loaded.effective
+    project_problem = project_folder_problem(state.locations, state.project_dir)
     return {
         "source": state.source,
         "problems": state.problems,
@@ -190,8 +191,9 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
         "chosen": state.chosen,
         "layers": state.loaded.layers,
         "project_dir": state.project_dir,
-        "project_problem": project_folder_problem(state.locations, state.project_dir),
-        "chosen_layer": state.form.chosen_layer.value,
+        "project_problem": project_problem,
+        # The project radio is off when its folder is not here: the user layer is then the one checked.
+        "chosen_layer": ConfigLayerName.USER.value if project_problem else state.form.chosen_layer.value,
         "histories": layer_histories(state.loaded.layers) if part in (None, "history") else (),
         "doc_vs_code": DOC_VS_CODE,
         "restart_note": RESTART_NOTE,
