@@ -71,7 +71,7 @@ def test_thread_json_names_the_limit_in_force_and_where_the_record_disagrees(
     assert thread["context_limit"] == 6000
     assert thread["context_limit_source"] == "inferred from summaries"
     (line,) = thread["disagreements"]
-    assert "today's config gives 1,000,000" in line
+    assert "the config in force then gives 1,000,000" in line
     (segment,) = thread["settings_in_force"]
     assert segment["consistent_limits"][0][0] <= 6000 <= segment["consistent_limits"][0][1]
     text_run = main(["calls", "interactive-chat"])
