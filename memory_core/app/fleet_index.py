@@ -45,7 +45,7 @@ INDEX_RULES = 1
 # A look recomputes up to this many moved threads itself; a fleet that moved more is the builder's work.
 INLINE_MOVED = 200
 # Checkpoints committed this long after their id was made are still found (ids carry their creation time).
-LATE_COMMIT = timedelta(minutes=10)
+LATE_COMMIT = timedelta(minutes=5)
 # The builder's full pass runs again this often, to follow what moves no head (names, deletions).
 RECONCILE_EVERY = timedelta(minutes=30)
 CHUNK = 500  # threads computed and saved per step of a build (its progress moves by this much)
@@ -258,17 +258,15 @@ def look(reader: MycelReader, index: FleetIndexStore, *, inline_limit: int = INL
         return Freshness(
             state, ready=True, moved=len(moved), behind=len(moved), needs_builder=True, problems=problems
         )
-    rows: list[ThreadRow] = []
-    for thread_id, _, _ in moved:
-        found = reader.get_thread(thread_id)
-        problems.extend(found.problems)
-        if found.value is not None:
-            rows.append(found.value)
+    found = reader.read_thread_rows([thread_id for thread_id, _, _ in moved])
+    problems.extend(found.problems)
+    rows = found.value
     index.put(store, indexed_facts(reader, rows, version, problems))
     newest = max([state.watermark or "", *(head for _, _, head in moved)])
-    index.save_state(replace(state, watermark=newest or None))
+    state = replace(state, watermark=newest or None)
+    index.save_state(state)
     return Freshness(
-        index.state(store),
+        state,
         ready=True,
         moved=len(moved),
         caught_up=len(rows),

@@ -168,6 +168,19 @@ class MycelReader:
         key = Key(self.backend.version(), thread=thread_id)
         return THREAD_ROWS.get_or_compute(key, lambda: self._read_thread(thread_id), keep=_clean)
 
+    def read_thread_rows(self, thread_ids: Sequence[str]) -> Result[list[ThreadRow]]:
+        """These threads' rows as `get_thread` gives them, read now and not kept: for a few threads out of a
+        big fleet (the fleet index's look and its first page), where asking the stores' version once per
+        thread would cost more than the rows (on PostgreSQL it counts the checkpoints)."""
+        rows: list[ThreadRow] = []
+        problems: list[StoreProblem] = []
+        for thread_id in thread_ids:
+            found = self._read_thread(thread_id)
+            problems.extend(found.problems)
+            if found.value is not None:
+                rows.append(found.value)
+        return Result(rows, tuple(problems))
+
     def head_messages(
         self, rows: Sequence[ThreadRow], problems: list[StoreProblem]
     ) -> Iterator[tuple[ThreadRow, tuple[Message, ...] | None]]:

@@ -222,6 +222,9 @@ _SORT_COLUMNS = {
 }
 
 
+_NEVER_NULL = {"messages", "checkpoints", "bytes_on_disk", "flag_count"}
+
+
 def _ordering(query: IndexQuery) -> list[Any]:
     """The list's order: the column, unknown values last whichever the direction, then the thread id."""
     column = _SORT_COLUMNS.get(query.sort, "updated_at")
@@ -230,6 +233,8 @@ def _ordering(query: IndexQuery) -> list[Any]:
     tie = "-thread_id" if query.descending else "thread_id"
     if column is None:
         return [tie]
+    if column in _NEVER_NULL:
+        return [F(column).desc() if query.descending else F(column).asc(), tie]  # the index's own order
     value = F(column).desc(nulls_last=True) if query.descending else F(column).asc(nulls_last=True)
     # Rows with no value keep the thread id's own order (A→Z) in either direction.
     unknown_by_id = Case(

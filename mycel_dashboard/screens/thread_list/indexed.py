@@ -153,20 +153,13 @@ def _floor(
     heads: list[tuple[str, int, str]],
     problems: list[StoreProblem],
 ) -> FleetPage:
-    rows: list[ThreadRow] = []
     needle = query.q.strip()
+    # Until the index is built, a search finds a whole id only (that thread's own read).
+    found = reader.read_thread_rows([needle] if needle else [thread_id for thread_id, _, _ in heads])
+    problems.extend(found.problems)
+    rows = found.value
     if needle:
-        # Until the index is built, only a whole id is found (one thread's own read).
-        found = reader.get_thread(needle)
-        problems.extend(found.problems)
-        rows = [found.value] if found.value is not None else []
         total = len(rows)
-    else:
-        for thread_id, _, _ in heads:
-            found = reader.get_thread(thread_id)
-            problems.extend(found.problems)
-            if found.value is not None:
-                rows.append(found.value)
     page = shown_page(
         rows,
         query,
