@@ -54,7 +54,7 @@ def test_a_standalone_session_names_the_limit_its_summaries_need(
     page.goto(f"{dashboard_server.url}/threads/interactive-chat/")
     page.wait_for_selector("[data-plotly] .main-svg", timeout=15_000)
     warning = page.locator("#record-disagrees").inner_text()
-    assert "need a context limit between" in warning and "today's config gives 1,000,000" in warning
+    assert "need a context limit between" in warning and "the config in force then gives 1,000,000" in warning
     assert "inferred from summaries" in page.locator("#limit-in-force").inner_text()
     viewer_page.shot("record-standalone")
     assert viewer_page.console_errors == []
