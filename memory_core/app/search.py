@@ -18,6 +18,7 @@ from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock_time
 from typing import Any
 
+from memory_core.call_record.calls import checkpoints_holding, holder_of
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message, MessageType, text_of
 from memory_core.records import StoreProblem, ThreadRow
@@ -326,16 +327,25 @@ def _index_messages(
                     from_deltas += 1
                     appended, indexed = deltas[row.thread_id], known[row.thread_id]
                     assert appended is not None
+                    times = (
+                        appended.times
+                        or _first_held(reader, row, appended.start + len(appended.messages), problems)[
+                            appended.start :
+                        ]
+                    )
                     added += writer.add(
                         message_documents(
-                            row.thread_id, appended.messages, first_index=appended.start, at=row.updated_at
+                            row.thread_id, appended.messages, first_index=appended.start, times=times
                         )
                     )
                     digest = _extend_digest(indexed.ids_digest, appended.messages)
                     count = appended.start + len(appended.messages)
                     keep(row, IndexedThread(row.head_checkpoint_id, count, digest, indexed.summaries))
                 continue
-            for row, messages in reader.head_messages(list(run), problems):
+            rows = list(run)
+            written = reader.message_times(rows)
+            problems.extend(written.problems)
+            for row, messages in reader.head_messages(rows, problems):
                 if out_of_time():
                     return added, reindexed, done, from_deltas
                 done += 1
@@ -350,8 +360,11 @@ def _index_messages(
                     else:
                         writer.remove_thread(row.thread_id)
                         reindexed += 1
+                found = written.value.get(row.thread_id)
+                stepped = found if found is not None and len(found) == len(messages) else None
+                at = stepped or _first_held(reader, row, len(messages), problems)
                 added += writer.add(
-                    message_documents(row.thread_id, messages[start:], first_index=start, at=row.updated_at)
+                    message_documents(row.thread_id, messages[start:], first_index=start, times=at[start:])
                 )
                 digest = _extend_digest(digest, messages[start:])
                 keep(row, IndexedThread(row.head_checkpoint_id, len(messages), digest, signature))
@@ -359,6 +372,19 @@ def _index_messages(
 
 
 _CHUNK = 500
+
+
+def _first_held(
+    reader: MycelReader, row: ThreadRow, count: int, problems: list[StoreProblem]
+) -> tuple[datetime | None, ...]:
+    """When each of the head's `count` messages was first held, from the checkpoints' message counts,
+    where the writes could not say it (a rollback, a removal, dev's layout); the head's time for a
+    message no checkpoint on its lineage accounts for."""
+    listed = reader.list_checkpoints(row.thread_id)
+    problems.extend(listed.problems)
+    holding = checkpoints_holding(listed.value, row.head_checkpoint_id)
+    created = {c.checkpoint_id: c.created_at for c in listed.value}
+    return tuple(created.get(holder_of(i, holding) or "", row.updated_at) for i in range(count))
 
 
 def _appended(

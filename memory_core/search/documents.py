@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -18,8 +18,9 @@ from memory_core.secrets import redact_text
 # What an index holds was redacted by the rule of its day: when the rule (or what is indexed of a message)
 # changes, this moves, and an index made under another is emptied and built again (search/engine.py), so a
 # secret an older rule let through does not stay in it. 2: a named secret inside another name's value;
-# 3: message texts as the stores' border masks them (`*` to their length, not "[redacted]").
-INDEXING_RULES = "3"
+# 3: message texts as the stores' border masks them (`*` to their length, not "[redacted]"); 4: a message at
+# the time of the checkpoint that first held it, not its thread's head's.
+INDEXING_RULES = "4"
 
 
 class DocumentKind(StrEnum):
@@ -40,7 +41,7 @@ class SearchDocument:
     kind: DocumentKind
     tool: str | None
     text: str
-    at: datetime | None  # the checkpoint's time (a summary's or queued item's own)
+    at: datetime | None  # a message's: the checkpoint that first held it; a summary's or queued item's own
 
 
 _KIND_OF = {
@@ -69,11 +70,12 @@ def canonical_args(name: str, args: Any) -> str:
 
 
 def message_documents(
-    thread_id: str, messages: Iterable[Message], *, first_index: int, at: datetime | None
+    thread_id: str, messages: Iterable[Message], *, first_index: int, times: Sequence[datetime | None]
 ) -> Iterator[SearchDocument]:
-    """Documents of `messages`, the first of which sits at `first_index` in its thread's list. Their texts
-    and arguments were redacted at the stores' border (message_from_plain), so only the marks go here."""
-    for index, message in enumerate(messages, start=first_index):
+    """Documents of `messages`, the first of which sits at `first_index` in its thread's list, each at its
+    time in `times` (when the checkpoint that first held it was written). Their texts and arguments were
+    redacted at the stores' border (message_from_plain), so only the marks go here."""
+    for (index, message), at in zip(enumerate(messages, start=first_index), times, strict=True):
         kind = _KIND_OF.get(message.type, DocumentKind.OTHER)
         tool = message.name if kind is DocumentKind.TOOL else None
         text = text_of(message.content)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from memory_core.messages import Message
 from memory_core.stores.backend import CheckpointSnapshot
 from memory_core.stores.checkpoints import message_from_plain
+from memory_core.stores.message_times import Times, step_times
 from memory_core.stores.series import appended_items
 
 
@@ -42,6 +43,9 @@ class AppendedMessages:
     head: str
     start: int
     messages: tuple[Message, ...]
+    # When each was written (message_times.py): the checkpoint its step made; None when the writes' steps
+    # cannot say it.
+    times: Times | None = None
 
 
 def messages_since(snapshot: CheckpointSnapshot, ask: MessagesSince) -> AppendedMessages | None:
@@ -73,4 +77,7 @@ def messages_since(snapshot: CheckpointSnapshot, ask: MessagesSince) -> Appended
     if items is None or ask.known + len(items) != ask.expected:
         return None
     messages = tuple(message_from_plain(item) for item in items)
-    return AppendedMessages(ask.thread_id, ask.head, ask.known, messages)
+    times = step_times(writes, path, ask.head)
+    return AppendedMessages(
+        ask.thread_id, ask.head, ask.known, messages, times if times and len(times) == len(messages) else None
+    )

@@ -48,6 +48,7 @@ from memory_core.stores.decode import UnreadableBlob
 from memory_core.stores.engine import backend_for
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.message_deltas import AppendedMessages, MessagesSince, messages_since
+from memory_core.stores.message_times import Times, message_times
 from memory_core.stores.series import Series, SeriesPoint, build_series
 from memory_core.stores.thread_list import derived, listing
 from memory_core.tokens import TokenCounter, default_counter, estimate_tokens
@@ -198,6 +199,20 @@ class MycelReader:
             if open_thread is not None:
                 for ask in asks:
                     found[ask.thread_id] = messages_since(open_thread(ask.thread_id), ask)
+        return Result(found, tuple(problems))
+
+    def message_times(self, rows: Sequence[ThreadRow]) -> Result[dict[str, Times | None]]:
+        """Per listed thread, when each of its head's messages was written (message_times.py: the
+        checkpoint its step made), from the steps' writes, all threads in one read; None where the writes
+        cannot say it (first_holders finds it from the checkpoints then)."""
+        problems: list[StoreProblem] = []
+        found: dict[str, Times | None] = {}
+        with self.backend.thread_snapshots(problems) as open_thread:
+            if open_thread is not None:
+                for row in rows:
+                    if row.head_checkpoint_id is not None:
+                        snapshot = open_thread(row.thread_id)
+                        found[row.thread_id] = message_times(snapshot, row.head_checkpoint_id, row.messages)
         return Result(found, tuple(problems))
 
     def head_estimates(self, rows: Sequence[ThreadRow]) -> Result[dict[str, int | None]]:

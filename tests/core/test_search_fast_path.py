@@ -55,7 +55,9 @@ def _both_paths(
 ) -> Iterator[tuple[str, list[SearchDocument], list[SearchDocument]]]:
     rows = list(reader.list_threads().value)
     fast = {
-        row.thread_id: list(message_documents(row.thread_id, messages, first_index=0, at=row.updated_at))
+        row.thread_id: list(
+            message_documents(row.thread_id, messages, first_index=0, times=[row.updated_at] * len(messages))
+        )
         for row, messages in reader.head_messages(rows, [])
         if messages is not None
     }
@@ -67,7 +69,9 @@ def _both_paths(
         for thread_id, _, (kind, blob) in payloads:
             value = decode_typed(kind, blob)
             messages = tuple(_plain_message(item) for item in value["channel_values"].get("messages", []))
-            plain = list(message_documents(thread_id, messages, first_index=0, at=at[thread_id]))
+            plain = list(
+                message_documents(thread_id, messages, first_index=0, times=[at[thread_id]] * len(messages))
+            )
             yield thread_id, fast.pop(thread_id), plain
     assert not fast  # every thread was compared
 
