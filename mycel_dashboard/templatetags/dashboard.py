@@ -10,6 +10,7 @@ from django.http import QueryDict
 
 from memory_core import figures
 from memory_core.ids import short_id
+from mycel_dashboard.screens.shared.charts import ESTIMATE_WORDS
 from mycel_dashboard.web.ids import id_to_url
 
 register = template.Library()
@@ -89,6 +90,14 @@ def delta_size(value: Any) -> str:
 def duration_ms(value: Any) -> str:
     """Milliseconds as a duration: "340 ms", "1.2 s" (figures.duration_ms)."""
     return figures.duration_ms(value)
+
+
+@register.filter
+def over_window(fill: Any) -> str:
+    """What a context fill over 100 % is, for the note beside it ("" at or under 100 %)."""
+    if fill is None or fill <= 1:
+        return ""
+    return f"{figures.percent(fill, decimals=1)} of the window: {ESTIMATE_WORDS}"
 
 
 @register.filter

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memory_core import figures
 from memory_core.call_record.calls import RecordedCall, recompaction_runs
 from memory_core.memory_settings import MemorySettings
 from memory_core.rules.profile import RulesProfile
@@ -53,9 +54,25 @@ def _trace(name: str, x: list[int], y: Sequence[int | None], **extra: Any) -> di
     return {"type": "scatter", "mode": "lines+markers", "name": name, "x": x, "y": y, **extra}
 
 
+# What a fill over 100 % is, said beside it wherever one is shown: the window cannot hold more than it
+# holds, so such a figure is Mycel's own estimate overshooting, not a count the provider made.
+ESTIMATE_WORDS = "Mycel's estimate (characters ÷ 2), not the provider's count"
+
+
 def fill_words(ratio: float) -> str:
-    """A share of the context window as every chart and caption writes it: 1.5%, 90.0%."""
-    return f"{ratio:.1%}"
+    """A share of the context window as every chart and caption writes it: "1.5 %", "90.0 %"; over
+    100 % it says whose figure it is ("111.6 % (Mycel's estimate …)")."""
+    shown = figures.percent(ratio, decimals=1)
+    return f"{shown} ({ESTIMATE_WORDS})" if ratio > 1 else shown
+
+
+def whole_axis(title: str, last: int) -> dict[str, Any]:
+    """An x-axis of whole things (model calls, checkpoints): ticks on integers only, every one of them
+    while there are few (Plotly would put a 3-call chart's ticks at 0.5, 1.5, …)."""
+    axis: dict[str, Any] = {"title": {"text": title}, "rangemode": "tozero", "tickformat": ",d"}
+    if last <= 12:
+        axis.update(tick0=0, dtick=1)
+    return axis
 
 
 def _percent_of(value: int, limit: int) -> str:
@@ -147,8 +164,8 @@ def context_fill_figure(points: Sequence[CallPoint], *, title: str = "") -> dict
         trigger, limit = (points[0].trigger, points[0].limit) if points else (0, 0)
         shapes += [_hline(trigger, "trigger"), _hline(limit, "limit")]
         annotations += [
-            _label(last, trigger, f"compaction trigger 70 % ({trigger:,})"),
-            _label(last, limit, f"context limit ({limit:,})"),
+            _label(last, trigger, f"compaction trigger 70 % ({figures.count(trigger)})"),
+            _label(last, limit, f"context limit ({figures.count(limit)})"),
         ]
     else:  # the settings changed during the thread: the lines step where they did
         for role, values in (("trigger", [p.trigger for p in points]), ("limit", [p.limit for p in points])):
@@ -200,14 +217,15 @@ def context_fill_figure(points: Sequence[CallPoint], *, title: str = "") -> dict
                 "showarrow": False,
                 "align": "left",
                 "text": (
-                    f"zoomed to the data: the trigger ({lowest_trigger:,}) and the context limit ({limit:,}) "
+                    f"zoomed to the data: the trigger ({figures.count(lowest_trigger)}) and the context limit "
+                    f"({figures.count(limit)}) "
                     f"are above this view<br>peak sent: {_percent_of(max(p.sent for p in points), limit)} of the window"
                 ),
             }
         )
     layout: dict[str, Any] = {
         "title": {"text": html.escape(title)} if title else None,
-        "xaxis": {"title": {"text": "model call"}, "rangemode": "tozero"},
+        "xaxis": whole_axis("model call", last),
         "yaxis": yaxis,
         "shapes": shapes,
         "annotations": annotations,
@@ -278,7 +296,9 @@ def whatif_figure(
         if after != before:
             layout["shapes"].append(_hline(after, role, dash="dot"))
             layout["annotations"].append(
-                _label(len(x), after, f"proposed {role} ({after:,})", xanchor="left", yanchor="top")
+                _label(
+                    len(x), after, f"proposed {role} ({figures.count(after)})", xanchor="left", yanchor="top"
+                )
             )
     return figure
 

@@ -12,6 +12,7 @@ from memory_core import figures
 from memory_core.app.storage import ThreadStorage
 from memory_core.footprint.growth import CheckpointPoint
 from memory_core.ids import short_id
+from mycel_dashboard.screens.shared.charts import whole_axis
 
 # The bar chart shows this many of the biggest threads (the table pages through the rest).
 BIGGEST = 15
@@ -101,7 +102,7 @@ def checkpoint_bytes_figure(points: Sequence[CheckpointPoint], *, height: int = 
     ]
     layout = {
         "barmode": "stack",
-        "xaxis": {"title": {"text": "checkpoint (oldest first)"}, "rangemode": "tozero"},
+        "xaxis": whole_axis("checkpoint (oldest first)", len(points)),
         "yaxis": {"title": {"text": "bytes"}, "rangemode": "tozero"},
         "legend": {"orientation": "h", "x": 0, "y": 1, "yanchor": "bottom"},
         "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
