@@ -1,5 +1,6 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
+from django.views.generic import RedirectView
 
 from mycel_dashboard.screens.audit import views as audit
 from mycel_dashboard.screens.call import views as call
@@ -66,6 +67,12 @@ urlpatterns = [
     path("storage/retention/", retention.retention_preview, name="retention"),
     path("storage/retention/export/", retention.retention_export, name="retention_export"),
     path("cost/", cost.cost_page, name="cost"),
+    # The Context screen is its tabs: its own address opens the first one.
+    path(
+        "context/",
+        RedirectView.as_view(pattern_name="context_calibration", query_string=True),
+        name="context",
+    ),
     path("context/calibration/", context.calibration_page, name="context_calibration"),
     path("context/tools/", context.tools_page, name="context_tools"),
     path("context/cache/", context.cache_page, name="context_cache"),
