@@ -91,6 +91,16 @@ def require_data(locations: MycelLocations) -> None:
         )
 
 
+def missing_checkpoints(locations: MycelLocations) -> str | None:
+    """Checkpoints kept in SQLite whose leon.db is not where the variables point: one line naming it
+    (None when it is there, or checkpoints are in PostgreSQL). The other stores may still name threads,
+    with no checkpoint, message or byte of them."""
+    if locations.postgres_url or locations.main.exists():
+        return None
+    named = " (LEON_DB_PATH)" if "LEON_DB_PATH" in locations.explicit else ""
+    return f"leon.db not found at {locations.main}{named}: no checkpoints to read"
+
+
 # What leaves part of an answer out without making the store unreadable: a row cap reached, one damaged
 # checkpoint, one blob that asked for something unsafe. Said as warnings, never a 503.
 _PARTIAL = frozenset({ProblemKind.TRUNCATED, ProblemKind.UNREADABLE_CHECKPOINT, ProblemKind.REFUSED})

@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from memory_core import figures
 from memory_core.app.errors import UnknownThread
 from memory_core.app.fleet import fleet_rows
 from memory_core.app.inputs import parse_rules_name
-from memory_core.app.status import require_data
+from memory_core.app.status import missing_checkpoints, require_data
 from memory_core.app.thread import thread_detail
-from memory_core.cli.common import print_json
+from memory_core.cli.common import CliError, print_json
 from memory_core.cli.reading import open_reader, warn, warn_lines
 from memory_core.cli.table import one_line, print_table, printable, short_id
 from memory_core.records import StoreProblem, ThreadRow
@@ -23,7 +24,13 @@ def run_threads(args: argparse.Namespace) -> int:
     reader = open_reader(row_cap=EVERY_ROW)  # every thread is listed: no row cap decides what a fleet holds
     require_data(reader.locations)
     rows, problems = _listed(reader, args)
+    missing = missing_checkpoints(reader.locations)
+    if missing is not None and not rows:
+        raise CliError(missing)  # one line, exit 2: an empty list would say "no threads", not "wrong path"
     warn(problems)
+    if missing is not None:
+        # Summaries, queued items or sandboxes elsewhere still name threads: listed, but said apart.
+        warn_lines([f"{missing}; the threads below are only those the other stores name"])
     if args.json:
         print_json(rows)
         return 0
@@ -34,11 +41,11 @@ def run_threads(args: argparse.Namespace) -> int:
                 short_id(r["thread_id"]),
                 r["name"] or "",
                 r["model"] or "",
-                r["messages"],
-                r["checkpoints"],
-                f"{r['summaries']}{'*' if r['active_summary'] else ''}",
-                r["queued"],
-                f"{r['bytes_on_disk']:,}",
+                figures.count(r["messages"]),
+                figures.count(r["checkpoints"]),
+                f"{figures.count(r['summaries'])}{'*' if r['active_summary'] else ''}",
+                figures.count(r["queued"]),
+                figures.size(r["bytes_on_disk"]),
                 r["updated_at"][:19],
             )
             for r in rows
@@ -46,6 +53,8 @@ def run_threads(args: argparse.Namespace) -> int:
     )
     if not rows:
         print("(no threads)")
+    elif any(r["active_summary"] for r in rows):
+        print("SUMM: summary rows of the thread; * one of them is active (Mycel's context starts with it)")
     return 0
 
 
@@ -92,7 +101,8 @@ def _print_thread(row: ThreadRow, data: dict[str, Any]) -> None:
     print(printable(f"model    {row.model or '-'}"))
     print(
         printable(
-            f"head     {row.head_checkpoint_id or '-'}  ({row.checkpoints} checkpoints, {row.bytes_on_disk:,} bytes)"
+            f"head     {row.head_checkpoint_id or '-'}  ({figures.count(row.checkpoints)} checkpoints, "
+            f"{figures.size(row.bytes_on_disk)})"
         )
     )
     print()
@@ -100,7 +110,14 @@ def _print_thread(row: ThreadRow, data: dict[str, Any]) -> None:
     print_table(
         ("#", "TYPE", "ID", "CHARS", "EST", "TIKTOKEN"),
         [
-            (m["index"], m["type"], m["id"] or "", m["chars"], m["estimated_tokens"], m["tiktoken_tokens"])
+            (
+                m["index"],
+                m["type"],
+                m["id"] or "",
+                figures.count(m["chars"]),
+                figures.count(m["estimated_tokens"]),
+                figures.count(m["tiktoken_tokens"]),
+            )
             for m in data["messages"]
         ],
     )
@@ -114,10 +131,10 @@ def _print_thread(row: ThreadRow, data: dict[str, Any]) -> None:
                 c["parent_checkpoint_id"] or "",
                 "" if c["step"] is None else c["step"],
                 c["source"] or "",
-                "unreadable" if not c["readable"] else c["messages"],
-                "" if c["estimated_tokens"] is None else c["estimated_tokens"],
-                "" if c["tiktoken_tokens"] is None else c["tiktoken_tokens"],
-                "" if c["input_tokens"] is None else c["input_tokens"],
+                "unreadable" if not c["readable"] else figures.count(c["messages"]),
+                "" if c["estimated_tokens"] is None else figures.count(c["estimated_tokens"]),
+                "" if c["tiktoken_tokens"] is None else figures.count(c["tiktoken_tokens"]),
+                "" if c["input_tokens"] is None else figures.count(c["input_tokens"]),
             )
             for c in data["checkpoints"]
         ],
