@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from memory_core import figures
 from memory_core.app.errors import UnknownThread
 from memory_core.app.inputs import parse_rules_name
 from memory_core.app.status import require_data
@@ -86,17 +87,62 @@ def run_whatif(args: argparse.Namespace) -> int:
     if args.json:
         print_json(data)
         return 0
+    print(printable(f"what-if for {row.thread_id}: {_proposal_words(proposal)}"))
+    if not _proposed(proposal):
+        print(
+            "no change proposed: both columns are the record (what `mycel-memory calls` prints); "
+            "add a setting such as --context-limit N to propose one"
+        )
+    elif all(_same(a, b) for a, b in zip(current, proposed, strict=True)):
+        print("the proposal changes no call: both columns are the record")
+    sent_now = sum(a["estimated_tokens"]["sent"] for a in current)
+    sent_then = sum(b["estimated_tokens"]["sent"] for b in proposed)
     print_table(
-        ("CALL", "SENT NOW", "SENT PROPOSED", "COMPACTED NOW", "COMPACTED PROPOSED"),
+        ("CALL", "SENT NOW", "SENT PROPOSED", "CHANGE", "COMPACTED NOW", "COMPACTED PROPOSED"),
         [
+            *(
+                (
+                    a["call"],
+                    figures.count(a["estimated_tokens"]["sent"]),
+                    figures.count(b["estimated_tokens"]["sent"]),
+                    figures.delta(b["estimated_tokens"]["sent"] - a["estimated_tokens"]["sent"]),
+                    "yes" if a["compacted"] else "",
+                    "yes" if b["compacted"] else "",
+                )
+                for a, b in zip(current, proposed, strict=True)
+            ),
             (
-                a["call"],
-                a["estimated_tokens"]["sent"],
-                b["estimated_tokens"]["sent"],
-                "yes" if a["compacted"] else "",
-                "yes" if b["compacted"] else "",
-            )
-            for a, b in zip(current, proposed, strict=True)
+                "TOTAL",
+                figures.count(sent_now),
+                figures.count(sent_then),
+                figures.delta(sent_then - sent_now),
+                figures.count(sum(1 for a in current if a["compacted"])),
+                figures.count(sum(1 for b in proposed if b["compacted"])),
+            ),
         ],
     )
+    print(
+        "tokens are Mycel's estimate (characters ÷ 2) of what each call sent; TOTAL: their sum, compactions counted"
+    )
     return 0
+
+
+def _proposed(proposal: Proposal) -> dict[str, object]:
+    return {name: value for name in Proposal.option_names() if (value := getattr(proposal, name)) is not None}
+
+
+def _proposal_words(proposal: Proposal) -> str:
+    """ "proposal context_limit=8,000, protect_recent=6", or "no proposal"."""
+    given = _proposed(proposal)
+    if not given:
+        return "no proposal"
+    shown = (
+        f"{name}={figures.count(value) if isinstance(value, int) else value}" for name, value in given.items()
+    )
+    return "proposal " + ", ".join(shown)
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return bool(
+        a["estimated_tokens"]["sent"] == b["estimated_tokens"]["sent"] and a["compacted"] == b["compacted"]
+    )

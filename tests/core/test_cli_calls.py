@@ -9,7 +9,7 @@ import pytest
 
 from memory_core.cli import main
 from memory_core.demo import write_demo_home
-from tests.support.cli import cli_json
+from tests.support.cli import cli_json, run_cli
 from tests.support.mycel_env import point_env_at
 
 COMPACTING = "m_0D8EzdJXJhk9-2"
@@ -59,6 +59,27 @@ def test_whatif_current_is_calls_and_proposes_nothing_without_flags(sample_home,
     assert not any(c["compacted"] for c in bigger["proposed"])
     assert {c["context_limit"] for c in bigger["proposed"]} == {100_000}
     assert set(bigger["proposed"][0]) == CALL_KEYS
+
+
+def test_whatif_table_names_the_proposal_and_says_when_there_is_none(sample_home, facts, capsys) -> None:
+    calls = cli_json(capsys, "calls", COMPACTING, "--json")
+    code, out, _ = run_cli(capsys, "whatif", COMPACTING)
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0] == f"what-if for {COMPACTING}: no proposal"
+    assert lines[1].startswith("no change proposed: both columns are the record")
+    total = next(line for line in lines if line.startswith("TOTAL")).split()
+    sent = sum(c["estimated_tokens"]["sent"] for c in calls)
+    compacted = sum(1 for c in calls if c["compacted"])
+    assert total == ["TOTAL", f"{sent:,}", f"{sent:,}", "0", str(compacted), str(compacted)]
+    # A proposal: named in the header, each call's change signed, the totals beside them.
+    code, out, _ = run_cli(capsys, "whatif", COMPACTING, "--context-limit", "100000")
+    lines = out.splitlines()
+    assert lines[0] == f"what-if for {COMPACTING}: proposal context_limit=100,000"
+    assert "no change proposed" not in out
+    total = next(line for line in lines if line.startswith("TOTAL")).split()
+    assert total[1] == f"{sent:,}" and total[4:] == [str(compacted), "0"]
+    assert total[3].startswith("+")  # nothing compacts under the bigger window: more is sent
 
 
 def test_thread_json_names_the_limit_in_force_and_where_the_record_disagrees(
