@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## Create .venv and install the project with its dev tools
 
-run: $(STAMP) ## Set up and serve the dashboard on http://127.0.0.1:8000 (demo data when no Mycel data exists)
+run: $(STAMP) ## Set up and serve the dashboard on http://127.0.0.1:8000, or make run PORT=8080 HOST=… (demo data when no Mycel data exists)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py prepare_local
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
