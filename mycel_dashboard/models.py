@@ -56,6 +56,7 @@ class ApiToken(models.Model):
 
     class Scope(models.TextChoices):
         VIEWER = "viewer", "Viewer (read-only)"
+        METRICS = "metrics", "Metrics (/metrics only)"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     prefix = models.CharField(max_length=16, db_index=True)

@@ -101,6 +101,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "mycel_dashboard.middleware.SecurityHeadersMiddleware",
+    "mycel_dashboard.monitoring.requests.RequestMetricsMiddleware",
     # Last, as django-axes asks: it turns a sign-in refused by the throttle into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -271,3 +272,11 @@ DASHBOARD_FLEET_INDEX_FROM = env_int("DASHBOARD_FLEET_INDEX_FROM", 5000)
 DASHBOARD_FLEET_INDEX_BACKGROUND = os.environ.get("DASHBOARD_FLEET_INDEX_BACKGROUND", "1") != "0"
 # The builder's time limit for one read of the whole fleet (the list's reads keep DASHBOARD_STORE_TIMEOUT_MS).
 DASHBOARD_FLEET_INDEX_TIMEOUT_S = env_seconds("DASHBOARD_FLEET_INDEX_TIMEOUT_S", 600.0)
+
+# Who may scrape /metrics (docs/monitoring.md): "token" (a bearer token of scope metrics: manage.py
+# api_token create USER --scope metrics), "loopback" (requests from 127.0.0.1 or ::1 only), or either.
+DASHBOARD_METRICS_ACCESS = os.environ.get("DASHBOARD_METRICS_ACCESS", "token-or-loopback")
+# /readyz fails when a head the fleet index does not hold yet was written more than this many seconds ago.
+DASHBOARD_READY_INDEX_LAG_S = env_seconds("DASHBOARD_READY_INDEX_LAG_S", 600.0)
+# Each store's readiness probe (/readyz, /metrics' mycel_memory_store_up) gives up after this.
+DASHBOARD_PROBE_TIMEOUT_S = env_seconds("DASHBOARD_PROBE_TIMEOUT_S", 2.0)

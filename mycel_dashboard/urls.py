@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
 
+from mycel_dashboard.monitoring import views as monitoring
 from mycel_dashboard.screens.audit import views as audit
 from mycel_dashboard.screens.call import views as call
 from mycel_dashboard.screens.checkpoint import views as checkpoint
@@ -77,6 +78,9 @@ urlpatterns = [
     path("context/tools/", context.tools_page, name="context_tools"),
     path("context/cache/", context.cache_page, name="context_cache"),
     path("api/", include("mycel_dashboard.api.urls")),
+    path("metrics", monitoring.metrics, name="metrics"),
+    path("healthz", monitoring.healthz, name="healthz"),
+    path("readyz", monitoring.readyz, name="readyz"),
     path("audit/", audit.audit_log, name="audit"),
     path("audit/unlock/", audit.unlock, name="audit_unlock"),
     path("audit.csv", audit.audit_csv, name="audit_csv"),

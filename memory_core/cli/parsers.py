@@ -104,6 +104,18 @@ def _status(subparsers: Any) -> None:
     status.add_argument("--json", action="store_true", help="print JSON")
     status.set_defaults(handler="memory_core.cli.status_cmd:run_status")
 
+    health = subparsers.add_parser(
+        "health",
+        help="readiness checks and the counts behind the alerts; exit 1 when one fires",
+        description=(
+            "Probe each configured store and the fleet index, and count what the shipped alert rules watch "
+            "(threads over 90 %% of their window, breakers open, the index's lag). Exit status: 0 nothing "
+            "fires, 1 an alert fires (a store down included), 2 the command could not run."
+        ),
+    )
+    health.add_argument("--json", action="store_true", help="print JSON")
+    health.set_defaults(handler="memory_core.cli.health_cmd:run_health")
+
 
 def _threads(subparsers: Any) -> None:
     threads = subparsers.add_parser(

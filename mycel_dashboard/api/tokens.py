@@ -22,11 +22,11 @@ def _sha256(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def create_token(user: User) -> tuple[ApiToken, str]:
-    """A new viewer token for `user`: its row, and the token itself (shown once, never stored)."""
+def create_token(user: User, scope: str = ApiToken.Scope.VIEWER) -> tuple[ApiToken, str]:
+    """A new token of `scope` for `user`: its row, and the token itself (shown once, never stored)."""
     token = _PREFIX + secrets.token_urlsafe(32)
     row = ApiToken.objects.create(
-        user=user, prefix=token[:PREFIX_LENGTH], token_sha256=_sha256(token), scope=ApiToken.Scope.VIEWER
+        user=user, prefix=token[:PREFIX_LENGTH], token_sha256=_sha256(token), scope=scope
     )
     return row, token
 
@@ -40,12 +40,13 @@ def token_from_header(header: str) -> str | None:
     return value
 
 
-def authenticate(token: str) -> ApiToken | None:
-    """The live token row `token` is, its last use recorded (to the minute); None for an unknown, revoked or inactive one."""
+def authenticate(token: str, scope: str = ApiToken.Scope.VIEWER) -> ApiToken | None:
+    """The live token row `token` is, its last use recorded (to the minute); None for an unknown, revoked or
+    inactive one, or one of another scope (a metrics token reads /metrics only, a viewer token never it)."""
     wanted = _sha256(token)
     for row in ApiToken.objects.filter(prefix=token[:PREFIX_LENGTH]).select_related("user"):
         if hmac.compare_digest(row.token_sha256, wanted):
-            if row.revoked_at is not None or not row.user.is_active or row.scope != ApiToken.Scope.VIEWER:
+            if row.revoked_at is not None or not row.user.is_active or row.scope != scope:
                 return None
             now = timezone.now()
             # Recorded to the minute: a script paging through a fleet writes the row once, not per page.

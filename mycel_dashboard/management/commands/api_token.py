@@ -13,12 +13,18 @@ from mycel_dashboard.models import ApiToken
 
 
 class Command(BaseCommand):
-    help = "Make, list and revoke read-only (viewer) tokens for the JSON API under /api/."
+    help = "Make, list and revoke tokens: viewer (the read-only JSON API under /api/) or metrics (/metrics)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True, metavar="create|list|revoke")
-        create = actions.add_parser("create", help="a new viewer token for USER, printed once")
+        create = actions.add_parser("create", help="a new token for USER, printed once")
         create.add_argument("username", metavar="USER")
+        create.add_argument(
+            "--scope",
+            choices=ApiToken.Scope.values,
+            default=ApiToken.Scope.VIEWER,
+            help="viewer: the JSON API under /api/ (default); metrics: /metrics only",
+        )
         actions.add_parser("list", help="every token: id, user, prefix, scope, created, last used, revoked")
         revoke = actions.add_parser("revoke", help="revoke token ID, or every token of USER")
         revoke.add_argument("target", metavar="ID|USER")
@@ -26,18 +32,18 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         action = options["action"]
         if action == "create":
-            self._create(str(options["username"]))
+            self._create(str(options["username"]), str(options["scope"]))
         elif action == "list":
             self._list()
         else:
             self._revoke(str(options["target"]))
 
-    def _create(self, username: str) -> None:
+    def _create(self, username: str, scope: str) -> None:
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"no user {username!r} (manage.py dashboard_user {username} makes one)")
-        row, token = create_token(user)
-        self.stdout.write(f"Created viewer token {row.pk} for {username!r} (only its sha256 is kept):")
+        row, token = create_token(user, scope)
+        self.stdout.write(f"Created {scope} token {row.pk} for {username!r} (only its sha256 is kept):")
         self.stdout.write(token)
 
     def _list(self) -> None:

@@ -1,0 +1,427 @@
+"""Memory health an operator can alert on: the fleet's figures from the fleet index, how far the index is
+behind, whether each store answers, and which alerts fire.
+
+One truth: `/metrics` (mycel_dashboard/web/metrics.py, rendered by memory_core/app/metrics.py), `/readyz`
+and `mycel-memory health` all take their figures from here. The fleet's figures are tallies of the index's
+per-thread facts (IndexedThread), grouped by model and layout: the dashboard asks its database for them in
+SQL (IndexTallies), the command line tallies the same facts in Python (`tally`), and a test holds the two
+equal. Nothing here walks the fleet's checkpoints, except `in_memory_groups` for a command line that has
+no index to read.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from memory_core.app.fleet_index import (
+    FLAGS,
+    FleetIndexStore,
+    IndexedThread,
+    IndexQuery,
+    index_version,
+    indexed_facts,
+    since_id,
+    store_name,
+)
+from memory_core.family import registered_only_rows
+from memory_core.records import StoreProblem
+from memory_core.stores.checkpoints import time_of_checkpoint_id
+from memory_core.stores.locations import SQLITE_PATH_VARIABLES, MycelLocations, StoreRole
+from memory_core.stores.probe import probe_postgres, probe_sqlite
+from memory_core.stores.reader import MycelReader
+
+# Upper bounds of the fill histogram's buckets (fill = Mycel's estimate of the head over the thread's limit).
+FILL_BUCKETS = (0.5, 0.7, 0.8, 0.9, 1.0)
+FILL_ALERT = 0.9  # a thread over this fill counts in threads_over_fill (the alert's 90 %)
+MODEL_LABELS = 20  # the models named in labels; the rest are summed under "other"
+OTHER_MODELS = "other"
+NO_MODEL = "(none)"
+MODEL_LABEL_CHARS = 80
+INDEX_LAG_ALERT_S = 600.0  # the index this far behind the store's newest head: the alert fires
+PROBE_TIMEOUT_S = 2.0  # each store's probe; /readyz is called every few seconds
+
+
+# -- the fleet's figures ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTally:
+    """The index's threads of one (model, layout): counts and sums, nothing per thread."""
+
+    model: str | None
+    layout: str
+    threads: int
+    flagged: Mapping[str, int]  # flag (fleet_index.FLAGS) -> threads carrying it
+    fill_known: int  # threads whose fill is known
+    fill_sum: float
+    fill_at_most: tuple[int, ...]  # threads with fill <= each of FILL_BUCKETS
+    bytes_on_disk: int
+    summaries: int  # compaction summaries the threads' rows count
+
+
+class IndexTallies(Protocol):
+    """The index's facts of one store tallied by (model, layout), by the database that keeps them."""
+
+    def tallies(self, store: str) -> list[GroupTally]: ...
+
+
+def tally(threads: Iterable[IndexedThread]) -> list[GroupTally]:
+    """The same tallies as IndexTallies, from the facts themselves (the command line; the tests' oracle)."""
+    groups: dict[tuple[str | None, str], list[IndexedThread]] = defaultdict(list)
+    for thread in threads:
+        groups[(thread.row.model, thread.row.layout)].append(thread)
+    out = []
+    for (model, layout), members in groups.items():
+        fills = [t.fill for t in members if t.fill is not None]
+        flagged = Counter(flag for t in members for flag in t.flags)
+        out.append(
+            GroupTally(
+                model,
+                layout,
+                len(members),
+                {flag: flagged[flag] for flag in FLAGS},
+                len(fills),
+                sum(fills),
+                tuple(sum(1 for f in fills if f <= bound) for bound in FILL_BUCKETS),
+                sum(t.row.bytes_on_disk for t in members),
+                sum(t.row.summaries for t in members),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFill:
+    known: int
+    total: float
+    at_most: tuple[int, ...]  # cumulative, one per FILL_BUCKETS
+
+    @property
+    def over_alert(self) -> int:
+        return self.known - self.at_most[FILL_BUCKETS.index(FILL_ALERT)]
+
+
+@dataclass(frozen=True, slots=True)
+class FleetFigures:
+    """The fleet's figures with bounded labels: models beyond the first MODEL_LABELS are "other"."""
+
+    threads: Mapping[tuple[str, str], int]  # (layout, model) -> threads
+    flagged: Mapping[tuple[str, str], int]  # (flag, layout) -> threads
+    fill: Mapping[str, ModelFill]  # model -> its fill distribution
+    bytes_on_disk: Mapping[str, int]  # layout -> bytes of its threads' checkpoints and writes
+    summaries: Mapping[str, int]  # layout -> compaction summaries
+
+    @property
+    def total_threads(self) -> int:
+        return sum(self.threads.values())
+
+    @property
+    def over_fill(self) -> int:
+        return sum(f.over_alert for f in self.fill.values())
+
+    @property
+    def breaker_open(self) -> int:
+        return sum(n for (flag, _), n in self.flagged.items() if flag == "breaker_open")
+
+
+def model_label(model: str | None) -> str:
+    if not model:
+        return NO_MODEL
+    return model[:MODEL_LABEL_CHARS]
+
+
+def figures_of(groups: Sequence[GroupTally]) -> FleetFigures:
+    """The groups summed under bounded labels (the busiest MODEL_LABELS models by name, the rest "other")."""
+    per_model = Counter[str]()
+    for g in groups:
+        per_model[model_label(g.model)] += g.threads
+    ranked = sorted(per_model, key=lambda m: (-per_model[m], m))
+    named = set(ranked[:MODEL_LABELS])
+
+    def label(model: str | None) -> str:
+        found = model_label(model)
+        return found if found in named else OTHER_MODELS
+
+    threads: Counter[tuple[str, str]] = Counter()
+    flagged: Counter[tuple[str, str]] = Counter()
+    fills: dict[str, list[Any]] = {}
+    sizes: Counter[str] = Counter()
+    summaries: Counter[str] = Counter()
+    for g in groups:
+        model = label(g.model)
+        threads[(g.layout, model)] += g.threads
+        for flag in FLAGS:
+            flagged[(flag, g.layout)] += g.flagged.get(flag, 0)
+        known, total, at_most = fills.setdefault(model, [0, 0.0, [0] * len(FILL_BUCKETS)])
+        fills[model] = [
+            known + g.fill_known,
+            total + g.fill_sum,
+            [a + b for a, b in zip(at_most, g.fill_at_most, strict=True)],
+        ]
+        sizes[g.layout] += g.bytes_on_disk
+        summaries[g.layout] += g.summaries
+    return FleetFigures(
+        dict(threads),
+        dict(flagged),
+        {m: ModelFill(k, round(t, 6), tuple(a)) for m, (k, t, a) in fills.items()},
+        dict(sizes),
+        dict(summaries),
+    )
+
+
+def index_groups(index: FleetIndexStore, store: str, *, page: int = 5000) -> list[GroupTally]:
+    """Every indexed thread of `store`, tallied in Python (the command line's way to the same figures)."""
+    threads: list[IndexedThread] = []
+    while True:
+        _, _, part = index.page(store, IndexQuery(sort="thread", offset=len(threads), limit=page))
+        threads.extend(part)
+        if len(part) < page:
+            return tally(threads)
+
+
+def in_memory_groups(reader: MycelReader, problems: list[StoreProblem]) -> list[GroupTally]:
+    """The same facts computed from the stores, thread by thread (no index to read: the naive way)."""
+    listed = reader.list_threads()
+    agents = reader.list_agents()
+    problems.extend([*listed.problems, *agents.problems])
+    rows = [*listed.value, *registered_only_rows(agents.value, (r.thread_id for r in listed.value))]
+    return tally(indexed_facts(reader, rows, index_version(reader), problems))
+
+
+# -- the index's lag --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLag:
+    """How far the fleet index of the reader's store is behind the store."""
+
+    built: bool  # the index has a state row for this store
+    complete: bool  # a full pass finished under the current rules and config
+    indexed: int  # threads the last pass found (or the running pass has computed)
+    pending: int  # threads whose head the index does not hold yet
+    lag_s: float  # seconds since the oldest head the index does not hold was written (0: none)
+    age_s: float | None  # seconds since the last full pass finished (None: never)
+    error: str = ""  # why the last pass stopped, if it failed
+
+
+def index_lag(
+    reader: MycelReader, index: FleetIndexStore, problems: list[StoreProblem], *, now: datetime | None = None
+) -> IndexLag:
+    """The index against the store's heads, by the look's own question, without recomputing anything."""
+    now = now or datetime.now(UTC)
+    store = store_name(reader)
+    state = index.state(store)
+    if state is None:
+        total, _ = reader.backend.newest_heads(problems, limit=1, offset=0, by_id=False, descending=True)
+        return IndexLag(False, False, 0, total, 0.0, None)
+    age = (now - state.finished_at).total_seconds() if state.finished_at else None
+    if not state.complete or state.version != index_version(reader):
+        since = state.started_at or now
+        pending = max(0, state.total - state.done) if state.total else 0
+        return IndexLag(True, False, state.done, pending, _seconds(now, since), age, state.error)
+    heads = reader.backend.thread_heads(problems, since=since_id(state.watermark))
+    held = index.indexed_heads(store, [thread for thread, _, _ in heads])
+    moved = [head for thread, count, head in heads if held.get(thread, (None, -1, ""))[:2] != (head, count)]
+    written = [t for t in (time_of_checkpoint_id(head) for head in moved) if t is not None]
+    lag = _seconds(now, min(written)) if written else 0.0
+    return IndexLag(True, True, state.total, len(moved), lag, age, state.error)
+
+
+def _seconds(now: datetime, then: datetime) -> float:
+    return round(max(0.0, (now - then).total_seconds()), 3)
+
+
+# -- readiness --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One readiness check: `kind` is safe to show anyone; `message` may name paths and hosts (passwords
+    masked) and is for the operator's own tools only (the command line, logs)."""
+
+    name: str
+    ok: bool
+    kind: str = "ok"  # ok, absent (an optional store not made yet), or a ProblemKind value
+    message: str = ""
+
+
+def store_checks(locations: MycelLocations, *, timeout_s: float = PROBE_TIMEOUT_S) -> list[Check]:
+    """Each configured Mycel store, probed: the checkpoint store must answer, a side store only when it
+    exists or its variable names it (Mycel makes them on first use)."""
+    checks: list[Check] = []
+    if locations.postgres_url:
+        problem = probe_postgres(locations.postgres_url, "checkpoints", timeout_s=timeout_s)
+        checks.append(_checked("checkpoints (postgresql)", problem))
+    for role, path in locations.databases().items():
+        checkpoints = role is StoreRole.MAIN and not locations.postgres_url
+        named = SQLITE_PATH_VARIABLES.get(role) in locations.explicit
+        if not path.exists() and not checkpoints and not named:
+            checks.append(Check(role.value, True, "absent"))
+            continue
+        checks.append(_checked(role.value, probe_sqlite(path, role.value, timeout_s=timeout_s)))
+    return checks
+
+
+def _checked(name: str, problem: StoreProblem | None) -> Check:
+    if problem is None:
+        return Check(name, True)
+    return Check(name, False, problem.kind.value, problem.message)
+
+
+def index_check(lag: IndexLag | None, *, max_lag_s: float = INDEX_LAG_ALERT_S) -> Check:
+    """The index is not too far behind: a build in progress is fine, a head unindexed for long is not."""
+    if lag is None:
+        return Check("fleet index", True, "absent", "no dashboard database to keep it")
+    if lag.lag_s > max_lag_s:
+        return Check(
+            "fleet index",
+            False,
+            "lagging",
+            f"{lag.pending:,} threads wait; the oldest for {lag.lag_s:,.0f} s (limit {max_lag_s:,.0f} s)",
+        )
+    state = "complete" if lag.complete else ("being built" if lag.built else "not built")
+    return Check("fleet index", True, "ok", f"{state}, {lag.pending:,} threads pending")
+
+
+def ready(checks: Sequence[Check]) -> bool:
+    return all(c.ok for c in checks)
+
+
+def checks_json(checks: Sequence[Check], *, with_messages: bool) -> list[dict[str, Any]]:
+    return [
+        {"name": c.name, "ok": c.ok, "kind": c.kind, **({"message": c.message} if with_messages else {})}
+        for c in checks
+    ]
+
+
+# -- the alerts -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """An alert of ops/prometheus/mycel-memory-rules.yml as the command line evaluates it, now."""
+
+    name: str
+    count: float  # the figure behind it
+    firing: bool
+    says: str
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    figures: FleetFigures | None  # None when no thread could be tallied
+    lag: IndexLag | None  # None when there is no index (the command line without a dashboard database)
+    checks: list[Check]
+    problems: list[StoreProblem] = field(default_factory=list)
+
+    @property
+    def alerts(self) -> list[Alert]:
+        figures, lag = self.figures, self.lag
+        over = figures.over_fill if figures else 0
+        breaker = figures.breaker_open if figures else 0
+        failing = [c for c in self.checks if not c.ok]
+        lag_s = lag.lag_s if lag else 0.0
+        return [
+            Alert("MycelMemoryStoreDown", len(failing), bool(failing), "a store does not answer"),
+            Alert(
+                "MycelMemoryThreadNearLimit",
+                over,
+                over > 0,
+                f"threads over {FILL_ALERT:.0%} of their context window",
+            ),
+            Alert(
+                "MycelMemoryBreakerOpen", breaker, breaker > 0, "threads with dev's compaction breaker open"
+            ),
+            Alert(
+                "MycelMemoryIndexLagging",
+                lag_s,
+                lag_s > INDEX_LAG_ALERT_S,
+                f"the fleet index behind the store by more than {INDEX_LAG_ALERT_S:,.0f} s",
+            ),
+        ]
+
+    @property
+    def firing(self) -> bool:
+        return any(a.firing for a in self.alerts)
+
+
+def health_of(
+    reader: MycelReader, index: FleetIndexStore | None, *, timeout_s: float = PROBE_TIMEOUT_S
+) -> Health:
+    """The command line's Health: the stores probed, then the figures from the dashboard's fleet index
+    when it holds a complete pass (as /metrics has them), else computed from the stores thread by thread.
+    It never looks or builds: the index is measured as it stands (its lag says how far behind)."""
+    checks = store_checks(reader.locations, timeout_s=timeout_s)
+    problems: list[StoreProblem] = []
+    if not all(c.ok for c in checks):
+        return Health(None, None, checks, problems)
+    lag, figures = None, None
+    if index is None:
+        checks.append(index_check(None))
+    else:
+        lag = index_lag(reader, index, problems)
+        checks.append(index_check(lag))
+        if lag.complete:
+            figures = figures_of(index_groups(index, store_name(reader)))
+    if figures is None:
+        figures = figures_of(in_memory_groups(reader, problems))
+    return Health(figures, lag, checks, problems)
+
+
+def figures_json(figures: FleetFigures) -> dict[str, Any]:
+    return {
+        "threads": [
+            {"layout": layout, "model": model, "threads": n}
+            for (layout, model), n in sorted(figures.threads.items())
+        ],
+        "flagged": [
+            {"flag": flag, "layout": layout, "threads": n}
+            for (flag, layout), n in sorted(figures.flagged.items())
+        ],
+        "fill": [
+            {
+                "model": model,
+                "known": f.known,
+                "sum": f.total,
+                "at_most": dict(zip((str(b) for b in FILL_BUCKETS), f.at_most, strict=True)),
+                "over_alert": f.over_alert,
+            }
+            for model, f in sorted(figures.fill.items())
+        ],
+        "bytes_on_disk": dict(sorted(figures.bytes_on_disk.items())),
+        "summaries": dict(sorted(figures.summaries.items())),
+        "total_threads": figures.total_threads,
+        "over_fill": figures.over_fill,
+        "breaker_open": figures.breaker_open,
+    }
+
+
+def lag_json(lag: IndexLag) -> dict[str, Any]:
+    return {
+        "built": lag.built,
+        "complete": lag.complete,
+        "indexed": lag.indexed,
+        "pending": lag.pending,
+        "lag_seconds": lag.lag_s,
+        "age_seconds": lag.age_s,
+        "error": lag.error,
+    }
+
+
+def health_json(health: Health) -> dict[str, Any]:
+    """`mycel-memory health --json`: the checks, the figures behind the alerts, and which fire."""
+    return {
+        "ready": ready(health.checks),
+        "firing": [a.name for a in health.alerts if a.firing],
+        "alerts": [
+            {"name": a.name, "count": a.count, "firing": a.firing, "says": a.says} for a in health.alerts
+        ],
+        "checks": checks_json(health.checks, with_messages=True),
+        "index": lag_json(health.lag) if health.lag else None,
+        "figures": figures_json(health.figures) if health.figures else None,
+        "problems": [p.message for p in health.problems],
+    }

@@ -1,0 +1,118 @@
+"""The fleet's health in Prometheus's text format, with the official client library (prometheus-client).
+
+Every value is a figure of memory_core/app/health.py, the same that `mycel-memory health --json` prints.
+Labels are bounded: layout (main, dev), model (MODEL_LABELS of them and "other"), flag, store; never a
+thread id. `METRICS` names every metric exported here (the docs, the Grafana test and the alert rules'
+test check theirs against it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from memory_core.app.health import FILL_ALERT, FILL_BUCKETS, Check, FleetFigures, IndexLag, ready
+
+METRICS: dict[str, str] = {
+    "mycel_memory_threads": "Threads the fleet index holds, by checkpoint layout and model.",
+    "mycel_memory_threads_flagged": (
+        "Threads carrying a flag of the Threads list (compacted, pruned, queued, sandbox, breaker_open), "
+        "by layout."
+    ),
+    "mycel_memory_threads_over_fill": (
+        f"Threads whose head is over {FILL_ALERT:.0%} of their context window (Mycel's estimate), by model."
+    ),
+    "mycel_memory_fill_ratio": (
+        "Fill of each thread's head: Mycel's token estimate over the thread's context limit, by model."
+    ),
+    "mycel_memory_checkpoint_bytes": "Bytes of the threads' checkpoints and writes, by layout.",
+    "mycel_memory_summaries": "Compaction summaries the threads hold, by layout (increase() = compactions).",
+    "mycel_memory_index_built": "1 when the fleet index has been started for this store.",
+    "mycel_memory_index_complete": "1 when a full pass of the fleet index finished under the current rules.",
+    "mycel_memory_index_threads_indexed": "Threads the fleet index's last pass found (or has computed).",
+    "mycel_memory_index_threads_pending": "Threads whose newest head the fleet index does not hold yet.",
+    "mycel_memory_index_lag_seconds": "Seconds since the oldest head the fleet index does not hold was written.",
+    "mycel_memory_index_age_seconds": "Seconds since the fleet index's last full pass finished.",
+    "mycel_memory_store_up": "1 when the store answered its readiness probe.",
+    "mycel_memory_ready": "1 when every readiness check passes (/readyz).",
+}
+
+
+def _gauge(name: str, labels: Sequence[str] = ()) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, METRICS[name], labels=list(labels))
+
+
+class HealthCollector(Collector):
+    """One scrape's figures, computed before: collecting only renders them."""
+
+    def __init__(self, figures: FleetFigures | None, lag: IndexLag | None, checks: Sequence[Check]) -> None:
+        self.figures, self.lag, self.checks = figures, lag, checks
+
+    def collect(self) -> Iterator[Metric]:
+        if self.figures is not None:
+            yield from _figures(self.figures)
+        if self.lag is not None:
+            yield from _index(self.lag)
+        up = _gauge("mycel_memory_store_up", ["store"])
+        for check in self.checks:
+            if check.name != "fleet index" and check.kind != "absent":
+                up.add_metric([check.name], 1.0 if check.ok else 0.0)
+        yield up
+        whole = _gauge("mycel_memory_ready")
+        whole.add_metric([], 1.0 if ready(self.checks) else 0.0)
+        yield whole
+
+
+def _figures(figures: FleetFigures) -> Iterator[Metric]:
+    threads = _gauge("mycel_memory_threads", ["layout", "model"])
+    for (layout, model), n in sorted(figures.threads.items()):
+        threads.add_metric([layout, model], n)
+    yield threads
+    flagged = _gauge("mycel_memory_threads_flagged", ["flag", "layout"])
+    for (flag, layout), n in sorted(figures.flagged.items()):
+        flagged.add_metric([flag, layout], n)
+    yield flagged
+    over = _gauge("mycel_memory_threads_over_fill", ["model"])
+    fill = HistogramMetricFamily(
+        "mycel_memory_fill_ratio", METRICS["mycel_memory_fill_ratio"], labels=["model"]
+    )
+    for model, found in sorted(figures.fill.items()):
+        over.add_metric([model], found.over_alert)
+        buckets = [(str(bound), float(n)) for bound, n in zip(FILL_BUCKETS, found.at_most, strict=True)]
+        fill.add_metric([model], [*buckets, ("+Inf", float(found.known))], sum_value=found.total)
+    yield over
+    yield fill
+    size = _gauge("mycel_memory_checkpoint_bytes", ["layout"])
+    for layout, n in sorted(figures.bytes_on_disk.items()):
+        size.add_metric([layout], n)
+    yield size
+    summaries = _gauge("mycel_memory_summaries", ["layout"])
+    for layout, n in sorted(figures.summaries.items()):
+        summaries.add_metric([layout], n)
+    yield summaries
+
+
+def _index(lag: IndexLag) -> Iterator[Metric]:
+    values: dict[str, float | None] = {
+        "mycel_memory_index_built": float(lag.built),
+        "mycel_memory_index_complete": float(lag.complete),
+        "mycel_memory_index_threads_indexed": float(lag.indexed),
+        "mycel_memory_index_threads_pending": float(lag.pending),
+        "mycel_memory_index_lag_seconds": lag.lag_s,
+        "mycel_memory_index_age_seconds": lag.age_s,
+    }
+    for name, value in values.items():
+        if value is not None:  # a pass never finished has no age: absent, not 0
+            gauge = _gauge(name)
+            gauge.add_metric([], value)
+            yield gauge
+
+
+def exposition(figures: FleetFigures | None, lag: IndexLag | None, checks: Sequence[Check]) -> bytes:
+    """The scrape's body (text format 0.0.4)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(HealthCollector(figures, lag, checks))
+    return generate_latest(registry)

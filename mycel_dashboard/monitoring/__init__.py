@@ -1,0 +1,1 @@
+"""What operators' monitoring reads: /metrics (Prometheus), /healthz and /readyz (docs/monitoring.md)."""

@@ -1,0 +1,68 @@
+"""The server's Health (memory_core/app/health.py): its own database, each configured store, the fleet
+index's lag and the fleet's figures from the index's tallies. A scrape brings the index up to the store
+first, as the Threads list does (one question, and at most fleet_index.INLINE_MOVED threads recomputed);
+the readiness check only measures."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import connection
+
+from memory_core.app.fleet_index import build, look, store_name
+from memory_core.app.health import (
+    Check,
+    Health,
+    figures_of,
+    index_check,
+    index_lag,
+    store_checks,
+)
+from memory_core.records import StoreProblem
+from memory_core.stores.locations import MycelLocations
+from memory_core.stores.reader import MycelReader
+from mycel_dashboard.monitoring.tallies import DashboardFleetTallies
+from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader, start_builder
+from mycel_dashboard.web.source import open_source
+
+
+def database_check() -> Check:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # noqa: BLE001 - an unreachable database is the answer, never a 500
+        return Check("dashboard database", False, "unreachable", type(exc).__name__)
+    return Check("dashboard database", True)
+
+
+def server_health(*, bring_up: bool) -> Health:
+    """Every check and figure; `bring_up`: look at the store first, build a small fleet's index inline."""
+    source, reader = open_source()
+    checks = [database_check(), *store_checks(source.locations, timeout_s=settings.DASHBOARD_PROBE_TIMEOUT_S)]
+    if not all(c.ok for c in checks):
+        # No index question to a store or database that failed its probe: it would only wait to fail.
+        return Health(None, None, checks)
+    index = DashboardFleetIndex()
+    problems: list[StoreProblem] = []
+    if bring_up:
+        _bring_up(reader, index, source.locations, problems)
+    lag = index_lag(reader, index, problems)
+    checks.append(index_check(lag, max_lag_s=settings.DASHBOARD_READY_INDEX_LAG_S))
+    figures = figures_of(DashboardFleetTallies().tallies(store_name(reader))) if lag.complete else None
+    return Health(figures, lag, checks, problems)
+
+
+def _bring_up(
+    reader: MycelReader, index: DashboardFleetIndex, locations: MycelLocations, problems: list[StoreProblem]
+) -> None:
+    freshness = look(reader, index)
+    problems.extend(freshness.problems)
+    if freshness.ready and not freshness.needs_builder:
+        return
+    if not freshness.ready:
+        total, _ = reader.backend.newest_heads(problems, limit=1, offset=0, by_id=False, descending=True)
+        if total < settings.DASHBOARD_FLEET_INDEX_FROM:
+            # A fleet the Threads list would list in memory: its index is built now, at once.
+            build(lambda cap: builder_reader(locations, cap), index)
+            return
+    start_builder(locations, store_name(reader))

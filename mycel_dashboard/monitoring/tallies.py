@@ -1,0 +1,52 @@
+"""The fleet index's facts tallied by (model, layout) in one SQL query (IndexTallies of
+memory_core/app/health.py): what a /metrics scrape reads, whatever the fleet's size, instead of its rows.
+
+tests/dashboard/test_metrics.py holds these tallies equal to health.tally over the same rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, cast
+
+from django.db.models import BigIntegerField, Count, Q, Sum
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Coalesce
+
+from memory_core.app.fleet_index import FLAGS
+from memory_core.app.health import FILL_BUCKETS, GroupTally, IndexTallies
+from mycel_dashboard.models import FleetThread
+
+
+class DashboardFleetTallies(IndexTallies):
+    def tallies(self, store: str) -> list[GroupTally]:
+        counts = {f"flag_{flag}": Count("id", filter=Q(flags__contains=f",{flag},")) for flag in FLAGS}
+        counts |= {
+            f"at_most_{i}": Count("id", filter=Q(fill__lte=bound)) for i, bound in enumerate(FILL_BUCKETS)
+        }
+        grouped = (
+            FleetThread.objects.filter(store=store)
+            .values(model=KeyTextTransform("model", "row"), layout=KeyTextTransform("layout", "row"))
+            .annotate(
+                threads=Count("id"),
+                fill_known=Count("fill"),
+                fill_sum=Sum("fill"),
+                bytes=Coalesce(Sum("bytes_on_disk"), 0),
+                summaries=Coalesce(Sum(Cast(KeyTextTransform("summaries", "row"), BigIntegerField())), 0),
+                **counts,
+            )
+            .order_by()
+        )
+        return [
+            GroupTally(
+                row["model"] or None,
+                row["layout"] or "main",
+                row["threads"],
+                {flag: row[f"flag_{flag}"] for flag in FLAGS},
+                row["fill_known"],
+                float(row["fill_sum"] or 0.0),
+                tuple(row[f"at_most_{i}"] for i in range(len(FILL_BUCKETS))),
+                int(row["bytes"]),
+                int(row["summaries"]),
+            )
+            for row in cast(Iterable[dict[str, Any]], grouped)
+        ]

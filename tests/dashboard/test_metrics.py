@@ -1,0 +1,182 @@
+"""/metrics (issue 29) on the real sample home, through Django's test client: parsed with prometheus-client's
+own parser, every metric of memory_core/app/metrics.METRICS is there, labels are bounded, and every value
+equals the same figure of `mycel-memory health --json` and `threads --json` (one truth). The SQL tallies
+equal the facts tallied in Python; the access rule (token of scope metrics, loopback) holds."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from prometheus_client.parser import text_string_to_metric_families
+
+from memory_core.app.fleet_index import index_rows, store_name
+from memory_core.app.health import (
+    FILL_BUCKETS,
+    MODEL_LABELS,
+    OTHER_MODELS,
+    GroupTally,
+    figures_of,
+    model_label,
+    tally,
+)
+from memory_core.app.metrics import METRICS
+from memory_core.cli import main
+from memory_core.stores.locations import resolve_locations
+from memory_core.stores.reader import MycelReader
+from mycel_dashboard.api.tokens import create_token
+from mycel_dashboard.models import ApiToken, FleetThread
+from mycel_dashboard.monitoring.tallies import DashboardFleetTallies
+from mycel_dashboard.web.fleet_index import DashboardFleetIndex
+
+Samples = dict[str, list[tuple[dict[str, str], float]]]
+
+
+def scrape(client, **extra: str) -> Samples:
+    response = client.get("/metrics", **extra)
+    assert response.status_code == 200, response.content[:500]
+    assert response["Content-Type"].startswith("text/plain; version=0.0.4")
+    found: Samples = {}
+    for family in text_string_to_metric_families(response.content.decode()):
+        for sample in family.samples:
+            found.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
+    return found
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    hits = [v for found, v in samples[name] if all(found.get(k) == w for k, w in labels.items())]
+    assert len(hits) == 1, (name, labels, samples.get(name))
+    return hits[0]
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, object]:
+    capsys.readouterr()
+    code = main(list(argv), fleet_index=DashboardFleetIndex)
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_metrics_equal_the_json_figures(client, sample_home: Path, settings, capsys) -> None:
+    settings.DASHBOARD_FLEET_INDEX_BACKGROUND = False
+    samples = scrape(client)
+
+    # Every metric the module documents is exported, with its HELP (the parser keeps only documented ones).
+    exported = {name.removesuffix("_bucket").removesuffix("_count").removesuffix("_sum") for name in samples}
+    assert set(METRICS) <= exported, set(METRICS) - exported
+
+    code, threads = cli(capsys, "threads", "--json")
+    assert code == 0
+    thread_ids = {t["thread_id"] for t in threads}  # type: ignore[attr-defined]
+    # Bounded labels: never a thread id; at most MODEL_LABELS models and "other".
+    for name, found in samples.items():
+        if name.startswith("mycel_memory_"):
+            for labels, _ in found:
+                assert not thread_ids & set(labels.values()), (name, labels)
+    models = {labels["model"] for labels, _ in samples["mycel_memory_threads"]}
+    assert len(models) <= MODEL_LABELS + 1
+
+    # One truth with threads --json: threads by (layout, model), bytes and summaries by layout.
+    by_group = Counter((t["layout"], model_label(t["model"])) for t in threads)  # type: ignore[attr-defined]
+    assert {(lb["layout"], lb["model"]): v for lb, v in samples["mycel_memory_threads"]} == by_group
+    size, summaries = Counter[str](), Counter[str]()
+    for t in threads:  # type: ignore[attr-defined]
+        size[t["layout"]] += t["bytes_on_disk"]
+        summaries[t["layout"]] += t["summaries"]
+    assert {lb["layout"]: v for lb, v in samples["mycel_memory_checkpoint_bytes"]} == size
+    assert {lb["layout"]: v for lb, v in samples["mycel_memory_summaries"]} == summaries
+
+    # One truth with health --json (the same index, tallied in Python by the command line).
+    code, health = cli(capsys, "health", "--json")
+    assert isinstance(health, dict)
+    figures = health["figures"]
+    assert code == (1 if health["firing"] else 0)
+    assert figures["total_threads"] == len(threads) == sum(v for _, v in samples["mycel_memory_threads"])
+    for row in figures["flagged"]:
+        assert (
+            value(samples, "mycel_memory_threads_flagged", flag=row["flag"], layout=row["layout"])
+            == row["threads"]
+        )
+    for row in figures["fill"]:
+        model = row["model"]
+        assert value(samples, "mycel_memory_threads_over_fill", model=model) == row["over_alert"]
+        assert value(samples, "mycel_memory_fill_ratio_count", model=model) == row["known"]
+        assert value(samples, "mycel_memory_fill_ratio_sum", model=model) == pytest.approx(row["sum"])
+        for bound in FILL_BUCKETS:
+            assert (
+                value(samples, "mycel_memory_fill_ratio_bucket", model=model, le=str(bound))
+                == row["at_most"][str(bound)]
+            )
+    assert sum(v for _, v in samples["mycel_memory_threads_over_fill"]) == figures["over_fill"]
+    index = health["index"]
+    assert value(samples, "mycel_memory_index_complete") == 1.0 == float(index["complete"])
+    assert value(samples, "mycel_memory_index_threads_indexed") == index["indexed"] == len(threads)
+    assert value(samples, "mycel_memory_index_threads_pending") == index["pending"] == 0
+    assert value(samples, "mycel_memory_ready") == 1.0
+    # The sample home has a thread over 90 % of its window: the near-limit alert fires, exit status 1.
+    assert figures["over_fill"] >= 1 and "MycelMemoryThreadNearLimit" in health["firing"] and code == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path, settings) -> None:
+    settings.DASHBOARD_FLEET_INDEX_BACKGROUND = False
+    scrape(client)  # builds the small fleet's index
+    reader = MycelReader(resolve_locations())
+    store = store_name(reader)
+    ids = list(FleetThread.objects.filter(store=store).values_list("thread_id", flat=True))
+    assert ids
+    python = figures_of(tally(index_rows(DashboardFleetIndex(), store, ids)))
+    sql = figures_of(DashboardFleetTallies().tallies(store))
+    assert sql.threads == python.threads
+    assert sql.flagged == python.flagged
+    assert sql.bytes_on_disk == python.bytes_on_disk and sql.summaries == python.summaries
+    assert sql.fill.keys() == python.fill.keys()
+    for model, found in sql.fill.items():
+        assert (found.known, found.at_most) == (python.fill[model].known, python.fill[model].at_most)
+        assert found.total == pytest.approx(python.fill[model].total)
+
+
+def test_models_past_the_cap_are_summed_as_other() -> None:
+    groups = [
+        GroupTally(f"model-{i:02}", "main", 100 - i, {}, 1, 0.5, (1, 1, 1, 1, 1), 10, 1)
+        for i in range(MODEL_LABELS + 5)
+    ]
+    found = figures_of(groups)
+    models = {model for _, model in found.threads}
+    assert len(models) == MODEL_LABELS + 1 and OTHER_MODELS in models
+    assert found.threads[("main", OTHER_MODELS)] == sum(
+        100 - i for i in range(MODEL_LABELS, MODEL_LABELS + 5)
+    )
+    assert found.total_threads == sum(g.threads for g in groups)
+    assert found.fill[OTHER_MODELS].known == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_metrics_access_by_token_scope_or_loopback(client, sample_home: Path, settings) -> None:
+    settings.DASHBOARD_FLEET_INDEX_BACKGROUND = False
+    user = User.objects.create_user("scraper", password="scraper-pass-123")
+    _, metrics_token = create_token(user, ApiToken.Scope.METRICS)
+    _, viewer_token = create_token(user)
+    remote = {"REMOTE_ADDR": "10.1.2.3"}
+
+    settings.DASHBOARD_METRICS_ACCESS = "token-or-loopback"
+    assert client.get("/metrics").status_code == 200  # the test client is 127.0.0.1
+    assert client.get("/metrics", **remote).status_code == 403
+    assert client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {metrics_token}", **remote).status_code == 200
+
+    settings.DASHBOARD_METRICS_ACCESS = "token"
+    assert client.get("/metrics").status_code == 403  # loopback alone is not enough
+    assert client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {viewer_token}").status_code == 403
+    assert client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {metrics_token}").status_code == 200
+    # A metrics token reads /metrics only, never the API.
+    assert client.get("/api/threads", HTTP_AUTHORIZATION=f"Bearer {metrics_token}").status_code == 401
+
+    settings.DASHBOARD_METRICS_ACCESS = "loopback"
+    assert client.get("/metrics").status_code == 200
+    assert client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {metrics_token}", **remote).status_code == 403
+
+    settings.DASHBOARD_METRICS_ACCESS = "everyone"  # a typo refuses, never opens
+    refused = client.get("/metrics")
+    assert refused.status_code == 403 and b"DASHBOARD_METRICS_ACCESS" in refused.content
