@@ -5,6 +5,9 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import Group, User
 
+from memory_core.demo import write_demo_home
+from tests.support.mycel_env import point_env_at
+
 
 @pytest.fixture(autouse=True)
 def dashboard_dirs(settings, tmp_path: Path) -> None:
@@ -35,3 +38,15 @@ def viewer_client(client, viewer):
 def operator_client(client, operator):
     client.force_login(operator)
     return client
+
+
+@pytest.fixture(params=["demo", "sample"])
+def either_home(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The demo home (seed 7) and the real sample home in turn, with the environment pointed at it."""
+    if request.param == "sample":
+        found: Path = request.getfixturevalue("sample_home")
+        return found
+    folder = tmp_path / "demo"
+    write_demo_home(folder, seed=7)
+    point_env_at(monkeypatch, folder)
+    return folder

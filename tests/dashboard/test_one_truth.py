@@ -11,11 +11,9 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from memory_core.demo import write_demo_home
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from tests.support.cli import cli_json
-from tests.support.mycel_env import point_env_at
 
 # The traces both figures draw from the current config, and the compaction markers.
 CURRENT_TRACES = (
@@ -42,17 +40,7 @@ def _threads_with_calls() -> list[str]:
     return [row.thread_id for row in reader.list_threads().value if row.messages and row.head_checkpoint_id]
 
 
-@pytest.fixture(params=["demo", "sample"])
-def home(request, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    if request.param == "sample":
-        return request.getfixturevalue("sample_home")
-    folder = tmp_path / "demo"
-    write_demo_home(folder, seed=7)
-    point_env_at(monkeypatch, folder)
-    return folder
-
-
-def test_the_whatif_current_side_is_the_thread_pages_replay(viewer_client, home: Path) -> None:
+def test_the_whatif_current_side_is_the_thread_pages_replay(viewer_client, either_home: Path) -> None:
     compared = 0
     for thread_id in _threads_with_calls():
         page = viewer_client.get(reverse("thread", args=[thread_id])).content.decode()
@@ -80,7 +68,7 @@ def _call_page_figures(body: str) -> dict[str, str]:
 
 
 def test_calls_and_the_thread_page_agree_on_every_figure(
-    viewer_client, home: Path, capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    viewer_client, either_home: Path, capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every thread of the home: `mycel-memory calls --json` and the Thread page's chart (every trace, every
     compaction marker, the limits in force), every call's page, and `whatif`'s current side."""

@@ -13,25 +13,13 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from memory_core.demo import write_demo_home
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from tests.support.cli import cli_json, kept_main
-from tests.support.mycel_env import point_env_at
 
 RECORD_TRACES = ("stored (Mycel estimate)", "after pruning", "sent to the model")
 # Far from every sample's and the demo's: a replay under them differs from the record on some thread.
 SAVED = {"memory.pruning.soft_trim_chars": "1000", "runtime.context_limit": "20000"}
-
-
-@pytest.fixture(params=["demo", "sample"])
-def home(request, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    if request.param == "sample":
-        return request.getfixturevalue("sample_home")
-    folder = tmp_path / "demo"
-    write_demo_home(folder, seed=7)
-    point_env_at(monkeypatch, folder)
-    return folder
 
 
 def _threads() -> list[str]:
@@ -80,7 +68,7 @@ def _proposed(capsys: pytest.CaptureFixture[str], threads: list[str]) -> list[An
 
 
 def test_saving_restoring_and_editing_a_layer_move_no_figure_of_the_record(
-    viewer_client, home: Path, capsys: pytest.CaptureFixture[str]
+    viewer_client, either_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     threads = _threads()
     assert len(threads) >= 3
@@ -99,7 +87,9 @@ def test_saving_restoring_and_editing_a_layer_move_no_figure_of_the_record(
     assert _record(capsys, viewer_client, threads) == before
 
     # An edit by hand, made now, is today's config too.
-    (home / "runtime.json").write_text(json.dumps({"runtime": {"context_limit": 9000}}), encoding="utf-8")
+    (either_home / "runtime.json").write_text(
+        json.dumps({"runtime": {"context_limit": 9000}}), encoding="utf-8"
+    )
     assert _record(capsys, viewer_client, threads) == before
 
 
