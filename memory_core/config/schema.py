@@ -80,7 +80,7 @@ KEY_SPECS: Mapping[str, KeySpec] = {
         kind=ValueKind.INT,
         default=0,
         ge=0,
-        description="Context window in tokens; 0 = look the model up (fallback 128000).",
+        description="Context window in tokens; 0 = look the model up (fallback 128,000).",
     ),
     "runtime.enable_audit_log": KeySpec(kind=ValueKind.BOOL, default=True),
     "runtime.allowed_extensions": KeySpec(kind=ValueKind.STR_LIST, default=None, nullable=True),
