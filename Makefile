@@ -34,7 +34,7 @@ dev: $(STAMP) ## Django's autoreloading development server with DEBUG on
 	$(BIN)/python manage.py prepare_local
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-test: $(STAMP) browser postgres ## Set up, lint, type-check memory_core and mycel_dashboard, run every test (the docs build's too)
+test: $(STAMP) browser postgres promtool ## Set up, lint, type-check memory_core and mycel_dashboard, run every test (the docs build's too)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -69,6 +69,19 @@ postgres: ## Make sure PostgreSQL's server binaries and PgBouncer are installed 
 		exit 1; \
 	fi
 
+# The alert rules' tests run Debian's promtool (tests/dashboard/test_alert_rules.py): from the prometheus
+# package, without its recommends; nothing here starts its service.
+promtool: ## Make sure promtool is installed for the alert rules' tests (installs it when run as root)
+	@if command -v promtool >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing promtool for the alert rules' tests (apt-get install prometheus)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
+	else \
+		echo "promtool is missing for the alert rules' tests; install it with: sudo apt-get install --no-install-recommends prometheus" >&2; \
+		exit 1; \
+	fi
+
 load-smoke: $(STAMP) ## Short load run on a small home: gunicorn + 4 clients for 10 s, then 16 idle live pages for 15 s; prints the figures
 	$(BIN)/python tests/benchmarks/load.py --quick --duration 10 --warmup 2 --clients 4 --live-duration 15 --live-pages 16
 
@@ -88,4 +101,4 @@ lint: $(STAMP) ## Lint and format-check only
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache
 
-.PHONY: help install run serve dev test browser postgres bench docs lint clean
+.PHONY: help install run serve dev test browser postgres promtool bench docs lint clean
