@@ -23,7 +23,9 @@ def test_operator_plans_a_policy_and_exports_the_script(
 
     frees = page.locator("#retention-frees")
     assert int(frees.get_attribute("data-bytes") or "0") > 0
-    assert re.fullmatch(r"[\d,]+", frees.inner_text())
+    # A size in units (formatting layer), the exact bytes on hover.
+    assert re.fullmatch(r"\d[\d.]* (B|KB|MB|GB)", frees.inner_text())
+    assert frees.get_attribute("title") == f"{int(frees.get_attribute('data-bytes') or 0):,} bytes"
     assert "Keep the last 2 checkpoints of each thread" in page.inner_text("#retention-policy")
     assert "Nothing is deleted here" in page.inner_text("main")
     assert "Always kept, whatever the policy" in page.inner_text("#retention-plan")

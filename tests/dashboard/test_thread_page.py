@@ -83,8 +83,11 @@ def test_spilled_result_links_to_the_spill_file(viewer_client, sample_home: Path
     assert spill.status_code == 200
     spill_file = sample_home / "workspaces/morel-lab/.leon/tool-results/toolu_i2HMWbiZ2p2J7AfAvuVmbjGJ.txt"
     body = spill.content.decode()
-    # 59,668 bytes, as Django's filesizeformat writes them (with a no-break space)
-    assert f"<code>{spill_file}</code> (58.3\xa0KB); the checkpoint keeps only a preview." in body
+    # 59,668 bytes, as the formatting layer writes them (decimal units), the exact count on hover
+    assert (
+        f'<code>{spill_file}</code> (<span title="59,668 bytes">59.7 KB</span>); the checkpoint keeps only a preview.'
+        in body
+    )
     assert spill_file.read_text().splitlines()[-1] in body  # the whole file, not the preview
 
 
