@@ -46,6 +46,10 @@ def dev_call_json(call: RecordedCall) -> dict[str, Any]:
         "trigger_view_tokens": call.trigger_view_tokens,
         "attempted": call.attempted,
         "breaker": {"failure_count": call.breaker_failures, "open": call.breaker_open},
+        # The provider refused it (prompt too long): no answer; its input is in an earlier history
+        # (by index) when dev's recovery rewrote the head since.
+        "refused": call.refused,
+        "earlier_history": call.earlier_history,
         # Added at call time, never stored; the steer note is counted in request_messages and sent.
         "request_time": {
             "steer_note": call.request_time.steer_note,
@@ -57,7 +61,7 @@ def dev_call_json(call: RecordedCall) -> dict[str, Any]:
 def settings_json(
     inference: SettingsInForce, calls: tuple[RecordedCall, ...], *, rules: RulesProfile = RulesProfile.MAIN
 ) -> dict[str, Any]:
-    """The settings in force, segment by segment, and where the record disagrees with today's config."""
+    """The settings in force, segment by segment, and where the record disagrees with the config it was read under."""
     last = inference.segments[-1] if inference.segments else None
     return {
         "context_limit": last.settings.context_limit if last else None,

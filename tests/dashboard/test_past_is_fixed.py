@@ -115,7 +115,7 @@ def test_a_limit_the_record_allows_a_range_for_shows_the_range_and_what_follows_
     text = html.unescape(re.sub(r"<[^>]+>", "", limit.group(1)))
     assert "5,500" in text and "models.json" in text
     assert "the record allows between 5,285 and 5,562" in text
-    assert "which calls compacted follow the value chosen" in text
+    assert "fill, trigger and compactions follow this value" in text
     # A thread no summary row measures says nothing of a range: its limit is the config's.
     body = viewer_client.get(reverse("thread", args=["m_0D8EzdJXJhk9-1"])).content.decode()
     assert "the record allows" not in body
