@@ -147,12 +147,18 @@ class CallInput:
 
 
 def call_inputs(
-    messages: Sequence[Message], settings: MemorySettings, counter: TokenCounter | None = None
+    messages: Sequence[Message],
+    settings: MemorySettings,
+    counter: TokenCounter | None = None,
+    *,
+    at_end: Message | None = None,
 ) -> Iterator[CallInput]:
-    """Every model call of the thread, oldest first: one per AI message."""
+    """Every model call of the thread, oldest first: one per AI message, and with `at_end` one more
+    on the whole list (a request with no answer stored: `at_end` stands in for it)."""
     numbers = thread_numbers(messages, settings, counter)
     step_count = 0
-    for i, message in enumerate(messages):
+    ends = [*messages, at_end] if at_end is not None else messages
+    for i, message in enumerate(ends):
         while step_count < len(numbers.ai_steps) and numbers.ai_steps[step_count][0] < i:
             step_count += 1
         if message.type is not MessageType.AI:

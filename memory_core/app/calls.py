@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from memory_core.app.dev_histories import dev_histories
 from memory_core.app.thread_settings import ThreadMemorySettings, project_folder, thread_memory_settings
 from memory_core.call_inputs import call_inputs
 from memory_core.call_record.calls import RecordedCall, checkpoints_holding, holder_of, recorded_calls
-from memory_core.call_record.dev_calls import dev_calls
+from memory_core.call_record.dev_calls import DevHistory, dev_calls
 from memory_core.call_record.evidence import Configured, SettingsInForce, settings_in_force
 from memory_core.context_limits import ContextLimit, ContextLimitSource, named_limits
 from memory_core.memo import Key, Memo
@@ -63,6 +64,14 @@ class ThreadCalls:
     problems: tuple[StoreProblem, ...]
     rules: RulesProfile = RulesProfile.MAIN  # whose memory rules the calls follow
     rules_reason: str = "main layout"  # why: "dev layout", "--rules"
+    # Mycel dev: the histories before prompt-too-long recoveries rewrote the head, oldest first.
+    earlier: tuple[tuple[Message, ...], ...] = ()
+
+    def messages_of(self, call: RecordedCall) -> tuple[Message, ...]:
+        """The history a call's input is in: the head's, or an earlier one dev rewrote."""
+        if call.earlier_history is not None and call.earlier_history < len(self.earlier):
+            return self.earlier[call.earlier_history]
+        return self.messages
 
     @property
     def transient(self) -> bool:
@@ -196,9 +205,11 @@ def calls_of(
     counter: TokenCounter | None,
     models_by_checkpoint: Mapping[str, str | None] | None = None,
     rules: RulesProfile = RulesProfile.MAIN,
+    earlier: Sequence[DevHistory] = (),
 ) -> tuple[tuple[RecordedCall, ...], SettingsInForce]:
     """The pure part: messages, rows and the checkpoint lineage (with the model each checkpoint ran
-    with) in; calls and settings in force out, under `rules`."""
+    with) in; calls and settings in force out, under `rules` (dev's: after the `earlier` histories
+    its prompt-too-long recoveries rewrote)."""
     models_by_checkpoint = models_by_checkpoint or {}
     inputs = list(call_inputs(messages, configured.settings, counter))
     models = [models_by_checkpoint.get(holder_of(c.index, holding) or "") for c in inputs]
@@ -209,12 +220,10 @@ def calls_of(
         # then checks that limit against the notices and the breaker.
         guess = inference.segments[-1].settings if summaries else None
         return dev_calls(
-            inputs,
-            messages,
+            (*earlier, DevHistory(messages, holding)),
             summaries,
             configured,
             guess,
-            holding=holding,
             summary_chars=simulated_summary_chars(active.summary_text if active else None),
             counter=counter,
         )
@@ -248,6 +257,13 @@ def thread_calls(
     rows = tuple(summaries.value)
     holding = checkpoints_holding(checkpoints.value, head)
     configured = settled(reader.locations, row, configured, messages, checkpoints.value, holding)
+    histories = (
+        dev_histories(reader, row.thread_id, checkpoints.value, messages, holding)
+        if profile is RulesProfile.DEV
+        else ()
+    )
+    if histories:
+        holding = histories[-1].holding
     calls, inference = calls_of(
         messages,
         rows,
@@ -256,6 +272,7 @@ def thread_calls(
         counter=counter,
         models_by_checkpoint=models_of(checkpoints.value),
         rules=profile,
+        earlier=histories[:-1],
     )
     return ThreadCalls(
         calls=calls,
@@ -266,6 +283,7 @@ def thread_calls(
         problems=state.problems + summaries.problems + checkpoints.problems,
         rules=profile,
         rules_reason=reason,
+        earlier=tuple(h.messages for h in histories[:-1]),
     )
 
 

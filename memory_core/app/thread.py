@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_core.app.calls import calls_of, models_of, record_configured, settled
+from memory_core.app.dev_histories import dev_histories
 from memory_core.app.errors import UnknownThread
 from memory_core.app.fleet import iso, member_json, subagent_json
 from memory_core.app.status import refuse_unreadable
@@ -70,6 +71,13 @@ def memory_facts(
     summaries = tuple(reader.list_summaries(row.thread_id).value)
     holding = checkpoints_holding(checkpoints, head)
     configured = settled(reader.locations, row, configured, messages, checkpoints, holding)
+    histories = (
+        dev_histories(reader, row.thread_id, checkpoints, tuple(messages), holding)
+        if profile is RulesProfile.DEV
+        else ()
+    )
+    if histories:
+        holding = histories[-1].holding
     calls, inference = calls_of(
         messages,
         summaries,
@@ -78,6 +86,7 @@ def memory_facts(
         counter=default_counter(),
         models_by_checkpoint=models_of(checkpoints),
         rules=profile,
+        earlier=histories[:-1],
     )
     return {
         "calls": [recorded_call_json(c, profile, reason) for c in calls],

@@ -62,6 +62,11 @@ class RecordedCall:
     breaker_open: bool = False  # after the call
     # What Mycel added at call time and never stored (memory_core.rules.request_time); counted in sent_*.
     request_time: RequestTime = NOTHING_ADDED
+    # Mycel dev's prompt-too-long (memory_core.rules.dev_recovery): the provider refused this request, so
+    # no answer is stored; and the history its input is in when a recovery has rewritten the head since
+    # (an index into ThreadCalls.earlier; None: the head's messages).
+    refused: bool = False
+    earlier_history: int | None = None
 
     @property
     def request_messages(self) -> int:

@@ -35,6 +35,12 @@ from memory_core.notices import NoticeKind, notice_kind
 from memory_core.records import BreakerState, SummaryRow
 from memory_core.replay import placeholder_summary
 from memory_core.rules.dev import dev_trigger_tokens, next_breaker
+from memory_core.rules.dev_recovery import (
+    carried_count,
+    is_terminal_error,
+    recovery_summary,
+    refused_as_too_long,
+)
 from memory_core.rules.request_time import NOTHING_ADDED, STEER_NOTE, RequestTimeIndex
 from memory_core.rules.steer import joined_a_running_run
 from memory_core.tokens import TokenCounter
@@ -42,6 +48,119 @@ from memory_core.tokens import TokenCounter
 # Summary lengths (characters) tried, longest first, when no row gives one.
 UNKNOWN_SUMMARY_SIZES = (2000, 1000, 500, 250)
 _UNEXPLAINED = "No context limit explains"
+
+
+Holding = tuple[tuple[int, ...], tuple[str, ...]]
+# Stands in for the answer a refused request never got (call_inputs' `at_end`), and for a message of the
+# whole record no rule reads (a notice a recovery carried over, counted in the history it was written in).
+_NO_ANSWER = Message(type=MessageType.AI, content="", raw_type="none")
+_NEUTRAL = Message(type=MessageType.OTHER, content="", raw_type="none")
+
+
+@dataclass(frozen=True, slots=True)
+class DevHistory:
+    """One history dev held: the newest checkpoint's messages before a prompt-too-long recovery rewrote
+    it (the head's for the last), and the checkpoints that first held each message."""
+
+    messages: tuple[Message, ...]
+    holding: Holding = ((), ())
+
+
+@dataclass(frozen=True, slots=True)
+class DevPoint:
+    """Where one call sits: its history, its place on the whole record (the histories end to end, one
+    slot after each rewritten one for the request the provider refused there), whether the provider
+    refused it, and the recovery compaction dev made right before it."""
+
+    history: int
+    at: int
+    refused: bool = False
+    reactive: ActiveSummary | None = None
+    reactive_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DevWalk:
+    """Every call of a thread dev ran, over all its histories, ready for dev's walk."""
+
+    calls: tuple[CallInput, ...]
+    points: tuple[DevPoint, ...]
+    record: DevRecord
+    histories: tuple[DevHistory, ...]
+
+
+def dev_walk(
+    histories: Sequence[DevHistory],
+    rows: Sequence[SummaryRow],
+    settings: MemorySettings,
+    counter: TokenCounter | None = None,
+) -> DevWalk:
+    """The calls of every history, in order: each history's calls whose answers the next history does
+    not carry over, its terminal error as the refused request it reports (any other terminal error is
+    no call), and the refused request that ended it when a recovery rewrote it. Rows are matched to
+    the first history (in the order they were written) with a call at their count; the recovery's own
+    row, at the refused request, is the compaction before the next call."""
+    calls: list[CallInput] = []
+    points: list[DevPoint] = []
+    laid: list[Message] = []
+    local_calls: list[list[int]] = []
+    offsets: list[int] = []
+    ends: list[int | None] = []
+    last = len(histories) - 1
+    for k, history in enumerate(histories):
+        messages = history.messages
+        carried = carried_count(histories[k - 1].messages, messages) if k else 0
+        offsets.append(len(laid))
+        laid.extend(
+            _NEUTRAL if (j <= carried and k) and notice_kind(m) is not NoticeKind.NONE else m
+            for j, m in enumerate(messages)
+        )
+        end = None if k == last else len(messages)
+        ends.append(end)
+        if end is not None:
+            laid.append(_NEUTRAL)  # the refused request's slot
+        here: list[int] = []
+        first_new = 1 + carried if k else 0
+        for call in call_inputs(messages, settings, counter, at_end=_NO_ANSWER if end is not None else None):
+            refused = call.index == end or refused_as_too_long(call.message)
+            if call.index < first_new or (is_terminal_error(call.message) and not refused):
+                continue
+            calls.append(call)
+            points.append(DevPoint(k, offsets[k] + call.index, refused=refused))
+            here.append(call.index)
+        local_calls.append(here)
+    by_index: dict[int, SummaryRow] = {}
+    reactive_rows: dict[int, SummaryRow] = {}
+    matched: set[int] = set()
+    era = 0
+    for row in rows:  # oldest first
+        for k in range(era, len(histories)):
+            if row.compacted_at in local_calls[k]:
+                era = k
+                target = reactive_rows if row.compacted_at == ends[k] else by_index
+                target[offsets[k] + row.compacted_at] = row
+                matched.add(id(row))
+                break
+    for n, point in enumerate(points):
+        k = point.history
+        if n == 0 or points[n - 1].history == k or ends[k - 1] is None:
+            continue
+        summary = recovery_summary(histories[k - 1].messages, histories[k].messages)
+        stored = reactive_rows.get(offsets[k - 1] + (ends[k - 1] or 0))
+        if (
+            stored is not None
+            and summary is not None
+            and stored.compact_up_to_index == summary.compact_up_to_index
+        ):
+            summary = ActiveSummary.from_row(stored)
+        points[n] = replace(point, reactive=summary, reactive_id=stored.summary_id if stored else None)
+    record = dev_record(laid, (), [p.at for p in points])
+    record = replace(
+        record,
+        rows_by_index=by_index,
+        off_history=tuple(r for r in rows if id(r) not in matched),
+    )
+    return DevWalk(tuple(calls), tuple(points), record, tuple(histories))
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,13 +243,15 @@ def dev_steps(
     summary_chars: int,
     splitters: dict[int, CallSplitter] | None = None,
     give_up: bool = False,
+    points: Sequence[DevPoint] | None = None,
 ) -> tuple[tuple[DevStep, ...], int]:
     """Dev's walk along the calls under `settings`, and how many rows and notices it leaves unexplained.
 
     With no `record` every attempt with something to summarise succeeds (a replay under proposed
     settings); with one, an attempt succeeds where the record shows a compaction. `splitters` keeps each
     call's splitter across walks (the limit search walks many times); `give_up` stops at the first
-    unexplained row or notice (the search only needs to know there is one).
+    unexplained row or notice (the search only needs to know there is one). `points` place calls from
+    several histories (dev_histories) on one record; without them every call is on one history.
     """
     splitters = {} if splitters is None else splitters
     walk = _Walk(record)
@@ -142,10 +263,19 @@ def dev_steps(
     breaker = BreakerState()
     steps: list[DevStep] = []
     notices = sorted({k for k, _ in record.compact_notices} | set(record.breaker_notices)) if record else []
-    for call in calls:
-        i = call.index
+    for n, call in enumerate(calls):
+        i = call.index  # on its own history: where dev's cached summary applies
+        point = points[n] if points is not None else DevPoint(0, i)
+        g = point.at  # on the whole record: its rows and notices
+        reactive = point.reactive is not None and point.reactive.summary_text != ""
+        if point.reactive is not None:
+            # The recovery's compaction before this call: a summary cached, the breaker closed.
+            cache = (point.reactive, point.reactive_id)
+            breaker = BreakerState()
+            if record is not None:
+                walk.claim_notice(g, compact_at)
         # Only calls before a notice can claim it: one behind us and unclaimed is unexplained for good.
-        passed = sum(1 for k in notices if k < i and k not in walk.claimed)
+        passed = sum(1 for k in notices if k < g and k not in walk.claimed)
         if give_up and (walk.mismatches or passed):
             return tuple(steps), walk.mismatches + passed
         held = cache[0] if cache else None
@@ -158,9 +288,9 @@ def dev_steps(
             chars = call.chars_between(0, i)
         view_tokens = chars // 2
         should = view_tokens > threshold
-        attempted = should and not breaker.open
-        row = record.rows_by_index.get(i) if record else None
-        compacted, stored, split = False, True, False
+        attempted = should and not breaker.open and not reactive
+        row = record.rows_by_index.get(g) if record else None
+        compacted, stored, split = reactive, point.reactive_id is not None or not reactive, False
         if attempted:
             splitter = splitters.get(i)
             if splitter is None:
@@ -171,9 +301,9 @@ def dev_steps(
             if up_to is None:
                 breaker = next_breaker(breaker, succeeded=True)  # nothing to summarise: dev counts a success
                 walk.mismatches += row is not None
-            elif record is None or row is not None or _notice_says_compacted(walk, i, compact_at, up_to):
+            elif record is None or row is not None or _notice_says_compacted(walk, g, compact_at, up_to):
                 if row is not None:
-                    walk.claim_notice(i, compact_at)
+                    walk.claim_notice(g, compact_at)
                     cache = (ActiveSummary.from_row(row), row.summary_id)
                     split = row.is_split_turn
                 else:
@@ -186,12 +316,12 @@ def dev_steps(
                 before = breaker
                 breaker = next_breaker(breaker, succeeded=False)
                 opened = breaker.open and not before.open
-                if opened and record is not None and walk.claim_notice(i, record.breaker_notices) is None:
+                if opened and record is not None and walk.claim_notice(g, record.breaker_notices) is None:
                     walk.mismatches += 1
         elif row is not None:
             # A stored row where these settings would not have attempted: unexplained, yet the record.
             walk.mismatches += 1
-            walk.claim_notice(i, compact_at)
+            walk.claim_notice(g, compact_at)
             cache = (ActiveSummary.from_row(row), row.summary_id)
             compacted, split = True, row.is_split_turn
             breaker = next_breaker(breaker, succeeded=True)
@@ -203,7 +333,7 @@ def dev_steps(
                 index=i,
                 trigger_view_tokens=view_tokens,
                 should_compact=should,
-                attempted=attempted,
+                attempted=attempted or reactive,
                 compacted=compacted,
                 stored=stored,
                 split_turn=split,
@@ -249,6 +379,7 @@ def dev_settings_in_force(
     main_guess: MemorySettings | None,
     *,
     summary_chars: int,
+    points: Sequence[DevPoint] | None = None,
 ) -> tuple[SettingsInForce, tuple[DevStep, ...]]:
     """The settings under which dev's walk explains every row and notice, and the walk under them:
     the configured (the config then, for the record) when it does, else the limit the rows suggest, a
@@ -258,7 +389,13 @@ def dev_settings_in_force(
 
     def walk(settings: MemorySettings, give_up: bool = False) -> tuple[tuple[DevStep, ...], int]:
         return dev_steps(
-            calls, settings, record, summary_chars=summary_chars, splitters=splitters, give_up=give_up
+            calls,
+            settings,
+            record,
+            summary_chars=summary_chars,
+            splitters=splitters,
+            give_up=give_up,
+            points=points,
         )
 
     tried: list[tuple[MemorySettings, str]] = [(config, configured.source)]
@@ -267,13 +404,16 @@ def dev_settings_in_force(
     for name, value in sorted(configured.known_limits.items(), key=lambda p: p[1]):
         tried.append((replace(config, context_limit=value), f"inferred from the record (matches {name})"))
     disagreements: list[str] = []
+    # A failed attempt leaves no trace of its own: of the readings that explain the record, the one
+    # with the fewest failed attempts (a summariser seldom fails), the first tried among equals.
+    best: tuple[int, MemorySettings, str, tuple[DevStep, ...]] | None = None
     for settings, source in tried:
         steps, misses = walk(settings, give_up=True)  # a walk with nothing unexplained runs to the end
-        if misses == 0:
-            if settings.context_limit != config.context_limit:
-                disagreements.append(_needs(settings, configured))
-            return _inference(calls, record, settings, source, disagreements), steps
-    if config.fixed_trigger_tokens is None:
+        if misses == 0 and (best is None or _failed(steps) < best[0]):
+            best = (_failed(steps), settings, source, steps)
+            if not best[0]:
+                break
+    if (best is None or best[0]) and config.fixed_trigger_tokens is None:
         candidates = _candidate_limits(calls)
         for position, low in enumerate(candidates):
             steps, misses = walk(replace(config, context_limit=low), give_up=True)
@@ -285,14 +425,26 @@ def dev_settings_in_force(
             steps, misses = walk(settings, give_up=True)
             if misses:
                 settings = replace(config, context_limit=low)
-            steps, _ = walk(settings)
+                steps, _ = walk(settings)
+            if best is None or _failed(steps) < best[0]:
+                best = (_failed(steps), settings, "inferred from the record", steps)
+                if not best[0]:
+                    break
+    if best is not None:
+        _, settings, source, steps = best
+        if settings.context_limit != config.context_limit:
             disagreements.append(_needs(settings, configured))
-            return _inference(calls, record, settings, "inferred from the record", disagreements), steps
+        return _inference(calls, record, settings, source, disagreements), steps
     steps, misses = walk(config)
     disagreements.append(
         f"{_UNEXPLAINED} {misses} of the thread's summary rows and notices under Mycel dev's rules."
     )
     return _inference(calls, record, config, configured.source, disagreements), steps
+
+
+def _failed(steps: Sequence[DevStep]) -> int:
+    """Attempts that compacted nothing (the summariser failed) in a walk."""
+    return sum(1 for step in steps if step.attempted and not step.compacted)
 
 
 def _needs(chosen: MemorySettings, configured: Configured) -> str:
@@ -325,9 +477,14 @@ def dev_recorded_calls(
     counter: TokenCounter | None = None,
     source: str | None = None,
     request_time: RequestTimeIndex | None = None,
+    points: Sequence[DevPoint] | None = None,
+    histories: Sequence[DevHistory] = (),
 ) -> tuple[RecordedCall, ...]:
     """dev's walk in the shape of the record every screen reads, with what dev adds at call time
-    (`request_time`, from the thread's messages) in each request's counts and sizes."""
+    (`request_time`, from the thread's messages) in each request's counts and sizes. With `points`
+    and `histories` (dev_walk) each call reads its own history's holders and additions."""
+    added_in = [RequestTimeIndex.of(h.messages) for h in histories]
+    last = len(histories) - 1
     head_tiktoken = summary_head_tiktoken(counter)
     note_tiktoken = counter.count(STEER_NOTE) if counter is not None else 0
     segment = inference.segments[-1]
@@ -336,7 +493,10 @@ def dev_recorded_calls(
     for position, (call, step) in enumerate(zip(calls, steps, strict=True)):
         sent_chars, sent, tiktoken = sent_size(call, step.summary, head_tiktoken)
         start = step.summary.compact_up_to_index if step.summary is not None else 0
-        added = request_time.at(call.index, start) if request_time is not None else NOTHING_ADDED
+        point = points[position] if points is not None else None
+        index_of = added_in[point.history] if point is not None and added_in else request_time
+        added = index_of.at(call.index, start) if index_of is not None else NOTHING_ADDED
+        holders = histories[point.history].holding if point is not None and histories else holding
         if added.steer_note:
             sent_chars, sent = sent_chars + added.extra_chars, sent + added.extra_messages
             tiktoken = None if tiktoken is None else tiktoken + note_tiktoken
@@ -344,7 +504,7 @@ def dev_recorded_calls(
             RecordedCall(
                 call=position + 1,
                 index=call.index,
-                checkpoint_id=holder_of(call.index, holding),
+                checkpoint_id=holder_of(call.index, holders),
                 compacted=step.compacted,
                 compaction_stored=step.stored,
                 split_turn=step.split_turn,
@@ -356,7 +516,9 @@ def dev_recorded_calls(
                 pruned_tokens=call.pruned_tokens,
                 sent_tokens=sent_chars // 2,
                 tiktoken_tokens=tiktoken,
-                provider_input_tokens=call.message.input_tokens,
+                provider_input_tokens=None
+                if point is not None and point.refused
+                else call.message.input_tokens,
                 soft_trimmed=call.soft_trimmed,
                 hard_cleared=call.hard_cleared,
                 over_trigger=step.should_compact,
@@ -369,35 +531,39 @@ def dev_recorded_calls(
                 breaker_failures=step.breaker.failure_count,
                 breaker_open=step.breaker.open,
                 request_time=added,
+                refused=point is not None and point.refused,
+                earlier_history=point.history if point is not None and point.history < last else None,
             )
         )
     return tuple(out)
 
 
 def dev_calls(
-    calls: Sequence[CallInput],
-    messages: Sequence[Message],
+    histories: Sequence[DevHistory],
     rows: Sequence[SummaryRow],
     configured: Configured,
     main_guess: MemorySettings | None,
     *,
-    holding: tuple[tuple[int, ...], tuple[str, ...]] = ((), ()),
     summary_chars: int,
     counter: TokenCounter | None = None,
 ) -> tuple[tuple[RecordedCall, ...], SettingsInForce]:
-    """A dev thread's calls from its record: the settings that explain it, and the walk under them."""
-    record = dev_record(messages, rows, [c.index for c in calls])
+    """A dev thread's calls from its record (every history it held, the head's last): the settings that
+    explain it, and the walk under them."""
+    walked = dev_walk(histories, rows, configured.settings, counter)
+    calls, points, record = walked.calls, walked.points, walked.record
     # Without a row no summary's length is known, and it decides where the summarized view crosses the
     # trigger: the first of a few lengths under which some limit explains every notice.
     sizes = (summary_chars,) if rows else (summary_chars, *UNKNOWN_SUMMARY_SIZES)
     for size in sizes:
-        inference, steps = dev_settings_in_force(calls, record, configured, main_guess, summary_chars=size)
+        inference, steps = dev_settings_in_force(
+            calls, record, configured, main_guess, summary_chars=size, points=points
+        )
         if not inference.disagreements or not inference.disagreements[-1].startswith(_UNEXPLAINED):
             break
-    added = RequestTimeIndex.of(messages)
-    return dev_recorded_calls(
-        calls, steps, inference, holding=holding, counter=counter, request_time=added
-    ), inference
+    recorded = dev_recorded_calls(
+        calls, steps, inference, counter=counter, points=points, histories=histories
+    )
+    return recorded, inference
 
 
 def dev_replayed(

@@ -47,7 +47,8 @@ class Recorded:
 
     calls: list[dict[str, Any]]  # what `mycel-memory calls --json` prints
     requests: list[list[list[Any]]]  # per call: [kind, chars] of each message after the system prompt
-    replies: list[str | None]  # per call: the id of the AI message it produced
+    replies: list[str | None]  # per call: the id of the AI message it produced (None: refused)
+    refused: list[bool]  # per call: the provider refused it (prompt too long), so it produced none
 
 
 @pytest.fixture(scope="module")
@@ -85,31 +86,13 @@ def _read(reader: MycelReader, thread_id: str) -> Recorded:
     return Recorded(
         calls=thread_facts(reader, row)["memory"]["calls"],
         requests=requests,
-        replies=[record.messages[c.index].id for c in record.calls],
+        replies=[None if c.refused else record.messages_of(c)[c.index].id for c in record.calls],
+        refused=[c.refused for c in record.calls],
     )
 
 
 # -- what the record does not reproduce yet (issue 26), call by call ---------------------------------------
 
-_PTL_HEAD = (
-    "issue 26: dev's prompt-too-long recovery saved [summary SystemMessage] + the kept messages as the new "
-    "history; this call's answer is only in older checkpoints and the record reads the head"
-)
-_PTL_SUMMARY_TOO_EARLY = (
-    "issue 26: the record puts the summary SystemMessage that the prompt-too-long recovery stored at head "
-    "index 0 in front of a call made before it existed; the model received the history from its start, "
-    "no summary"
-)
-_PTL_REAPPLIED = (
-    "issue 26: after the prompt-too-long recovery dev applies its cached summary again to the recovered "
-    "list ([summary] + recovered[compact_up_to_index:], the index counted on the list before recovery), so "
-    "the first 3 kept messages (human, ai, tool) are not sent; the record sends the stored list whole"
-)
-_BREAKER_WHOLE = (
-    "issue 26: dev sent the whole pruned history (its attempt failed or the breaker was open, so no "
-    "summary), which the head no longer holds after the prompt-too-long recovery; the record shows the "
-    "stored summary SystemMessage in front of the few messages kept"
-)
 _NO_ROW_SIZE = (
     "issue 26: no summary row and no store: the record measures the unstored summary at a placeholder size "
     "(4,023 chars) where the model received 618 ([Conversation Summary] + dev's summary)"
@@ -120,35 +103,13 @@ _NO_ROW_PLACE = (
     "messages"
 )
 DIFFERS: dict[tuple[str, int], str] = {
-    **{("m_evPtlRecov26-1", n): _PTL_HEAD for n in (1, 2)},
-    **{("m_evPtlRecov26-1", n): _PTL_SUMMARY_TOO_EARLY for n in (3, 4, 5, 6)},
-    **{("m_evPtlRecov26-1", n): _PTL_REAPPLIED for n in (8, 9, 10)},
-    **{("m_evPtlRecov26-2", n): _PTL_HEAD for n in (1, 2)},
-    **{("m_evPtlRecov26-2", n): _PTL_SUMMARY_TOO_EARLY for n in (3, 4, 5, 6)},
-    **{("m_evPtlRecov26-2", n): _PTL_REAPPLIED for n in (9, 10, 11)},
-    **{("m_evBreaker026-1", n): _PTL_HEAD for n in range(1, 13)},
-    **{("m_evBreaker026-1", n): _BREAKER_WHOLE for n in (13, 14, 15, 16)},
     **{("m_evNoSumRow26-1", n): _NO_ROW_SIZE for n in (8, 9, 11)},
     **{("m_evNoSumRow26-1", n): _NO_ROW_PLACE for n in (10, 12)},
 }
-_REFUSED = (
-    "issue 26: a request the provider refused (prompt too long) is a call the model received; the record "
-    "has no call for it"
-)
-_NOT_A_CALL = (
-    "issue 26: dev stores 'Error: Prompt is too long. Automatic recovery exhausted...' as an AIMessage when "
-    "recovery is exhausted; no model produced it, and the record counts it as a call"
-)
-THREAD_DIFFERS = {
-    "m_evPtlRecov26-1": f"{_REFUSED} (call 7); {_PTL_HEAD} (calls 1-2)",
-    "m_evPtlRecov26-2": f"{_REFUSED} (calls 7-8); {_PTL_HEAD} (calls 1-2); {_NOT_A_CALL}",
-    "m_evBreaker026-1": f"{_REFUSED} (call 17); {_PTL_HEAD} (calls 1-12)",
-}
+# Prompt-too-long recoveries, refused requests, dev's terminal error and the breaker across a rewrite are
+# reproduced (memory_core.rules.dev_recovery, memory_core.call_record.dev_calls.dev_walk): no xfail.
+THREAD_DIFFERS: dict[str, str] = {}
 COMPACTIONS_DIFFER = {
-    "m_evPtlRecov26-1": "issue 26: dev's reactive compaction (before the retry, call 8) is not in the record",
-    "m_evPtlRecov26-2": "issue 26: dev's reactive compaction (before the refused retry, call 8) is not in the record",
-    "m_evBreaker026-1": "issue 26: the record reads neither the failed attempts, the breaker opening at call 13 "
-    "nor the reactive compaction that closed it at call 18 (its calls before 13 are gone from the head)",
     "m_evNoSumRow26-1": "issue 26: " + _NO_ROW_PLACE.removeprefix("issue 26: ").split(";")[0],
 }
 
@@ -194,8 +155,10 @@ def test_the_record_has_a_call_for_every_request_and_no_other(
     seen = _steps(thread_id)
     record = recorded[thread_id]
     answered = [c["out_id"] for c in seen if c["step_action"] == "ok"]
-    assert [r for r in record.replies if r not in answered] == []  # no call the model never made
+    made = [r for r, refused in zip(record.replies, record.refused, strict=True) if not refused]
+    assert [r for r in made if r not in answered] == []  # no call the model never made
     assert len(record.calls) == len(seen)  # refused requests are calls the model received too
+    assert record.refused == [c["step_action"] != "ok" for c in seen]  # ... and where it refused them
 
 
 # -- where dev called its summariser, and the breaker after each call ------------------------------------

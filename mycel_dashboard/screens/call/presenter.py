@@ -52,7 +52,7 @@ class CallPage:
     call: RecordedCall
     calls: int  # how many calls the thread has
     items: tuple[RequestItem, ...]
-    reply: Message  # the AI message this call produced
+    reply: Message | None  # the AI message this call produced (None: the provider refused it)
     summary_row: SummaryRow | None  # the row of the summary in front, when stored
     compaction_row: SummaryRow | None  # the row this call's compaction wrote, when stored
     system_prompt_tiktoken_gap: int | None  # provider count minus tiktoken of what is shown
@@ -77,7 +77,8 @@ def call_page(record: ThreadCalls, number: int) -> CallPage:
     """Call `number` (1-based) of the thread: its request message by message."""
     call = record.calls[number - 1]
     segment = record.inference.segments[call.segment]
-    messages = record.messages[: call.index]
+    history = record.messages_of(call)
+    messages = history[: call.index]
     view = model_view(messages, settings=segment.settings, summary=call.summary)
     tool_names = {
         c.id: c.name for m in messages if m.type is MessageType.AI for c in m.tool_calls if c.id and c.name
@@ -129,7 +130,7 @@ def call_page(record: ThreadCalls, number: int) -> CallPage:
         call=call,
         calls=len(record.calls),
         items=tuple(items),
-        reply=record.messages[call.index],
+        reply=None if call.refused or call.index >= len(history) else history[call.index],
         summary_row=by_id.get(call.summary_id) if call.summary_id else None,
         compaction_row=compaction_row,
         system_prompt_tiktoken_gap=gap,
