@@ -24,13 +24,13 @@ from memory_core.app.health import (
     tally,
 )
 from memory_core.app.metrics import METRICS
-from memory_core.cli import main
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.api.tokens import create_token
 from mycel_dashboard.models import ApiToken, FleetThread
 from mycel_dashboard.monitoring.tallies import DashboardFleetTallies
 from mycel_dashboard.web.fleet_index import DashboardFleetIndex
+from tests.support.cli import run_cli
 
 Samples = dict[str, list[tuple[dict[str, str], float]]]
 
@@ -53,9 +53,10 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, object]:
-    capsys.readouterr()
-    code = main(list(argv), fleet_index=DashboardFleetIndex)
-    return code, json.loads(capsys.readouterr().out)
+    """`mycel-memory ARGV --json` with the dashboard's fleet index, as the console script opens it."""
+    code, out, err = run_cli(capsys, *argv, fleet_index=DashboardFleetIndex)
+    assert code in (0, 1), err
+    return code, json.loads(out)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.cli import main
 from memory_core.stores.postgres.connect import close_pools
+from tests.support.cli import run_cli
 from tests.support.mycel_env import point_env_at_postgres
 from tests.support.postgres import PASSWORD, PASSWORD_USER, running_postgres, server_binaries
 from tests.support.sample_data import PG_DEV_SAMPLE
@@ -49,8 +49,9 @@ def test_a_missing_checkpoint_file_is_not_ready(client, tmp_path: Path, monkeypa
     assert check(body, "main") == {"name": "main", "ok": False, "kind": "missing_file"}
     assert client.get("/healthz").status_code == 200
     # The command line says the same, and exits 1: the store-down alert fires.
-    assert main(["health", "--json"]) == 1
-    printed = json.loads(capsys.readouterr().out)
+    code, out, _ = run_cli(capsys, "health", "--json")
+    printed = json.loads(out)
+    assert code == 1
     assert "MycelMemoryStoreDown" in printed["firing"] and not printed["ready"]
 
 

@@ -10,11 +10,13 @@ exit status as a shell sees it, what gets imported, argv as bytes) runs `python 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import pytest
 
 from memory_core.app.audit import AuditSink
+from memory_core.app.fleet_index import FleetIndexStore
 from memory_core.cli import main
 from tests.support.audit import KeptAuditLog
 
@@ -25,11 +27,17 @@ class CliRun(NamedTuple):
     err: str
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str, audit: AuditSink | None = None) -> CliRun:
+def run_cli(
+    capsys: pytest.CaptureFixture[str],
+    *argv: str,
+    audit: AuditSink | None = None,
+    fleet_index: Callable[[], FleetIndexStore | None] | None = None,
+) -> CliRun:
     """`mycel-memory ARGV`: its exit code and what it printed to stdout and to stderr. Its audited writes
-    go to `audit` (a KeptAuditLog of its own when not given)."""
+    go to `audit` (a KeptAuditLog of its own when not given); `fleet_index` opens the dashboard's fleet
+    index as the console script does (none: the command reads the stores)."""
     capsys.readouterr()  # what ran before is not this command's output
-    code = main(list(argv), audit=audit if audit is not None else KeptAuditLog())
+    code = main(list(argv), audit=audit if audit is not None else KeptAuditLog(), fleet_index=fleet_index)
     out, err = capsys.readouterr()
     return CliRun(code, out, err)
 
