@@ -150,6 +150,8 @@ def thread_calibration(
 
     The record's tiktoken count is used for `recorded_encoding`; other encodings are counted again on
     the same sent text (the summary in front, then the pruned messages), as the record counts it."""
+    # A call of a history Mycel dev rewrote since (prompt too long) is not in these messages.
+    calls = [c for c in calls if c.earlier_history is None]
     kinds = [content_kind(m.text) for m in messages]
     chars = [content_chars(m.content) for m in messages]
     by_kind: dict[Kind, list[int]] = {k: [0] for k in KINDS}

@@ -175,6 +175,8 @@ def request_prefixes(
     maps a call number to its model. Tokens are tiktoken's with a `counter`, else Mycel's estimate.
     """
     models = models or {}
+    # A call of a history Mycel dev rewrote since (prompt too long) is not in these messages.
+    calls = [c for c in calls if c.earlier_history is None]
     inputs = {c.index: c for c in call_inputs(messages, settings, counter)}
     head_tokens = summary_head_tiktoken(counter)
 

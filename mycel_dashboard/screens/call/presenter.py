@@ -52,7 +52,7 @@ class CallPage:
     call: RecordedCall
     calls: int  # how many calls the thread has
     items: tuple[RequestItem, ...]
-    reply: Message | None  # the AI message this call produced (None: the provider refused it)
+    reply: Message | None  # the AI message after this call's input (None: refused, nothing stored)
     summary_row: SummaryRow | None  # the row of the summary in front, when stored
     compaction_row: SummaryRow | None  # the row this call's compaction wrote, when stored
     system_prompt_tiktoken_gap: int | None  # provider count minus tiktoken of what is shown
@@ -130,7 +130,8 @@ def call_page(record: ThreadCalls, number: int) -> CallPage:
         call=call,
         calls=len(record.calls),
         items=tuple(items),
-        reply=None if call.refused or call.index >= len(history) else history[call.index],
+        # A refused request has no answer; dev's terminal error after one is stored where it would be.
+        reply=history[call.index] if call.index < len(history) else None,
         summary_row=by_id.get(call.summary_id) if call.summary_id else None,
         compaction_row=compaction_row,
         system_prompt_tiktoken_gap=gap,
