@@ -66,6 +66,22 @@ def fill_words(ratio: float) -> str:
     return f"{shown} ({ESTIMATE_WORDS})" if ratio > 1 else shown
 
 
+def size_axis(title: str, peak: int) -> dict[str, Any]:
+    """An axis of bytes labelled as the pages write sizes ("250 KB", "1.00 MB"): ticks at 1, 2 or 5 × a
+    power of ten, about five of them up to `peak` (Plotly's own labels would read "0.2M")."""
+    step = 1
+    while peak / step > 5:
+        step = step * 5 // 2 if str(step)[0] == "2" else step * 2  # 1, 2, 5, 10, 20, 50, …
+    ticks = list(range(0, peak + step, step))
+    return {
+        "title": {"text": title},
+        "rangemode": "tozero",
+        "automargin": True,  # "50.0 KB" is wider than Plotly's own "50k": room for it and the title
+        "tickvals": ticks,
+        "ticktext": [figures.size(t) for t in ticks],
+    }
+
+
 def whole_axis(title: str, last: int) -> dict[str, Any]:
     """An x-axis of whole things (model calls, checkpoints): ticks on integers only, every one of them
     while there are few (Plotly would put a 3-call chart's ticks at 0.5, 1.5, …)."""
@@ -193,7 +209,7 @@ def context_fill_figure(points: Sequence[CallPoint], *, title: str = "") -> dict
                 "yanchor": "bottom",
             }
         )
-    yaxis: dict[str, Any] = {"title": {"text": "tokens"}, "rangemode": "tozero"}
+    yaxis: dict[str, Any] = {"title": {"text": "tokens"}, "rangemode": "tozero", "tickformat": ",d"}
     peak = max(
         (
             v

@@ -12,7 +12,7 @@ from memory_core import figures
 from memory_core.app.storage import ThreadStorage
 from memory_core.footprint.growth import CheckpointPoint
 from memory_core.ids import short_id
-from mycel_dashboard.screens.shared.charts import whole_axis
+from mycel_dashboard.screens.shared.charts import size_axis, whole_axis
 
 # The bar chart shows this many of the biggest threads (the table pages through the rest).
 BIGGEST = 15
@@ -63,7 +63,7 @@ def biggest_threads_figure(
     order = [_label(rank, row) for rank, row in enumerate(top, start=1)]
     layout = {
         "barmode": "overlay",
-        "xaxis": {"title": {"text": "bytes on disk"}, "rangemode": "tozero"},
+        "xaxis": size_axis("bytes on disk", max(row.bytes for row in top)),
         # Biggest at the top: Plotly draws the first category at the bottom.
         "yaxis": {"categoryorder": "array", "categoryarray": list(reversed(order)), "automargin": True},
         "legend": {"orientation": "h", "x": 0, "y": 1, "yanchor": "bottom"},
@@ -103,7 +103,7 @@ def checkpoint_bytes_figure(points: Sequence[CheckpointPoint], *, height: int = 
     layout = {
         "barmode": "stack",
         "xaxis": whole_axis("checkpoint (oldest first)", len(points)),
-        "yaxis": {"title": {"text": "bytes"}, "rangemode": "tozero"},
+        "yaxis": size_axis("bytes", max(p.total for p in points)),
         "legend": {"orientation": "h", "x": 0, "y": 1, "yanchor": "bottom"},
         "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
         "height": height,
