@@ -67,6 +67,11 @@ class ThreadCalls:
     # Mycel dev: the histories before prompt-too-long recoveries rewrote the head, oldest first.
     earlier: tuple[tuple[Message, ...], ...] = ()
 
+    @property
+    def head_calls(self) -> tuple[RecordedCall, ...]:
+        """The calls whose input is in the head's history (not one dev's recovery rewrote)."""
+        return tuple(c for c in self.calls if c.earlier_history is None)
+
     def messages_of(self, call: RecordedCall) -> tuple[Message, ...]:
         """The history a call's input is in: the head's, or an earlier one dev rewrote."""
         if call.earlier_history is not None and call.earlier_history < len(self.earlier):

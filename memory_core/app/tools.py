@@ -55,5 +55,5 @@ def tools_document(found: ToolPressureReport) -> dict[str, Any]:
 
 def _thread(row: ThreadRow, record: ThreadCalls) -> ThreadPressure:
     return thread_pressure(
-        row.thread_id, record.messages, record.calls, record.configured.settings, day_of=call_day
+        row.thread_id, record.messages, record.head_calls, record.configured.settings, day_of=call_day
     )

@@ -97,5 +97,7 @@ def test_every_page_of_a_recovered_thread_answers(evidence_client: Client, threa
         assert evidence_client.get(reverse(name, args=[thread_id])).status_code == 200
     for number in range(1, len(_steps(thread_id)) + 1):
         assert evidence_client.get(reverse("call", args=[thread_id, number])).status_code == 200
-    for name in ("context_calibration", "context_cache", "cost"):
-        assert evidence_client.get(reverse(name)).status_code == 200
+    for name in ("context_calibration", "context_cache", "context_tools", "cost", "storage"):
+        response = evidence_client.get(reverse(name))
+        assert response.status_code == 200
+        assert "Could not compute" not in response.content.decode()  # a section that failed says so
