@@ -32,7 +32,7 @@ from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
 from memory_core.pruning import prune_decisions
 from memory_core.records import StoreProblem, ThreadRow
-from memory_core.stores.checkpoints import time_of_checkpoint_id
+from memory_core.stores.checkpoints import checkpoint_id_at, time_of_checkpoint_id
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import layer_paths, read_json_file
 from memory_core.stores.thread_list.fleet_heads import EVERY_ROW
@@ -167,13 +167,7 @@ def since_id(watermark: str | None, margin: timedelta = LATE_COMMIT) -> str | No
     at = time_of_checkpoint_id(watermark)
     if at is None:
         return watermark
-    ticks = int(((at - margin) - _GREGORIAN).total_seconds() * 10_000_000)
-    value = ((ticks >> 12) << 80) | (6 << 76) | ((ticks & 0xFFF) << 64)
-    text = f"{value:032x}"
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
-
-
-_GREGORIAN = datetime(1582, 10, 15, tzinfo=UTC)
+    return checkpoint_id_at(at - margin)
 
 
 # -- computing facts -------------------------------------------------------------------------------------

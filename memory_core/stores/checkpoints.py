@@ -62,6 +62,16 @@ def time_of_checkpoint_id(checkpoint_id: str) -> datetime | None:
         return None
 
 
+def checkpoint_id_at(at: datetime) -> str:
+    """The smallest uuid6 checkpoint id of the 100 ns tick `at` falls in: ids greater than it were made later
+    (time_of_checkpoint_id's inverse, to ask a store for what moved since a time)."""
+    since = at - _GREGORIAN_EPOCH
+    ticks = max(((since.days * 86_400 + since.seconds) * 1_000_000 + since.microseconds) * 10, 0)
+    value = ((ticks >> 12) << 80) | (6 << 76) | ((ticks & 0xFFF) << 64)
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
 def parse_iso(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None

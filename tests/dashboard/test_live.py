@@ -233,3 +233,37 @@ def test_an_anonymous_or_logged_out_poll_gets_the_login_redirect_never_a_304_or_
         response = who.get(url, HTTP_IF_NONE_MATCH=etag, **HX)
         assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
         assert "ETag" not in response and b"data-messages" not in response.content
+
+
+def test_a_fleet_sized_list_polls_without_walking_the_fleet(
+    viewer_client, live_home: Path, settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At DASHBOARD_FLEET_INDEX_FROM threads the poll asks the checkpoints' keys (a count, the threads moved
+    # since) and never lists every thread: the same answers as the list in memory gives above.
+    from memory_core.stores.reader import MycelReader
+
+    settings.DASHBOARD_FLEET_INDEX_FROM = 1
+    settings.DASHBOARD_FLEET_INDEX_BACKGROUND = False
+    page = viewer_client.get(reverse("threads")).content.decode()
+    since, known = _since(page)
+    assert known == "1"
+    walks: list[str] = []
+    listing = MycelReader.list_threads
+
+    def counted(self: MycelReader, *args: object, **kwargs: object) -> object:
+        walks.append("list_threads")
+        return listing(self, *args, **kwargs)
+
+    monkeypatch.setattr(MycelReader, "list_threads", counted)
+    url = f"{reverse('threads_live')}?since={since}&known={known}"
+    first = viewer_client.get(url, **HX)
+    assert first.status_code == 200 and 'data-new="0" data-moved="0"' in first.content.decode()
+    build_thread(live_home / "leon.db", "live-thread-2", turns=1, parallel=1)
+    build_thread(live_home / "leon.db", LIVE, turns=1, parallel=1)
+    moved = viewer_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"], **HX)
+    assert moved.status_code == 200
+    assert 'data-new="1" data-moved="1"' in moved.content.decode()
+    # With no `since`, the answer is relative to the newest head now: nothing moved after it.
+    now = viewer_client.get(reverse("threads_live"), **HX)
+    assert 'data-new="0" data-moved="0"' in now.content.decode()
+    assert walks == []

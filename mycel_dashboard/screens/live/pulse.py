@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message, MessageType
-from memory_core.records import RunEvent, ThreadRow
+from memory_core.records import RunEvent, StoreProblem, ThreadRow
 from memory_core.rollback import DashboardWrite, RunningStatus, dashboard_write, running_status
+from memory_core.stores.checkpoints import checkpoint_id_at, time_of_checkpoint_id
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.screens.shared.memory import problem_text
 
@@ -143,6 +144,32 @@ class ListChanges:
     new: int  # threads first seen after `since`
     moved: int  # threads with a newer head than `since` that were already there
     since: float
+
+
+def fleet_changes(
+    reader: MycelReader,
+    since: float | None,
+    known: int | None,
+    *,
+    index_from: int,
+    problems: list[StoreProblem],
+) -> ListChanges | None:
+    """At fleet size (`index_from` threads or more), the changes from two questions to the checkpoints' keys
+    (how many threads; which have a checkpoint newer than `since`), never a walk of the fleet; None below.
+
+    The list's page counts threads only a registry knows too: those are the ones it may call moved, not new."""
+    backend = reader.backend
+    total, newest = backend.newest_heads(problems, limit=1, offset=0, by_id=False, descending=True)
+    if total < index_from:
+        return None
+    if since is None:
+        at = time_of_checkpoint_id(newest[0][2]) if newest else None
+        since = at.timestamp() if at is not None else 0.0
+    heads = backend.thread_heads(problems, since=checkpoint_id_at(datetime.fromtimestamp(since, UTC)))
+    times = (time_of_checkpoint_id(head) for _, _, head in heads)
+    changed = sum(1 for at in times if at is not None and at.timestamp() > since)
+    new = min(max(total - known, 0), changed) if known else 0
+    return ListChanges(new=new, moved=changed - new, since=since)
 
 
 def list_changes(rows: Sequence[ThreadRow], since: float, known: int) -> ListChanges:

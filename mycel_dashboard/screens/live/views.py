@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.template.response import TemplateResponse
 from django.utils.cache import patch_vary_headers
 
+from memory_core.records import StoreProblem
 from mycel_dashboard.screens.live.forms import ListPollForm
 from mycel_dashboard.screens.live.pulse import (
     POLL_INTERVAL_MS,
+    fleet_changes,
     list_changes,
     list_tag,
     newest_activity,
@@ -50,13 +53,20 @@ def threads_live(request: HttpRequest) -> HttpResponse:
     tag = guarded("the stores' version", lambda: list_tag(reader, request.GET.urlencode()), problems)
     if tag is not None and _unchanged(request, tag):
         return _not_modified(tag)
-    found = reader.list_threads()
-    problems.extend(problem_text(p) for p in found.problems if not p.expected_absence)
-    rows = found.value
-    context = {
-        "changes": list_changes(
+    asked: list[StoreProblem] = []
+    changes = fleet_changes(
+        reader, since, known, index_from=settings.DASHBOARD_FLEET_INDEX_FROM, problems=asked
+    )
+    if changes is None:  # a fleet small enough to list in memory, as its page does
+        found = reader.list_threads()
+        asked.extend(found.problems)
+        rows = found.value
+        changes = list_changes(
             rows, since if since is not None else newest_activity(rows), known or len(rows)
-        ),
+        )
+    problems.extend(problem_text(p) for p in asked if not p.expected_absence)
+    context = {
+        "changes": changes,
         "problems": problems,
         "interval_ms": POLL_INTERVAL_MS,
     }
