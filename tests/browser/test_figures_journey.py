@@ -57,13 +57,16 @@ def test_the_dry_run_numbers_summarised_messages_by_their_index(
 ) -> None:
     page = viewer_page.page
     page.goto(f"{dashboard_server.url}/threads/{COMPACTING}/dry-run/")
-    items = page.locator("#summarised-messages > li")
+    summarised = page.locator("section.card", has=page.locator("h2", has_text="Summarised messages")).locator(
+        "ol"
+    )
+    items = summarised.locator("> li")
     assert items.count() == 16
     for n in (0, 9, 10, 11, 12, 15):
         assert items.nth(n).inner_text().startswith(f"#{n} "), n
     # No list marker left to clip: each index is drawn inside the list's box.
-    assert page.eval_on_selector("#summarised-messages", "ol => getComputedStyle(ol).listStyleType") == "none"
-    box = page.locator("#summarised-messages").bounding_box()
+    assert summarised.evaluate("ol => getComputedStyle(ol).listStyleType") == "none"
+    box = summarised.bounding_box()
     index = items.nth(12).locator(".msg-index").bounding_box()
     assert box is not None and index is not None and index["x"] >= box["x"]
     items.nth(12).scroll_into_view_if_needed()
