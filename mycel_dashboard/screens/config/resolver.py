@@ -27,12 +27,16 @@ class ModelLimit:
         return compaction_trigger(self.current.value)
 
 
-def model_limits(threads: Sequence[ThreadRow], resolver: SettingsResolver) -> tuple[ModelLimit, ...]:
-    """Every model in use across threads, with Mycel's context limit for it and where that comes from."""
-    counts: dict[str | None, int] = {}
-    for row in threads:
-        model = thread_model(row)
-        counts[model] = counts.get(model, 0) + 1
+def model_limits(
+    threads: Sequence[ThreadRow], resolver: SettingsResolver, *, counts: dict[str | None, int] | None = None
+) -> tuple[ModelLimit, ...]:
+    """Every model in use across threads, with Mycel's context limit for it and where that comes from
+    (`counts`: threads per model already counted, e.g. by the fleet index)."""
+    if counts is None:
+        counts = {}
+        for row in threads:
+            model = thread_model(row)
+            counts[model] = counts.get(model, 0) + 1
     project = project_folder(resolver.locations, None)
     return tuple(
         ModelLimit(

@@ -37,6 +37,7 @@ from memory_core.stores.write.config_files import apply_layer, apply_restore
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.config.dev import dev_context, dev_proposal
 from mycel_dashboard.screens.config.editor import DOC_VS_CODE, Proposal, editor_keys, editor_sections
+from mycel_dashboard.screens.config.fleet import ConfigThreads, config_threads
 from mycel_dashboard.screens.config.forms import ConfigForm, DevConfigForm, RestoreForm
 from mycel_dashboard.screens.config.resolver import model_limits
 from mycel_dashboard.screens.config.save import (
@@ -48,10 +49,12 @@ from mycel_dashboard.screens.config.save import (
     restore_preview,
     save_preview,
 )
-from mycel_dashboard.screens.config.whatif import compute_whatif, default_thread
+from mycel_dashboard.screens.config.whatif import compute_whatif
 from mycel_dashboard.screens.shared.forms import RULES_CHOICES, RulesForm
 from mycel_dashboard.screens.shared.memory import SettingsResolver, problem_text
 from mycel_dashboard.web.audit import AuditTrail
+from mycel_dashboard.web.fleet_index import DashboardFleetIndex
+from mycel_dashboard.web.fleet_models import indexed_model_counts
 from mycel_dashboard.web.forms import error_text
 from mycel_dashboard.web.links import timeline_urls
 from mycel_dashboard.web.permissions import operator_required
@@ -75,6 +78,7 @@ class _State:
     source: DataSource
     reader: MycelReader
     threads: list[ThreadRow]
+    fleet: ConfigThreads  # how the threads were chosen: every one, or the newest of a fleet
     chosen: ThreadRow | None
     project_dir: Path | None
     loaded: LoadedConfig  # the files as Mycel would merge them now (no model: Mycel's web default)
@@ -93,12 +97,18 @@ class _State:
 
 def _state(data: QueryDict) -> _State:
     source, reader = open_source()
-    listed = reader.list_threads()
-    problems = [problem_text(p) for p in listed.problems]
-    threads = list(listed.value)
     # The thread picks the project folder, which picks the files, which pick the editor's keys.
     first = ConfigForm(data, keys=())
-    chosen_id = first.chosen_thread or default_thread(threads)
+    fleet = config_threads(
+        reader,
+        first.chosen_thread,
+        index=DashboardFleetIndex(),
+        index_from=settings.DASHBOARD_FLEET_INDEX_FROM,
+        model_counts=indexed_model_counts,
+    )
+    problems = [problem_text(p) for p in fleet.problems]
+    threads = fleet.threads
+    chosen_id = first.chosen_thread or fleet.longest
     chosen = next((t for t in threads if t.thread_id == chosen_id), None)
     project_dir = project_folder(source.locations, chosen)
     loaded = get_loaded_config(source.locations, project_dir=project_dir)
@@ -108,6 +118,7 @@ def _state(data: QueryDict) -> _State:
         source=source,
         reader=reader,
         threads=threads,
+        fleet=fleet,
         chosen=chosen,
         project_dir=project_dir,
         loaded=loaded,
@@ -158,6 +169,7 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
             thread_urls=timeline_urls,
             rules=rules,
             trigger_tokens=trigger_tokens,
+            all_threads=state.fleet.all_threads,
         )
     effective = state.loaded.effective
     project_problem = project_folder_problem(state.locations, state.project_dir)
@@ -182,7 +194,10 @@ def _context(request: HttpRequest, state: _State, part: str | None) -> dict[str,
             if p.severity is not Severity.INFO
             and (p.key_path in state.changes or p.layer is ConfigLayerName.OVERRIDE)
         ],
-        "model_limits": model_limits(state.threads, resolver) if part is None else (),
+        "model_limits": (
+            model_limits(state.threads, resolver, counts=state.fleet.model_counts) if part is None else ()
+        ),
+        "fleet": state.fleet,
         "whatif": whatif,
         "whatif_rules": rules.value if rules else "",
         "whatif_notes": rules_notes,

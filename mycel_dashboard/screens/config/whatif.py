@@ -126,6 +126,7 @@ def compute_whatif(
     thread_urls: Callable[[str], Callable[[int], str]],
     rules: RulesProfile | None = None,
     trigger_tokens: int | None = None,
+    all_threads: int | None = None,
 ) -> WhatIf:
     """The chosen thread's what-if (with its chart) and the fleet totals, under current vs proposed.
 
@@ -196,7 +197,7 @@ def compute_whatif(
         chosen=chosen,
         fleet=fleet,
         fleet_threads=len(items),
-        all_threads=len(threads),
+        all_threads=len(threads) if all_threads is None else all_threads,
         elapsed_ms=(time.perf_counter() - started) * 1000,
         thread_ms=thread_ms,
         problems=tuple(problems),
