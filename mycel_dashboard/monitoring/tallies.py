@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, cast
 
-from django.db.models import BigIntegerField, Count, Q, Sum
+from django.db.models import BigIntegerField, Case, Count, Q, Sum, Value, When
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
@@ -25,7 +25,13 @@ class DashboardFleetTallies(IndexTallies):
         }
         grouped = (
             FleetThread.objects.filter(store=store)
-            .values(model=KeyTextTransform("model", "row"), layout=KeyTextTransform("layout", "row"))
+            .values(
+                # model_key is NULL exactly when the row has no model (a JSON null reads as 'null' on SQLite).
+                model=Case(
+                    When(model_key__isnull=True, then=Value(None)), default=KeyTextTransform("model", "row")
+                ),
+                layout=KeyTextTransform("layout", "row"),
+            )
             .annotate(
                 threads=Count("id"),
                 fill_known=Count("fill"),
