@@ -5,12 +5,16 @@ the readiness check only measures."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 from django.conf import settings
 from django.db import connection
 
 from memory_core.app.fleet_index import build, look, store_name
 from memory_core.app.health import (
     Check,
+    GroupTally,
     Health,
     figures_of,
     index_check,
@@ -48,8 +52,31 @@ def server_health(*, bring_up: bool) -> Health:
         _bring_up(reader, index, source.locations, problems)
     lag = index_lag(reader, index, problems)
     checks.append(index_check(lag, max_lag_s=settings.DASHBOARD_READY_INDEX_LAG_S))
-    figures = figures_of(DashboardFleetTallies().tallies(store_name(reader))) if lag.complete else None
+    figures = figures_of(kept_tallies(index, store_name(reader))) if lag.complete else None
     return Health(figures, lag, checks, problems)
+
+
+# The tallies read every indexed row (about a second at 100,000 threads on SQLite: tests/benchmarks/
+# bench_metrics.py). A process keeps them while the index's state row is unchanged (the builder and a look
+# save it after what they put: its watermark, counts or finish time move) and TALLIES_KEPT_S at most, which
+# also bounds what a look's late-committed catch-up, which moves no watermark, may leave unseen.
+TALLIES_KEPT_S = 30.0
+_KEPT: dict[str, tuple[object, float, list[GroupTally]]] = {}
+_KEPT_LOCK = threading.Lock()
+
+
+def kept_tallies(index: DashboardFleetIndex, store: str) -> list[GroupTally]:
+    state = index.state(store)
+    key = (state.version, state.watermark, state.finished_at, state.done, state.total) if state else None
+    now = time.monotonic()
+    with _KEPT_LOCK:
+        kept = _KEPT.get(store)
+    if kept is not None and kept[0] == key and now - kept[1] < TALLIES_KEPT_S:
+        return kept[2]
+    found = DashboardFleetTallies().tallies(store)
+    with _KEPT_LOCK:
+        _KEPT[store] = (key, now, found)
+    return found
 
 
 def _bring_up(
