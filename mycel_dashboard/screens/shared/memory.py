@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memory_core import figures
 from memory_core.app.calls import limit_source
 from memory_core.app.thread_settings import (
     ThreadMemorySettings,
@@ -53,7 +54,7 @@ def memory_context(resolved: ThreadMemorySettings, *, override: int | None = Non
     limit = ContextLimitInfo(resolved.limit.value, resolved.limit.explanation)
     source = limit_source(resolved.limit)
     if override:
-        limit = ContextLimitInfo(override, f"set on this page (Mycel would use {limit.value:,})")
+        limit = ContextLimitInfo(override, f"set on this page (Mycel would use {figures.count(limit.value)})")
         settings = replace(settings, context_limit=override)
         source = "set on this page"
     notes = tuple(p.message for p in resolved.problems if p.severity is Severity.ERROR)
@@ -91,7 +92,7 @@ _COMPARED = (
 def today_differs(then: MemorySettings, today: MemorySettings) -> str:
     """The note a thread's page carries when the config changed after the thread's newest activity."""
     changed = [
-        f"{name} {getattr(today, name):,} instead of {getattr(then, name):,}"
+        f"{name} {figures.count(getattr(today, name))} instead of {figures.count(getattr(then, name))}"
         for name in _COMPARED
         if getattr(today, name) != getattr(then, name)
     ]

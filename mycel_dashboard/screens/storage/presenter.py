@@ -76,7 +76,7 @@ def ranking_page(
     pages = max(1, -(-len(ranked) // per_page))
     if page > pages:
         notes.append(
-            f"There are only {pages:,} page{'s' if pages != 1 else ''} of threads: showing the last."
+            f"There are only {fig.count(pages)} page{'s' if pages != 1 else ''} of threads: showing the last."
         )
         page = pages
     start = (page - 1) * per_page

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from memory_core import figures
 from memory_core.messages import Message, MessageType
 from memory_core.notices import NOTICE_LABELS, NoticeKind, notice_kind
 from memory_core.pruning import PruneAction, PruneDecision, PruningResult
@@ -126,7 +127,7 @@ def notice_of(message: Message) -> NoticeView | None:
     explanation = _NOTICE_EXPLANATIONS[kind]
     boundary = (message.metadata or {}).get("compact_boundary_index")
     if kind is NoticeKind.COMPACT and isinstance(boundary, int) and not isinstance(boundary, bool):
-        explanation += f" Its boundary (compact_boundary_index) was {boundary:,}."
+        explanation += f" Its boundary (compact_boundary_index) was {figures.count(boundary)}."
     return NoticeView(kind, NOTICE_LABELS[kind], f"{explanation} {_AS_USER_TURN}")
 
 
@@ -236,8 +237,11 @@ class Timeline:
         """What this page holds: stored positions, or (filtered) positions among the matches."""
         if self.filters:
             start = (self.page - 1) * PAGE_SIZE
-            return f"Matches {start + 1:,}–{min(self.matched, start + PAGE_SIZE):,} of {self.matched:,}"
-        return f"Messages {self.first_index}–{self.last_index} of {self.total:,}"
+            return (
+                f"Matches {figures.count(start + 1)}–{figures.count(min(self.matched, start + PAGE_SIZE))} "
+                f"of {figures.count(self.matched)}"
+            )
+        return f"Messages {self.first_index}–{self.last_index} of {figures.count(self.total)}"
 
     @property
     def no_match(self) -> str:
@@ -332,9 +336,13 @@ def pruning_badge(decision: PruneDecision, view: View) -> Badge:
     original = decision.original_chars
     if action is PruneAction.SOFT_TRIMMED:
         after = len(decision.message.text)
-        return Badge(BadgeKind.SOFT_TRIMMED, f"soft-trimmed {original:,} → {after:,} chars", rule)
+        return Badge(
+            BadgeKind.SOFT_TRIMMED,
+            f"soft-trimmed {figures.count(original)} → {figures.count(after)} chars",
+            rule,
+        )
     if action is PruneAction.HARD_CLEARED:
-        return Badge(BadgeKind.HARD_CLEARED, f"hard-cleared (was {original:,} chars)", rule)
+        return Badge(BadgeKind.HARD_CLEARED, f"hard-cleared (was {figures.count(original)} chars)", rule)
     if action is PruneAction.PROTECTED:
         step = re.search(r"AI step #(\d+)", rule)
         by = f" by AI step #{step.group(1)} from the end" if step else ""
@@ -380,7 +388,7 @@ def _message_entry(
             badges.append(
                 Badge(
                     BadgeKind.SPILLED,
-                    f"spilled ({size:,} bytes to a file)",
+                    f"spilled ({figures.size(size)} to a file)",
                     f"tools.spill_buffer: the output was over the tool's threshold; saved to {path}",
                     link,
                 )
@@ -499,9 +507,9 @@ def build_timeline(
         for decision in decisions:
             if decision.message.type is MessageType.TOOL:
                 tally[decision.action.value] = tally.get(decision.action.value, 0) + 1
-    counts = [(kind, f"{n:,} {kind.replace('_', '-')}") for kind, n in sorted(tally.items())]
+    counts = [(kind, f"{figures.count(n)} {kind.replace('_', '-')}") for kind, n in sorted(tally.items())]
     if boundary:
-        counts.append((BadgeKind.SUMMARISED.value, f"{boundary:,} summarised"))
+        counts.append((BadgeKind.SUMMARISED.value, f"{figures.count(boundary)} summarised"))
     tools = {m.name or names.get(m.tool_call_id or "") for m in messages if m.type is MessageType.TOOL}
     return Timeline(
         view=view,

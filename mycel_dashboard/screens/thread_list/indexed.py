@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from memory_core import figures
 from memory_core.app.fleet_index import (
     FleetIndexStore,
     Freshness,
@@ -181,7 +182,9 @@ def _floor(
 def _building(query: ThreadListQuery, freshness: Freshness) -> str:
     state = freshness.state
     progress = (
-        f"{state.done:,} of {state.total:,} threads" if state is not None and state.total else "starting"
+        f"{figures.count(state.done)} of {figures.count(state.total)} threads"
+        if state is not None and state.total
+        else "starting"
     )
     unsorted = []
     if query.sort not in _FLOOR_SORTS:
@@ -205,7 +208,7 @@ def _building(query: ThreadListQuery, freshness: Freshness) -> str:
 def _catching_up(freshness: Freshness) -> str:
     if freshness.behind:
         return (
-            f"{freshness.behind:,} threads moved since the fleet index last caught up: their figures here are "
+            f"{figures.count(freshness.behind)} threads moved since the fleet index last caught up: their figures here are "
             "as of before; the index is catching up in the background."
         )
     return ""

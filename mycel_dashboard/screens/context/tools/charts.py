@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from memory_core import figures
 from mycel_dashboard.screens.context.tools.presenter import UNKNOWN_DAY, Cell, HeatBy, Heatmap
 
 COLOUR_TITLE = "share of the characters sent"
@@ -24,8 +25,8 @@ def _custom(cell: Cell | None) -> list[str]:
         "",
         "",
         cell.url,
-        *(f"{cell.counts[name]:,}" for name in _COUNTS),  # 3..9
-        f"{cell.share:.1%}",  # 10
+        *(figures.count(cell.counts[name]) for name in _COUNTS),  # 3..9
+        figures.percent(cell.share, decimals=1),  # 10
         html.escape(cell.column or UNKNOWN_DAY),  # 11
     ]
 
