@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from memory_core import figures
 from memory_core.app.audit import AuditRecord
 from memory_core.app.calls import dev_next_call
 from memory_core.app.errors import UnknownThread
@@ -267,15 +268,16 @@ def _render_dry_run(report: dict[str, Any]) -> None:
     verdict = "YES" if report["would_compact_next_call"] else "no"
     out.write(f"compaction dry-run for {report['thread_id']} at {report['checkpoint_id']}\n")
     out.write(
-        f"  estimate {report['estimated_tokens']:,} tokens vs trigger {report['threshold_tokens']:,}"
-        f" (limit {report['context_limit']:,}; {report['context_limit_source']})\n"
+        f"  estimate {figures.count(report['estimated_tokens'])} tokens vs trigger "
+        f"{figures.count(report['threshold_tokens'])}"
+        f" (limit {figures.count(report['context_limit'])}; {report['context_limit_source']})\n"
     )
     dev = report.get("dev")
     if dev is not None:
         seen = "summarized view" if dev["view_applied"] else "pruned history"
         out.write(
-            f"  Mycel dev's rules ({report['rules_reason']}): {seen} {dev['trigger_view_tokens']:,} vs trigger "
-            f"{dev['threshold_tokens']:,}; breaker {'open' if dev['breaker_before']['open'] else 'closed'}"
+            f"  Mycel dev's rules ({report['rules_reason']}): {seen} {figures.count(dev['trigger_view_tokens'])} "
+            f"vs trigger {figures.count(dev['threshold_tokens'])}; breaker {'open' if dev['breaker_before']['open'] else 'closed'}"
             f" ({dev['breaker_before']['failure_count']} failures)\n"
         )
     out.write(f"  Mycel would compact on the next call: {verdict}\n")
@@ -284,12 +286,14 @@ def _render_dry_run(report: dict[str, Any]) -> None:
     else:
         split = f", split turn (prefix of {report['turn_prefix_count']})" if report["split_turn"] else ""
         out.write(
-            f"  summarise {report['summarize_count']} message(s), keep {report['keep_count']}{split};"
+            f"  summarise {figures.count(report['summarize_count'])} message(s), "
+            f"keep {figures.count(report['keep_count'])}{split};"
             f" compact_up_to_index {report['compact_up_to_index']}\n"
         )
         out.write(
-            f"  tokens {report['tokens_before']:,} -> {report['tokens_after']:,} (summary placeholder included)\n"
+            f"  tokens {figures.count(report['tokens_before'])} -> {figures.count(report['tokens_after'])} "
+            "(summary placeholder included)\n"
         )
-        out.write(f"  summariser request: {report['summary_request_chars']:,} chars\n")
+        out.write(f"  summariser request: {figures.count(report['summary_request_chars'])} chars\n")
     if "conversation_text" in report:
         out.write("\n" + report["conversation_text"] + "\n")

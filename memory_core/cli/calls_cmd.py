@@ -59,17 +59,17 @@ def run_calls(args: argparse.Namespace) -> int:
             (
                 c["call"],
                 c["message_index"],
-                c["request_messages"],
+                figures.count(c["request_messages"]),
                 ("yes" if c["summary_stored"] else "not stored") if c["compacted"] else "",
                 ""
                 if c["summary_compact_up_to_index"] is None
                 else f"up to {c['summary_compact_up_to_index']}",
-                c["estimated_tokens"]["stored"],
-                c["estimated_tokens"]["after_pruning"],
-                c["estimated_tokens"]["sent"],
-                "" if c["tiktoken_tokens"] is None else c["tiktoken_tokens"],
-                "" if c["provider_input_tokens"] is None else c["provider_input_tokens"],
-                f"{c['context_limit']:,} ({c['context_limit_source']})",
+                figures.count(c["estimated_tokens"]["stored"]),
+                figures.count(c["estimated_tokens"]["after_pruning"]),
+                figures.count(c["estimated_tokens"]["sent"]),
+                "" if c["tiktoken_tokens"] is None else figures.count(c["tiktoken_tokens"]),
+                "" if c["provider_input_tokens"] is None else figures.count(c["provider_input_tokens"]),
+                f"{figures.count(c['context_limit'])} ({c['context_limit_source']})",
             )
             for c in memory["calls"]
         ],

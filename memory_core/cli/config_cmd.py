@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memory_core import figures
 from memory_core.app.audit import AuditRecord
 from memory_core.cli.audited import actor_of, run_audited
 from memory_core.cli.common import CliError, print_json
@@ -151,7 +152,9 @@ def run_show(args: argparse.Namespace) -> int:
     print()
     print("Context limit per model in use:")
     for limit in limits or [_limit_json(loaded.context_limit, 0)]:
-        print(f"  {limit['model'] or '(none)'}: {limit['context_limit']:,} — {limit['explanation']}")
+        print(
+            f"  {limit['model'] or '(none)'}: {figures.count(limit['context_limit'])} — {limit['explanation']}"
+        )
     _print_problems(problems)
     return 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from memory_core import figures
 from memory_core.app.retention import RetentionDryRun, retention_dry_run
 from memory_core.app.status import require_data
 from memory_core.cli.audited import write_text_audited
@@ -62,8 +63,9 @@ def _print_plan(data: dict[str, Any]) -> None:
     totals = data["totals"]
     print(f"Policy: {data['policy_text']}.")
     print(
-        f"Frees {totals['frees_bytes']:,} bytes: drops {totals['drops']:,} checkpoints in "
-        f"{totals['threads_touched']:,} of {totals['threads']:,} threads, keeps {totals['keeps']:,}."
+        f"Frees {figures.size(totals['frees_bytes'])} ({figures.size_exact(totals['frees_bytes'])}): drops "
+        f"{figures.count(totals['drops'])} checkpoints in {figures.count(totals['threads_touched'])} of "
+        f"{figures.count(totals['threads'])} threads, keeps {figures.count(totals['keeps'])}."
     )
     print(ALWAYS_KEPT)
     print(NO_WHOLE_THREADS)
@@ -81,16 +83,18 @@ def _print_plan(data: dict[str, Any]) -> None:
         rows.append(
             [
                 short_id(t["thread_id"]),
-                f"{t['frees_bytes']:,}",
-                len(t["drops"]),
-                len(t["keeps"]),
+                figures.size(t["frees_bytes"]),
+                figures.count(len(t["drops"])),
+                figures.count(len(t["keeps"])),
                 one_line("; ".join(f"{why} x{n}" if n > 1 else why for why, n in reasons.items()), 60),
-                len(lost["file_operations"]) + len(lost["run_events"]) + len(lost["summaries"]),
+                figures.count(
+                    len(lost["file_operations"]) + len(lost["run_events"]) + len(lost["summaries"])
+                ),
             ]
         )
     print_table(["THREAD", "FREES", "DROPS", "KEEPS", "KEPT BECAUSE", "UNREACHABLE"], rows)
     if len(touched) > _TOP:
-        print(f"… and {len(touched) - _TOP:,} more threads (--json lists every one)")
+        print(f"… and {figures.count(len(touched) - _TOP)} more threads (--json lists every one)")
 
 
 def _export(args: argparse.Namespace, run: RetentionDryRun) -> None:

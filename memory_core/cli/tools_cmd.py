@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from memory_core import figures
 from memory_core.app.status import require_data
 from memory_core.app.tools import fleet_tool_pressure, tools_document
 from memory_core.cli.common import print_json
@@ -42,19 +43,22 @@ def run_tools(args: argparse.Namespace) -> int:
         [
             (
                 line.tool,
-                f"{line.sent_share:.1%}",
-                f"{line.total.sent_chars:,}",
-                line.total.results,
-                line.total.trimmed,
-                line.total.cleared,
-                f"{line.total.chars_removed:,}",
-                line.total.spills,
-                line.total.re_requests,
+                figures.percent(line.sent_share, decimals=1),
+                figures.count(line.total.sent_chars),
+                figures.count(line.total.results),
+                figures.count(line.total.trimmed),
+                figures.count(line.total.cleared),
+                figures.count(line.total.chars_removed),
+                figures.count(line.total.spills),
+                figures.count(line.total.re_requests),
             )
             for line in report.tools
         ],
     )
-    print(f"{report.sent_chars:,} {UNIT}, over {report.calls} model calls of {report.threads} threads")
+    print(
+        f"{figures.count(report.sent_chars)} {UNIT}, over {figures.count(report.calls)} model calls of "
+        f"{figures.count(report.threads)} threads"
+    )
     if report.re_requests:
         print()
         print_table(
