@@ -31,6 +31,9 @@ from memory_core.stores.redact import encodable_data
 RUNTIME_FILE = "runtime.json"
 HISTORY_DIR = ".history"
 BACKUP_PREFIX = f"{RUNTIME_FILE}.bak-"
+# What a save wrote, kept beside the versions it replaced: when the file is later changed outside the
+# dashboard, the past before that change still reads what the dashboard wrote.
+WRITTEN_PREFIX = f"{RUNTIME_FILE}.wrote-"
 STAMP_FORMAT = "%Y%m%dT%H%M%S"
 STAMP_LENGTH = len("20261204T205500")
 # An empty version named so says the file did not exist until that save: the past can read "no file".
@@ -358,8 +361,60 @@ def layer_file_at(name: ConfigLayerName, path: Path, at: datetime) -> PastLayer:
         file = read_json_file(path, layer=name)
         since = _mtime(path) if file.exists else None
     if since is not None and since > at:
-        return _unknown(name, path, version, since)
+        written = _written_at(path, at)
+        if written is None:
+            return _unknown(name, path, version, since)
+        file = written
     return PastLayer(file=LayerFile(name=name, file=replace(file, path=path)), version=version)
+
+
+def _written_at(path: Path, at: datetime) -> JsonFile | None:
+    """What the dashboard's newest save before `at` wrote, if that save kept it and no later save before
+    `at` went without: the file held it until the change outside the dashboard that followed."""
+    kept = [(when, name) for when, name in _written_of(path) if when <= at]
+    if not kept:
+        return None
+    when, name = kept[0]
+    if any(when < entry.saved_at <= at for entry in _history_of(path)):
+        return None  # a save that kept no copy came after it
+    try:
+        data, _ = read_confined(path.parent, (HISTORY_DIR, name))
+    except (NotConfined, OSError):
+        return None
+    if name.endswith(ABSENT_SUFFIX):
+        return None if data else JsonFile(path=path, exists=False, document={}, sha256=None)
+    return _json_file(path, data, None)
+
+
+_WRITTEN: Memo[tuple[tuple[datetime, str], ...]] = Memo("config.written", max_entries=64)
+
+
+def _written_of(path: Path) -> tuple[tuple[datetime, str], ...]:
+    try:
+        stat = (path.parent / HISTORY_DIR).stat()
+    except OSError:
+        return ()
+    key = Key(store=str(path), what=(stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns))
+    return _WRITTEN.get_or_compute(key, lambda: _list_written(path))
+
+
+def _list_written(path: Path) -> tuple[tuple[datetime, str], ...]:
+    """The copies of what saves wrote (WRITTEN_PREFIX), newest first, each at its write time (the copy's
+    mtime: written at the save, to the nanosecond, where a name's stamp has whole seconds)."""
+    history = path.parent / HISTORY_DIR
+    if history.is_symlink():
+        return ()
+    try:
+        copies = [p for p in history.iterdir() if p.name.startswith(WRITTEN_PREFIX)]
+    except OSError:
+        return ()
+    found = []
+    for copy in copies:
+        try:
+            found.append((_utc_ns(copy.lstat().st_mtime_ns), copy.name))
+        except OSError:
+            continue
+    return tuple(sorted(found, reverse=True))
 
 
 def _unknown(name: ConfigLayerName, path: Path, version: str | None, since: datetime) -> PastLayer:
@@ -374,6 +429,7 @@ def change_points(locations: MycelLocations, project_dir: Path | None = None) ->
     for path in layer_paths(locations, project_dir=project_dir).values():
         for entry in _history_of(path):
             points.update(t for t in (entry.saved_at, entry.since) if t is not None)
+        points.update(when for when, _ in _written_of(path))
         if (written := _mtime(path)) is not None:
             points.add(written)
     return tuple(sorted(points))

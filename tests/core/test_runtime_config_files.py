@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+import os
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from memory_core.stores.runtime_config import (
     ConfigFileError,
     get_loaded_config,
     get_models_file,
+    layer_file_at,
     list_history,
     list_layer_files,
     read_json_file,
@@ -301,3 +303,50 @@ def test_two_saves_of_the_same_preview_at_once_write_one_and_refuse_the_other(
         )
     # Every applied save kept the version it replaced: one backup per round, none lost.
     assert len(list_history(path)) == 12
+
+
+def _edit_outside(path: Path, document: object, at: datetime) -> None:
+    """A change made outside the dashboard, written at `at`."""
+    path.write_text(json.dumps(document), encoding="utf-8")
+    stamp = int(at.timestamp() * 1_000_000_000)
+    os.utime(path, ns=(stamp, stamp))
+
+
+def test_the_past_before_an_outside_edit_reads_what_the_dashboards_save_wrote(
+    isolated_mycel_home: Path,
+) -> None:
+    path = _user_file(isolated_mycel_home, {"memory": {"pruning": {"soft_trim_chars": 1000}}})
+    read = read_json_file(path)
+    apply_layer(path, {"memory": {"pruning": {"soft_trim_chars": 2000}}}, expected_sha256=read.sha256)
+    call = datetime.now(UTC) + timedelta(seconds=1)  # a model call after the save
+    _edit_outside(path, {"memory": {"pruning": {"soft_trim_chars": 3000}}}, call + timedelta(minutes=5))
+    past = layer_file_at(ConfigLayerName.USER, path, call)
+    assert past.note is None
+    assert past.file.file.document == {"memory": {"pruning": {"soft_trim_chars": 2000}}}
+    # After the edit: the file as it is.
+    assert layer_file_at(ConfigLayerName.USER, path, call + timedelta(minutes=6)).file.file.document == {
+        "memory": {"pruning": {"soft_trim_chars": 3000}}
+    }
+
+
+def test_the_past_before_an_outside_edit_with_no_save_of_the_dashboards_is_unknown(
+    isolated_mycel_home: Path,
+) -> None:
+    path = isolated_mycel_home / "runtime.json"
+    call = datetime.now(UTC)
+    _edit_outside(path, {"memory": {"pruning": {"soft_trim_chars": 3000}}}, call + timedelta(minutes=5))
+    past = layer_file_at(ConfigLayerName.USER, path, call)
+    assert past.unknown_since == call + timedelta(minutes=5)
+    assert past.note is not None and "kept nowhere" in past.note
+    assert past.file.file.document == {}
+
+
+def test_back_to_no_file_then_created_outside_reads_no_file_before(isolated_mycel_home: Path) -> None:
+    path = isolated_mycel_home / "runtime.json"
+    saved = apply_layer(path, {"runtime": {"context_limit": 9000}}, expected_sha256=None)
+    apply_restore(path, saved.backup.name, expected_sha256=saved.sha256)  # back to "no file"
+    assert not path.exists()
+    call = datetime.now(UTC) + timedelta(seconds=1)
+    _edit_outside(path, {"memory": {"pruning": {"soft_trim_chars": 7}}}, call + timedelta(minutes=5))
+    past = layer_file_at(ConfigLayerName.USER, path, call)
+    assert past.note is None and not past.file.file.exists

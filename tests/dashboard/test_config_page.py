@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.test import Client
 
+from memory_core.stores.runtime_config import BACKUP_PREFIX
 from mycel_dashboard.models import AuditEntry
 from tests.support.folders import unwritable_folder
 
@@ -194,7 +195,7 @@ def test_operator_previews_the_diff_then_saves_in_nested_form(operator_client, s
     }
     assert "config-saved" in json.loads(response["HX-Trigger"])
     text = response.content.decode()
-    backup = next((sample_home / ".history").iterdir())
+    backup = next(p for p in (sample_home / ".history").iterdir() if p.name.startswith(BACKUP_PREFIX))
     assert (
         f"Saved <code>{_user_file(sample_home)}</code>; the previous version is kept as <code>{backup.name}</code>."
     ) in text

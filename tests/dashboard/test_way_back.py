@@ -10,17 +10,24 @@ import html
 import json
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.test import Client
 from django.urls import reverse
 
+from memory_core.stores.runtime_config import BACKUP_PREFIX
 from mycel_dashboard.models import AuditEntry
 
 THREAD = "m_npRsndIka9dx-2"  # cwd /home/operator/.leon/workspaces/morel-lab, not on this machine
 SOFT = "memory.pruning.soft_trim_chars"
 SAVE_PANEL = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "save-panel"}
+
+
+def _versions(home: Path) -> Iterator[Path]:
+    """The versions saves replaced (.history also keeps what each save wrote, runtime.json.wrote-…)."""
+    return (p for p in (home / ".history").iterdir() if p.name.startswith(BACKUP_PREFIX))
 
 
 def _hash(body: str) -> str:
@@ -61,7 +68,7 @@ def test_a_save_shows_the_saved_state_and_links_to_the_version_it_replaced(
     response = _save(operator_client, "2000")
     assert response.status_code == 200
     body = response.content.decode()
-    backup = next((sample_home / ".history").iterdir()).name
+    backup = next(_versions(sample_home)).name
     assert f"Saved <code>{user}</code>; the previous version is kept as <code>{backup}</code>." in body
     url, words = _way_back(body)
     assert words == "Restore the previous version…"
@@ -84,7 +91,7 @@ def test_a_save_shows_the_saved_state_and_links_to_the_version_it_replaced(
     assert restored.status_code == 200
     assert json.loads(user.read_text()) == {"memory": {"pruning": {"soft_trim_chars": 2500}}}
     report = restored.content.decode()
-    newest = sorted((sample_home / ".history").iterdir(), key=lambda p: p.stat().st_ctime_ns)[-1].name
+    newest = sorted(_versions(sample_home), key=lambda p: p.stat().st_ctime_ns)[-1].name
     assert f"the version it replaced is kept as <code>{newest}</code>." in report
     url, words = _way_back(report)
     assert words == "Restore the version it replaced…" and f"version={newest}" in url
@@ -120,7 +127,7 @@ def test_back_to_no_file_and_forward_again(operator_client: Client, sample_home:
     )
 
     # With no file now, "no file" is nothing to restore: said, and no button.
-    marker = next(p.name for p in (sample_home / ".history").iterdir() if p.name.endswith(".absent"))
+    marker = next(p.name for p in _versions(sample_home) if p.name.endswith(".absent"))
     nothing = operator_client.get(
         reverse("config_restore_preview"), {"layer": "user", "version": marker}, **SAVE_PANEL
     ).content.decode()

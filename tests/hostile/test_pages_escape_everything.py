@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from urllib.parse import urlencode
 
 from django.test import Client
 from django.urls import get_resolver, reverse
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.hostile.html_checks import page_problems
 from tests.hostile.pages import act_with_hostile_strings, body_of, checkpoint_ids, get_visits
@@ -24,6 +26,7 @@ from tests.hostile.payloads import (
     HostileHome,
     escaped,
 )
+from tests.hostile.test_secrets_never_leak import leaks
 
 # Names reached other than by `get_visits`: the login form, the POST-only actions.
 OTHER_NAMES = {
@@ -46,6 +49,11 @@ OTHER_NAMES = {
     "api_whatif",
     "api_search",
     "api_storage",
+    # Not HTML: test_answers_that_are_not_html_hold_the_hostile_home below.
+    "context",
+    "healthz",
+    "readyz",
+    "metrics",
 }
 
 
@@ -53,6 +61,21 @@ def test_every_url_name_is_visited(pristine: HostileHome, home: HostileHome):
     names = {key for key in get_resolver().reverse_dict if isinstance(key, str)}
     visited = {visit.name for visit in get_visits(home)} | OTHER_NAMES
     assert names - visited == set(), "a page this file does not visit: add it to get_visits"
+
+
+def test_answers_that_are_not_html_hold_the_hostile_home(viewer_client: Client, home: HostileHome):
+    """/context/ redirects to its first tab; /healthz and /readyz are JSON; /metrics parses as Prometheus's
+    text, a hostile model name being a label value written exactly, and none of them shows a secret."""
+    assert viewer_client.get(reverse("context")).headers["Location"] == reverse("context_calibration")
+    for name in ("healthz", "readyz"):
+        response = viewer_client.get(reverse(name))
+        assert response.headers["Content-Type"].startswith("application/json"), name
+        json.loads(body_of(response))
+        assert leaks(body_of(response)) == [], name
+    scrape = body_of(viewer_client.get(reverse("metrics")))  # the test client asks from loopback
+    assert leaks(scrape) == []
+    models = {s.labels.get("model") for f in text_string_to_metric_families(scrape) for s in f.samples}
+    assert MARKUP["svg_onload"] in models  # the model the hostile checkpoints name
 
 
 def test_every_page_and_partial_renders_hostile_data_as_text(viewer_client: Client, home: HostileHome):

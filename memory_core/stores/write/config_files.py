@@ -23,6 +23,7 @@ from memory_core.stores.runtime_config import (
     HISTORY_DIR,
     RUNTIME_FILE,
     STAMP_FORMAT,
+    WRITTEN_PREFIX,
     ConfigFileError,
     SavedLayer,
     history_version,
@@ -123,6 +124,22 @@ def _write_backup(target: Path, data: bytes | None, now: datetime) -> Path:
     return backup
 
 
+def _keep_written(target: Path, data: bytes | None) -> None:
+    """Keep what a save wrote (`None`: back to no file) in .history/, once written: if the file is later
+    changed outside the dashboard, the past before that change still reads what was there. Without the
+    copy that past reads as unknown, never wrong, so a copy that cannot be kept does not undo the save."""
+    history = target.parent / HISTORY_DIR  # _write_backup made it, and refused a symlink
+    stamp = datetime.now(UTC).strftime(STAMP_FORMAT)
+    suffix = ABSENT_SUFFIX if data is None else ""
+    copy = history / f"{WRITTEN_PREFIX}{stamp}{suffix}"
+    counter = 1
+    while copy.exists():
+        counter += 1
+        copy = history / f"{WRITTEN_PREFIX}{stamp}-{counter}{suffix}"
+    with contextlib.suppress(ConfigFileError):
+        _atomic_write(copy, data or b"")
+
+
 @contextlib.contextmanager
 def _saves_serialised(folder: Path) -> Iterator[None]:
     """Hold an exclusive flock on the layer's folder while a save checks and replaces the file.
@@ -205,6 +222,7 @@ def apply_layer(
         backup = _write_backup(target, current, when)
         mode = target.stat().st_mode & 0o777 if current is not None else None
         _atomic_write(target, data, mode=mode)
+        _keep_written(target, data)
     return SavedLayer(path=target, sha256=sha256_of(data), backup=backup)
 
 
@@ -257,4 +275,5 @@ def _remove_layer(path: Path, *, expected_sha256: str | None, now: datetime | No
         except OSError as exc:
             raise ConfigFileError(f"Could not remove {path}: {exc.strerror or exc}.") from exc
         _fsync_dir(path.parent)
+        _keep_written(path, None)
     return SavedLayer(path=path, sha256=None, backup=backup)

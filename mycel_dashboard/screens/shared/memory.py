@@ -45,6 +45,8 @@ class MemoryContext:
     notes: tuple[str, ...] = ()
     limit_source: str = ""  # the same, in the few words the calls carry ("models.json", "assumed default")
     override: int | None = None  # a context limit set on the page (a what-if), else None
+    # Information, not a problem: today's config differs from the one the record reads (today_differs).
+    today_note: str | None = None
 
 
 def memory_context(resolved: ThreadMemorySettings, *, override: int | None = None) -> MemoryContext:
@@ -75,9 +77,8 @@ def thread_memory(
         return context
     notes = list(context.notes) + list(then.loaded.past_notes if then.loaded else ())
     today = thread_memory_settings(locations, thread).settings
-    if today != then.settings:
-        notes.append(today_differs(then.settings, today))
-    return replace(context, notes=tuple(notes))
+    note = today_differs(then.settings, today) if today != then.settings else None
+    return replace(context, notes=tuple(notes), today_note=note)
 
 
 _COMPARED = (

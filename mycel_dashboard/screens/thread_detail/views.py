@@ -71,6 +71,8 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
 
     memory = thread_memory(thread, override=values["limit"], locations=source.locations)
     problems.extend(memory.notes)
+    if memory.today_note:
+        notes.append(memory.today_note)
     store = reader.store_key
     timeline_problems: list[str] = []
     state = head_state(reader, thread_id, timeline_problems)
