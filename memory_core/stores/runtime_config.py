@@ -9,7 +9,7 @@ import hashlib
 import json
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -347,7 +347,8 @@ class PastLayer:
 def layer_file_at(name: ConfigLayerName, path: Path, at: datetime) -> PastLayer:
     """The layer file as it was at `at`: the version the first save after `at` replaced (the dashboard's
     history), else the file now when it was written before `at`."""
-    later = [e for e in _history_of(path) if e.saved_at > at]
+    history = _history_of(path)
+    later = [e for e, replaced in zip(history, _replaced_at(path, history), strict=True) if replaced > at]
     version: str | None = None
     if later:
         entry = later[-1]  # newest first: the last of them is the first save after `at`
@@ -366,6 +367,28 @@ def layer_file_at(name: ConfigLayerName, path: Path, at: datetime) -> PastLayer:
             return _unknown(name, path, version, since)
         file = written
     return PastLayer(file=LayerFile(name=name, file=replace(file, path=path)), version=version)
+
+
+def _replaced_at(path: Path, history: tuple[HistoryEntry, ...]) -> list[datetime]:
+    """When each version gave way, newest first. A save's stamp has whole seconds, so each takes the first
+    known write (the next version's time, the file's, a kept copy's: all to the nanosecond) within its
+    second and after the older ones': a call in the same second as a save reads what it ran with."""
+    writes = sorted(
+        {when for when, _ in _written_of(path)}
+        | {t for t in (_mtime(path),) if t is not None}
+        | {e.since for e in history if e.since is not None}
+    )
+    replaced: list[datetime] = []
+    floor = datetime.min.replace(tzinfo=UTC)
+    for entry in reversed(history):  # oldest first: each save's write comes after the one before it
+        if entry.since is not None:  # and after the version it replaced was written
+            floor = max(floor, entry.since)
+        window = [
+            t for t in writes if entry.saved_at <= t < entry.saved_at + timedelta(seconds=1) and t > floor
+        ]
+        floor = window[0] if window else entry.saved_at
+        replaced.append(floor)
+    return replaced[::-1]
 
 
 def _written_at(path: Path, at: datetime) -> JsonFile | None:

@@ -350,3 +350,22 @@ def test_back_to_no_file_then_created_outside_reads_no_file_before(isolated_myce
     _edit_outside(path, {"memory": {"pruning": {"soft_trim_chars": 7}}}, call + timedelta(minutes=5))
     past = layer_file_at(ConfigLayerName.USER, path, call)
     assert past.note is None and not past.file.file.exists
+
+
+def test_a_call_in_the_same_second_as_a_save_reads_the_config_it_ran_with(isolated_mycel_home: Path) -> None:
+    # A save's stamp has whole seconds: a call in that second, before the write, ran with the old file,
+    # and a call just after it with the new one, even once the file is edited outside later.
+    path = _user_file(isolated_mycel_home, {"memory": {"pruning": {"soft_trim_chars": 1000}}})
+    before = datetime.now(UTC)
+    apply_layer(
+        path, {"memory": {"pruning": {"soft_trim_chars": 2000}}}, expected_sha256=read_json_file(path).sha256
+    )
+    written = datetime.fromtimestamp(path.stat().st_mtime_ns / 1e9, tz=UTC)
+    stamp_second = before.replace(microsecond=0)
+    assert stamp_second <= before < written
+    _edit_outside(path, {"memory": {"pruning": {"soft_trim_chars": 3000}}}, written + timedelta(minutes=5))
+    old = layer_file_at(ConfigLayerName.USER, path, before)
+    new = layer_file_at(ConfigLayerName.USER, path, written + timedelta(microseconds=1))
+    assert old.note is None and new.note is None
+    assert old.file.file.document == {"memory": {"pruning": {"soft_trim_chars": 1000}}}
+    assert new.file.file.document == {"memory": {"pruning": {"soft_trim_chars": 2000}}}

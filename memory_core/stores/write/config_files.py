@@ -136,8 +136,11 @@ def _keep_written(target: Path, data: bytes | None) -> None:
     while copy.exists():
         counter += 1
         copy = history / f"{WRITTEN_PREFIX}{stamp}-{counter}{suffix}"
-    with contextlib.suppress(ConfigFileError):
+    with contextlib.suppress(ConfigFileError, OSError):
         _atomic_write(copy, data or b"")
+        if data is not None:  # it holds what the file held from its write on, to the nanosecond
+            written = target.stat()
+            os.utime(copy, ns=(written.st_atime_ns, written.st_mtime_ns))
 
 
 @contextlib.contextmanager
