@@ -386,8 +386,8 @@ def _replaced_at(path: Path, history: tuple[HistoryEntry, ...]) -> list[datetime
         window = [
             t for t in writes if entry.saved_at <= t < entry.saved_at + timedelta(seconds=1) and t > floor
         ]
-        floor = window[0] if window else entry.saved_at
-        replaced.append(floor)
+        replaced.append(window[0] if window else entry.saved_at)
+        floor = max(floor, replaced[-1])
     return replaced[::-1]
 
 
