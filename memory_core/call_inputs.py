@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from memory_core.compaction import max_history_tokens
+from memory_core.compaction import ENTRY_SEPARATOR, max_history_tokens, summary_entry_chars
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruneAction, trimmed_content
@@ -45,6 +45,9 @@ class ThreadNumbers:
     hard_sum: list[int] = field(default_factory=list)
     pruned_tt_sum: list[int] | None = None
     previous_human: list[int] = field(default_factory=list)  # newest human index <= i, else -1
+    raw_entry: list[int] = field(default_factory=list)  # its entry's length in the summariser's text
+    pruned_entry: list[int] = field(default_factory=list)
+    pruned_entry_sum: list[int] = field(default_factory=list)
 
 
 def thread_numbers(
@@ -58,6 +61,7 @@ def thread_numbers(
         raw_tt = counter.count(message.text) if counter else 0
         action = PruneAction.UNCHANGED
         pruned_chars, pruned_tokens, pruned_tt = raw_chars, raw_tokens, raw_tt
+        raw_entry = pruned_entry = summary_entry_chars(message, len(message.text))
         if message.type is MessageType.TOOL and isinstance(message.content, str):
             action, content = trimmed_content(
                 message.content,
@@ -66,6 +70,7 @@ def thread_numbers(
             )
             if action is not PruneAction.UNCHANGED:
                 pruned_chars, pruned_tokens = len(content), len(content) // 2
+                pruned_entry = summary_entry_chars(message, len(content))
                 pruned_tt = counter.count(content) if counter else 0
                 if message.tool_call_id:
                     t.changed_by_call_id.setdefault(message.tool_call_id, []).append(i)
@@ -79,6 +84,8 @@ def thread_numbers(
         t.raw_tokens.append(raw_tokens)
         t.pruned_tokens.append(pruned_tokens)
         t.humans.append(message.type is MessageType.HUMAN)
+        t.raw_entry.append(raw_entry)
+        t.pruned_entry.append(pruned_entry)
         t.soft.append(int(action is PruneAction.SOFT_TRIMMED))
         t.hard.append(int(action is PruneAction.HARD_CLEARED))
         if t.raw_tt is not None and t.pruned_tt is not None:
@@ -86,6 +93,7 @@ def thread_numbers(
             t.pruned_tt.append(pruned_tt)
     t.pruned_chars_sum = _prefix(t.pruned_chars)
     t.raw_chars_sum = _prefix(t.raw_chars)
+    t.pruned_entry_sum = _prefix(t.pruned_entry)
     t.soft_sum, t.hard_sum = _prefix(t.soft), _prefix(t.hard)
     t.pruned_tt_sum = _prefix(t.pruned_tt) if t.pruned_tt is not None else None
     return t
@@ -124,6 +132,15 @@ class CallInput:
         t = self.numbers
         extra = sum(t.raw_chars[j] - t.pruned_chars[j] for j in self.protected if start <= j < end)
         return t.pruned_chars_sum[end] - t.pruned_chars_sum[start] + extra
+
+    def summary_text_chars(self, start: int, end: int) -> int:
+        """Length of format_for_summary's text of the pruned messages[start:end] at this call."""
+        if end <= start:
+            return 0
+        t = self.numbers
+        extra = sum(t.raw_entry[j] - t.pruned_entry[j] for j in self.protected if start <= j < end)
+        entries = t.pruned_entry_sum[end] - t.pruned_entry_sum[start] + extra
+        return entries + len(ENTRY_SEPARATOR) * (end - start - 1)
 
     def tiktoken_between(self, start: int, end: int) -> int | None:
         t = self.numbers

@@ -165,15 +165,26 @@ def _role(message: Message) -> str:
     return {"human": "Human", "ai": "AI", "tool": "Tool", "system": "System"}[message.type.value]
 
 
+_LONG_TEXT, _HEAD, _TAIL = 2000, 1000, 500
+ENTRY_SEPARATOR = "\n\n"
+
+
 def format_for_summary(messages: Sequence[Message]) -> str:
     """The conversation text Mycel hands its summariser: "[Role]: text", long texts cut to head + tail."""
     parts: list[str] = []
     for message in messages:
         text = message.text
-        if len(text) > 2000:
-            text = text[:1000] + TRUNCATION_MARKER + text[-500:]
+        if len(text) > _LONG_TEXT:
+            text = text[:_HEAD] + TRUNCATION_MARKER + text[-_TAIL:]
         parts.append(f"[{_role(message)}]: {text}")
-    return "\n\n".join(parts)
+    return ENTRY_SEPARATOR.join(parts)
+
+
+def summary_entry_chars(message: Message, text_chars: int) -> int:
+    """The length of one message's entry in format_for_summary's text, for a text of `text_chars`
+    characters (the call's pruned text): what sizes a summariser request without building it."""
+    shown = text_chars if text_chars <= _LONG_TEXT else _HEAD + len(TRUNCATION_MARKER) + _TAIL
+    return len(f"[{_role(message)}]: ") + shown
 
 
 # -- The plan of one model call --------------------------------------------------------------------------
@@ -225,14 +236,6 @@ class CompactionPlan:
     def tokens_after(self) -> int:
         """Trigger estimate of what would be sent after this compaction (placeholder summary included)."""
         return estimate_tokens(self.messages_after)
-
-    @property
-    def summary_request_chars(self) -> int:
-        """Characters of the summarisation request(s): prompt plus conversation (and prefix) text."""
-        total = len(self.summary_prompt) + len(self.conversation_text)
-        if self.split_turn:
-            total += len(self.summary_prompt) + len(self.prefix_text)
-        return total
 
 
 def plan_compaction(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from memory_core.call_record.calls import RecordedCall, replayed
 from memory_core.call_record.dev_calls import dev_replayed
+from memory_core.call_record.summariser import with_summariser_requests
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message, MessageType
 from memory_core.pruning import PruneAction, prune_decisions
@@ -58,6 +59,11 @@ class ThreadSide:
     @property
     def sent_tokens(self) -> int:
         return sum(c.sent_tokens for c in self.calls)
+
+    @property
+    def summariser_chars(self) -> int:
+        """Characters sent to the summariser over every compaction, in the branch's request shape."""
+        return sum(r.chars for c in self.calls for r in c.summariser)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +165,7 @@ def thread_side(
         calls = replayed(
             replay_calls(messages, settings=settings, summary_chars=summary_chars, counter=counter), settings
         )
+    calls = with_summariser_requests(calls, lambda _: settings, lambda _: messages, rules=rules)
     upcoming, actions = next_call(messages, settings, rules=rules, calls=calls)
     return ThreadSide(settings=settings, calls=calls, actions=actions, next_call=upcoming)
 

@@ -18,6 +18,7 @@ from memory_core.call_inputs import call_inputs
 from memory_core.call_record.calls import RecordedCall, checkpoints_holding, holder_of, recorded_calls
 from memory_core.call_record.dev_calls import DevHistory, dev_calls
 from memory_core.call_record.evidence import Configured, SettingsInForce, settings_in_force
+from memory_core.call_record.summariser import requests_with_text, summarised_call, with_summariser_requests
 from memory_core.context_limits import ContextLimit, ContextLimitSource, named_limits
 from memory_core.memo import Key, Memo
 from memory_core.memory_settings import MemorySettings
@@ -27,6 +28,7 @@ from memory_core.records import BreakerState, CheckpointRow, ProblemKind, StoreP
 from memory_core.replay import simulated_summary_chars
 from memory_core.rules.dev import DevCallPlan, plan_dev_call
 from memory_core.rules.profile import RulesProfile, rules_reason
+from memory_core.rules.summariser import SummariserRequest
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import change_points, get_models_file, get_pricing_file
@@ -77,6 +79,21 @@ class ThreadCalls:
         if call.earlier_history is not None and call.earlier_history < len(self.earlier):
             return self.earlier[call.earlier_history]
         return self.messages
+
+    def settings_of(self, call: RecordedCall) -> MemorySettings:
+        return settings_at(self.inference, self.configured, call)
+
+    def summariser_texts(self, call: RecordedCall) -> tuple[SummariserRequest, ...]:
+        """The summariser requests before `call` with their text (the record keeps their sizes only)."""
+        if not call.summariser:
+            return ()
+        position = self.calls.index(call)
+        dev = self.rules is RulesProfile.DEV
+        planned = summarised_call(self.calls[position - 1] if position else None, call, dev=dev)
+        history = self.messages_of(planned)[: planned.index]
+        return requests_with_text(
+            history, self.settings_of(planned), dev=dev, whole=call.compacted, rules=self.rules
+        )
 
     @property
     def transient(self) -> bool:
@@ -224,7 +241,7 @@ def calls_of(
         # main's inference reads the rows' limits the same way (dev splits as main does); dev's walk
         # then checks that limit against the notices and the breaker.
         guess = inference.segments[-1].settings if summaries else None
-        return dev_calls(
+        calls, inference = dev_calls(
             (*earlier, DevHistory(messages, holding)),
             summaries,
             configured,
@@ -232,15 +249,30 @@ def calls_of(
             summary_chars=simulated_summary_chars(active.summary_text if active else None),
             counter=counter,
         )
-    calls = recorded_calls(
-        inputs,
-        inference,
-        inference.off_history,
-        holding=holding,
-        summary_chars=simulated_summary_chars(active.summary_text if active else None),
-        counter=counter,
+    else:
+        calls = recorded_calls(
+            inputs,
+            inference,
+            inference.off_history,
+            holding=holding,
+            summary_chars=simulated_summary_chars(active.summary_text if active else None),
+            counter=counter,
+        )
+
+    earlier_of: dict[int | None, tuple[Message, ...]] = {at: h.messages for at, h in enumerate(earlier)}
+    sized = with_summariser_requests(
+        calls,
+        lambda call: settings_at(inference, configured, call),
+        lambda call: earlier_of.get(call.earlier_history, messages),  # None: the head's history
+        rules=rules,
     )
-    return calls, inference
+    return sized, inference
+
+
+def settings_at(inference: SettingsInForce, configured: Configured, call: RecordedCall) -> MemorySettings:
+    """The settings a call ran under: its segment's (the configured ones when the record has none)."""
+    segments = inference.segments
+    return segments[min(call.segment, len(segments) - 1)].settings if segments else configured.settings
 
 
 def thread_calls(

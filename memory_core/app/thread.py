@@ -33,7 +33,7 @@ from memory_core.stores.thread_list.thread_facts import ThreadFactsFile
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
 
 # Bump when what `_derive_facts` keeps changes: facts kept by an older version are then derived again.
-_FACTS_FORMAT = 3
+_FACTS_FORMAT = 4
 
 
 def find_thread(reader: MycelReader, thread_id: str) -> ThreadRow:

@@ -15,6 +15,7 @@ from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.call_record.as_json import call_json
 from memory_core.call_record.calls import checkpoints_holding, replayed
 from memory_core.call_record.dev_calls import dev_replayed
+from memory_core.call_record.summariser import with_summariser_requests
 from memory_core.memory_settings import MemorySettings
 from memory_core.model_view import newest_active
 from memory_core.records import ThreadRow
@@ -86,7 +87,7 @@ def whatif(reader: MycelReader, row: ThreadRow, facts: dict[str, Any], proposal:
             raise BadValue("trigger_tokens", "applies only under Mycel dev's rules")
         proposed_settings = replace(proposed_settings, fixed_trigger_tokens=proposal.trigger_tokens)
     if proposed_settings == today == record_configured(reader.locations, row).settings:
-        return {"current": current, "proposed": current, "warnings": warnings}
+        return _with_totals({"current": current, "proposed": current, "warnings": warnings})
     state = reader.get_state(row.thread_id, row.head_checkpoint_id).value
     messages = state.messages if state is not None else ()
     active = newest_active(reader.list_summaries(row.thread_id).value)
@@ -98,10 +99,34 @@ def whatif(reader: MycelReader, row: ThreadRow, facts: dict[str, Any], proposal:
             messages, proposed_settings, holding=holding, summary_chars=chars, counter=default_counter()
         )
         reason = "--rules" if proposal.rules else f"{row.layout} layout"
+        calls = with_summariser_requests(
+            calls, lambda _: proposed_settings, lambda _: messages, rules=profile
+        )
         proposed = [recorded_call_json(c, profile, reason) for c in calls]
     else:
         replay = replay_calls(
             messages, settings=proposed_settings, summary_chars=chars, counter=default_counter()
         )
-        proposed = [call_json(c) for c in replayed(replay, proposed_settings, holding=holding)]
-    return {"current": current, "proposed": proposed, "warnings": warnings}
+        calls = with_summariser_requests(
+            replayed(replay, proposed_settings, holding=holding),
+            lambda _: proposed_settings,
+            lambda _: messages,
+            rules=profile,
+        )
+        proposed = [call_json(c) for c in calls]
+    return _with_totals({"current": current, "proposed": proposed, "warnings": warnings})
+
+
+def _with_totals(data: dict[str, Any]) -> dict[str, Any]:
+    """Each side's sums over its calls: tokens sent, compactions, and characters sent to the summariser
+    (in the branch's request shape: what the Config page's what-if shows for the thread)."""
+    data["totals"] = {side: side_totals(data[side]) for side in ("current", "proposed")}
+    return data
+
+
+def side_totals(calls: list[dict[str, Any]]) -> dict[str, int]:
+    return {
+        "sent_tokens": sum(c["estimated_tokens"]["sent"] for c in calls),
+        "compactions": sum(1 for c in calls if c["compacted"]),
+        "summariser_chars": sum(r["chars"] for c in calls for r in c["summariser_requests"]),
+    }

@@ -36,6 +36,8 @@ def call_json(call: RecordedCall) -> dict[str, Any]:
         "trigger_tokens": call.trigger_tokens,
         "context_limit": call.context_limit,
         "context_limit_source": call.context_limit_source,
+        # What Mycel's summariser got before this call: sizes as sent (memory_core.rules.summariser).
+        "summariser_requests": [r.as_json() for r in call.summariser],
     }
 
 

@@ -23,6 +23,7 @@ from memory_core.model_view import ActiveSummary
 from memory_core.records import CheckpointRow, SummaryRow
 from memory_core.replay import ModelCall, placeholder_summary
 from memory_core.rules.request_time import NOTHING_ADDED, RequestTime
+from memory_core.rules.summariser import SummariserRequest
 from memory_core.tokens import TokenCounter
 
 # Mycel's system prompt goes with every request but is never stored: counted, not shown.
@@ -67,6 +68,9 @@ class RecordedCall:
     # (an index into ThreadCalls.earlier; None: the head's messages).
     refused: bool = False
     earlier_history: int | None = None
+    # The requests Mycel's summariser got before this call (memory_core.rules.summariser): a compaction's,
+    # or a failed attempt's first; call_record.summariser fills them in.
+    summariser: tuple[SummariserRequest, ...] = ()
 
     @property
     def request_messages(self) -> int:

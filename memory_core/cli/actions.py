@@ -35,6 +35,7 @@ from memory_core.messages import Message
 from memory_core.rollback import RollbackImpact, RollbackRefused
 from memory_core.rules.dev import DevCallPlan
 from memory_core.rules.profile import RulesProfile, rules_reason
+from memory_core.rules.summariser import planned_requests
 from memory_core.stores.reader import MycelReader
 
 
@@ -193,9 +194,13 @@ def _dry_run_report(
     plan = plan_compaction(messages, settings=settings, keep_newest=profile is RulesProfile.DEV)
     report = dry_run_as_dict(plan, settings=settings, thread_id=thread_id, checkpoint_id=checkpoint_id)
     report.update(rules=profile.value, rules_reason=reason)
+    # What Mycel's summariser would get, in the branch's request shape (its prompts sized, not copied).
+    requests = planned_requests(plan, rules=profile)
+    report["summariser_requests"] = [r.as_json() for r in requests]
+    report["summary_request_chars"] = sum(r.chars for r in requests)
     if dev is not None:
         # Dev's own decision, as the dry-run page's card shows it; the split above is dev's too (it keeps
-        # the newest message), the summariser text main's shape with our own prompt.
+        # the newest message), and so are the summariser requests.
         report["dev"] = dev_decision_as_dict(dev)
         report["would_compact_next_call"] = report["dev"]["compact_up_to_index"] is not None
     report["context_limit_source"] = limit[1] if settings.context_limit == limit[0] else "--context-limit"
@@ -235,7 +240,6 @@ def dry_run_as_dict(
         "compact_up_to_index": plan.compact_up_to_index,
         "tokens_before": plan.estimated_tokens,
         "tokens_after": plan.tokens_after if plan.compact_up_to_index is not None else plan.estimated_tokens,
-        "summary_request_chars": plan.summary_request_chars,
         "conversation_text_chars": len(plan.conversation_text),
         "conversation_text": plan.conversation_text,
         "prefix_text": plan.prefix_text,
@@ -294,6 +298,14 @@ def _render_dry_run(report: dict[str, Any]) -> None:
             f"  tokens {figures.count(report['tokens_before'])} -> {figures.count(report['tokens_after'])} "
             "(summary placeholder included)\n"
         )
-        out.write(f"  summariser request: {figures.count(report['summary_request_chars'])} chars\n")
+        for request in report["summariser_requests"]:
+            cap = request["max_tokens"]
+            out.write(
+                f"  summariser request ({request['purpose']}, Mycel {report['rules']}'s shape): "
+                + " + ".join(f"{m['role']} {figures.count(m['chars'])}" for m in request["messages"])
+                + f" = {figures.count(request['chars'])} chars"
+                + (f", max_tokens {figures.count(cap)}" if cap is not None else "")
+                + "\n"
+            )
     if "conversation_text" in report:
         out.write("\n" + report["conversation_text"] + "\n")

@@ -95,8 +95,8 @@ def run_whatif(args: argparse.Namespace) -> int:
         )
     elif all(_same(a, b) for a, b in zip(current, proposed, strict=True)):
         print("the proposal changes no call: both columns are the record")
-    sent_now = sum(a["estimated_tokens"]["sent"] for a in current)
-    sent_then = sum(b["estimated_tokens"]["sent"] for b in proposed)
+    now, then = data["totals"]["current"], data["totals"]["proposed"]
+    sent_now, sent_then = now["sent_tokens"], then["sent_tokens"]
     print_table(
         ("CALL", "SENT NOW", "SENT PROPOSED", "CHANGE", "COMPACTED NOW", "COMPACTED PROPOSED"),
         [
@@ -116,13 +116,17 @@ def run_whatif(args: argparse.Namespace) -> int:
                 figures.count(sent_now),
                 figures.count(sent_then),
                 figures.delta(sent_then - sent_now),
-                figures.count(sum(1 for a in current if a["compacted"])),
-                figures.count(sum(1 for b in proposed if b["compacted"])),
+                figures.count(now["compactions"]),
+                figures.count(then["compactions"]),
             ),
         ],
     )
     print(
         "tokens are Mycel's estimate (characters ÷ 2) of what each call sent; TOTAL: their sum, compactions counted"
+    )
+    print(
+        f"sent to the summariser over all compactions: {figures.count(now['summariser_chars'])} characters now, "
+        f"{figures.count(then['summariser_chars'])} proposed ({figures.delta(then['summariser_chars'] - now['summariser_chars'])})"
     )
     return 0
 

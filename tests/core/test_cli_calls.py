@@ -17,7 +17,7 @@ CALL_KEYS = {
     "call", "checkpoint_id", "message_index", "request_messages", "compacted", "split_turn", "summary_id",
     "summary_stored", "summary_compact_up_to_index", "estimated_tokens", "tiktoken_tokens",
     "provider_input_tokens", "soft_trimmed", "hard_cleared", "over_trigger", "trigger_tokens", "context_limit",
-    "context_limit_source",
+    "context_limit_source", "summariser_requests",
 }  # fmt: skip
 
 
@@ -41,6 +41,15 @@ def test_calls_prints_one_object_per_model_call_from_mycels_rows(sample_home, fa
     ]
     assert [c["split_turn"] for c in compacted] == [False, False, True, False, True, True, False]
     assert all(c["summary_stored"] and c["summary_id"] for c in compacted)
+    # Mycel main's summariser got one request per compaction, and a second for a split turn's prefix.
+    assert [len(c["summariser_requests"]) for c in calls] == [
+        (1 + c["split_turn"]) if c["compacted"] else 0 for c in calls
+    ]
+    for c in compacted:
+        history = c["summariser_requests"][0]
+        assert [m["role"] for m in history["messages"]] == ["system", "human"]
+        assert history["messages"][0]["chars"] == 393 and history["max_tokens"] is None  # main's prompt
+        assert history["summarised_messages"] >= 2
     assert {c["context_limit"] for c in calls} == {5500} and calls[0]["context_limit_source"] == "models.json"
     again = cli_json(capsys, "calls", COMPACTING, "--json")  # warm: from the kept facts
     assert again == calls
@@ -59,6 +68,14 @@ def test_whatif_current_is_calls_and_proposes_nothing_without_flags(sample_home,
     assert not any(c["compacted"] for c in bigger["proposed"])
     assert {c["context_limit"] for c in bigger["proposed"]} == {100_000}
     assert set(bigger["proposed"][0]) == CALL_KEYS
+    # Totals per side: no compaction proposed, so nothing goes to the summariser.
+    summariser_now = sum(r["chars"] for c in calls for r in c["summariser_requests"])
+    assert bigger["totals"]["current"]["summariser_chars"] == summariser_now > 0
+    assert bigger["totals"]["proposed"] == {
+        "sent_tokens": sum(c["estimated_tokens"]["sent"] for c in bigger["proposed"]),
+        "compactions": 0,
+        "summariser_chars": 0,
+    }
 
 
 def test_whatif_table_names_the_proposal_and_says_when_there_is_none(sample_home, facts, capsys) -> None:

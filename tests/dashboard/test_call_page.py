@@ -33,7 +33,14 @@ def test_a_split_turn_call_shows_the_stored_summary_then_the_kept_messages(
     assert html.escape(row.summary_text[:200]) in body  # its real text, split-turn part included
     assert "Turn Context (split turn)" in body
     # system prompt (not stored) + summary + messages[12:15]
-    assert body.count('<li class="msg ') == 1 + 1 + (15 - row.compact_up_to_index)
+    request = body[body.index('id="request"') :]
+    assert request.count('<li class="msg ') == 1 + 1 + (15 - row.compact_up_to_index)
+    # Before it, the two requests Mycel main's summariser got (the history, then the split turn's prefix):
+    # roles and sizes as `calls --json` gives them, Mycel's prompt named with its length, not copied.
+    summariser = body[body.index('id="summariser"') : body.index('id="request"')]
+    assert "the split turn&#x27;s prefix" in summariser or "the split turn's prefix" in summariser
+    assert summariser.count('<li class="msg ') == 4
+    assert "Mycel&#x27;s SUMMARY_PROMPT: 393 characters" in summariser
     for origin in range(row.compact_up_to_index, 15):
         assert f'#msg-{origin}"' in body
     assert 'href="#msg-0"' not in body and '#msg-11"' not in body

@@ -114,6 +114,17 @@ def test_calls_and_the_thread_page_agree_on_every_figure(
             assert shown["Messages handed the model"] == f"{call['request_messages']:,}"
             assert shown["Mycel's estimate"] == f"{call['estimated_tokens']['sent']:,}"
             assert shown["Context limit in force"] == f"{call['context_limit']:,}"
-            assert body.count('<li class="msg ') == call["request_messages"]  # the system prompt's note too
+            request = body[body.index('id="request"') :]
+            assert (
+                request.count('<li class="msg ') == call["request_messages"]
+            )  # the system prompt's note too
+            # What the summariser got before it: each request's size and each message's, as --json has them.
+            summariser = body[: body.index('id="request"')]
+            assert summariser.count('class="summariser-request"') == len(call["summariser_requests"])
+            for number, sent in enumerate(call["summariser_requests"], start=1):
+                shown_request = summariser[summariser.index(f'id="summariser-request-{number}"') :]
+                assert f"{sent['chars']:,} characters" in shown_request
+                for message in sent["messages"]:
+                    assert f"{message['chars']:,} chars" in shown_request
         compared += 1
     assert compared >= 5

@@ -194,3 +194,40 @@ def test_compactions_attempts_and_breaker_are_where_dev_had_them(
         if reply in dev
     }
     assert shown == dev
+
+
+# -- what dev's summariser received before each call ---------------------------------------------------
+
+
+def _summariser_calls(thread_id: str) -> list[list[dict[str, Any]]]:
+    """Per step call, in order: the summariser requests dev made before it (its messages' kinds and sizes,
+    the output cap, what came back)."""
+    out: list[list[dict[str, Any]]] = []
+    pending: list[dict[str, Any]] = []
+    for call in (c for c in LOG["model_calls"] if c["thread"] == thread_id):
+        if call["kind"] == "step":
+            out.append(pending)
+            pending = []
+        else:
+            pending.append(call)
+    return out
+
+
+@pytest.mark.parametrize(
+    "thread_id", [pytest.param(t, marks=_xfail(COMPACTIONS_DIFFER.get(t))) for t in THREADS]
+)
+def test_each_summariser_request_is_in_the_record_in_devs_shape_and_size(
+    recorded: dict[str, Recorded], thread_id: str
+) -> None:
+    """Before each call, the summariser requests dev made: two messages each (dev's system prompt, the
+    conversation with dev's nine-section prompt), capped at 20,000 output tokens, no tools, sized as sent."""
+    record = recorded[thread_id]
+    logged = _summariser_calls(thread_id)
+    assert len(record.calls) == len(logged)
+    for number, (call, made) in enumerate(zip(record.calls, logged, strict=True), start=1):
+        shown = [
+            ([[m["role"], m["chars"]] for m in r["messages"]], r["max_tokens"], r["tools"])
+            for r in call["summariser_requests"]
+        ]
+        seen = [(c["sent"], c["max_tokens"], c["offered_tools"]) for c in made]
+        assert shown == seen, f"{thread_id} call {number}"

@@ -15,6 +15,7 @@ from memory_core.pruning import PruneAction
 from memory_core.records import SummaryRow
 from memory_core.rules.request_time import READ_AT, STEER_NOTE_MESSAGE, CallLine, call_lines
 from memory_core.rules.steer import is_owner_steer
+from memory_core.rules.summariser import SummariserRequest
 from memory_core.tokens import content_chars, default_counter, estimate_message_tokens
 from mycel_dashboard.screens.thread_detail.presenter import Badge, NoticeView, View, notice_of, pruning_badge
 
@@ -59,6 +60,8 @@ class CallPage:
     segment_words: str  # the context limits consistent with the record for this call's settings
     request_time: tuple[CallLine, ...] = ()  # each change Mycel makes at call time, at this call
     mycel_read_at: str = ""  # the branch and commit of Mycel's code those lines were read from
+    summariser: tuple[SummariserRequest, ...] = ()  # what Mycel's summariser got before this call
+    summarised_refused: bool = False  # ... the input of the call before, which the provider refused
 
     @property
     def previous(self) -> int | None:
@@ -138,6 +141,8 @@ def call_page(record: ThreadCalls, number: int) -> CallPage:
         segment_words=segment.limits.words(),
         request_time=call_lines(record.rules, call.request_time),
         mycel_read_at=READ_AT[record.rules],
+        summariser=record.summariser_texts(call),
+        summarised_refused=number > 1 and record.calls[number - 2].refused,
     )
 
 

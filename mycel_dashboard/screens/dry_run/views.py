@@ -13,6 +13,7 @@ from memory_core.app.calls import dev_next_call
 from memory_core.app.thread_settings import thread_memory_settings
 from memory_core.compaction import CompactionPlan, plan_compaction
 from memory_core.rules.profile import RulesProfile, rules_for
+from memory_core.rules.summariser import planned_requests
 from mycel_dashboard.models import AuditEntry
 from mycel_dashboard.screens.dry_run.forms import DryRunForm
 from mycel_dashboard.screens.dry_run.summariser import configured_endpoint, generate_summary, summary_prompt
@@ -79,6 +80,7 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
         lambda: thread_record(reader, row, rules=rules),
         problems,
     )
+    summariser = planned_requests(plan, rules=profile) if plan is not None else ()
     ran_under = record.calls[-1].context_limit if record is not None and record.calls else None
     context.update(
         record_limit=ran_under if ran_under not in (None, proposed.context_limit) else None,
@@ -96,6 +98,8 @@ def _plans(request_data: Any, thread_id: str) -> dict[str, Any]:
         plan=plan,
         baseline=baseline,
         summarised=plan.to_summarize if plan else (),
+        summariser=summariser,
+        summariser_chars=sum(r.chars for r in summariser),
         endpoint=configured_endpoint(),
     )
     return context
