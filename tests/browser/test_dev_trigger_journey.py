@@ -4,7 +4,6 @@ trigger_tokens slider and watch the proposed compaction points move on the chart
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.browser import BrowserPage
-from tests.support.server import DashboardServer, running_server
+from tests.support.server import DashboardServer, dev_server
 
 THREAD = "m_rE2uGx6NbP9w-1"  # compacted 3 times under a 6,000-token window (leon:tiny)
 SAMPLE = Path(__file__).parents[1] / "data" / "mycel-pg-dev"
@@ -41,11 +40,8 @@ def dashboard_server(pg_server: Any, tmp_path_factory: pytest.TempPathFactory) -
     """A server over a copy of Mycel dev's sample database (LEON_POSTGRES_URL), its summaries in the
     SQLite fallback dev wrote at LEON_DB_PATH."""
     base = tmp_path_factory.mktemp("live-dev")
-    home = base / "mycel-home"
-    home.mkdir()
-    shutil.copy(SAMPLE / "leon.db", home / "leon.db")
     url = pg_server.create_database("dev_journey", template="mycel_dev_sample")
-    with running_server(base, home, extra_env={"LEON_POSTGRES_URL": url}) as server:
+    with dev_server(base, url, leon_db=SAMPLE / "leon.db") as server:
         yield server
 
 

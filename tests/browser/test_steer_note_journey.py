@@ -13,17 +13,15 @@ import pytest
 from memory_core.demo.dev_layout import build_dev_demo
 from tests.support.browser import BrowserPage
 from tests.support.dev_steer import THREAD, steered_dev_thread
-from tests.support.server import DashboardServer, running_server
+from tests.support.server import DashboardServer, dev_server
 
 
 @pytest.fixture(scope="module")
 def dashboard_server(pg_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
     base = tmp_path_factory.mktemp("steer")
-    home = base / "mycel-home"
-    home.mkdir()
     url = pg_server.create_database("steer_journey")
     build_dev_demo(url, [steered_dev_thread()])
-    with running_server(base, home, extra_env={"LEON_POSTGRES_URL": url}) as server:
+    with dev_server(base, url) as server:
         yield server
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +13,7 @@ import pytest
 
 from tests.support.browser import BrowserPage
 from tests.support.sample_data import DEV_EVIDENCE
-from tests.support.server import DashboardServer, running_server
+from tests.support.server import DashboardServer, dev_server
 
 RECOVERED = "m_evPtlRecov26-1"  # the provider refused call 7; dev compacted its input before call 8
 LOG = json.loads((DEV_EVIDENCE / "driver_log.json").read_text())
@@ -38,12 +37,9 @@ def _summariser_sizes_before(thread_id: str, step: int) -> list[list[int]]:
 @pytest.fixture(scope="module")
 def dashboard_server(pg_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
     base = tmp_path_factory.mktemp("summariser")
-    home = base / "mycel-home"
-    home.mkdir()
-    shutil.copy(DEV_EVIDENCE / "leon.db", home / "leon.db")
     url = pg_server.create_database("summariser_journey")
     pg_server.load_sql(url, DEV_EVIDENCE / "dump.sql")
-    with running_server(base, home, extra_env={"LEON_POSTGRES_URL": url}) as server:
+    with dev_server(base, url, leon_db=DEV_EVIDENCE / "leon.db") as server:
         yield server
 
 

@@ -207,3 +207,15 @@ def _wait_until_listening(process: subprocess.Popen[bytes], port: int, server: D
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the server did not start: {server.log_text()}") from None
             time.sleep(0.1)
+
+
+@contextmanager
+def dev_server(base: Path, url: str, *, leon_db: Path | None = None) -> Iterator[DashboardServer]:
+    """A server over Mycel dev's tables at `url` (LEON_POSTGRES_URL), its data home in `base`, with a copy
+    of dev's SQLite summaries `leon_db` when given (never opened in place)."""
+    home = base / "mycel-home"
+    home.mkdir()
+    if leon_db is not None:
+        shutil.copy(leon_db, home / "leon.db")
+    with running_server(base, home, extra_env={"LEON_POSTGRES_URL": url}) as server:
+        yield server
