@@ -95,6 +95,17 @@ class FleetThread(models.Model):
     flags = models.CharField(max_length=120)  # ",compacted,pruned," — a LIKE finds one
     flag_count = models.SmallIntegerField()
     row = models.JSONField()  # the list's row as the reader derived it
+    # The record pass's tally (memory_core.app.fleet_index.RecordTally), read at record_head; NULL until read.
+    record_head = models.TextField(null=True)  # noqa: DJ001 - no record read yet
+    record_calls = models.IntegerField(null=True)
+    record_calls_without_usage = models.IntegerField(null=True)
+    record_compactions = models.IntegerField(null=True)
+    record_compactions_not_stored = models.IntegerField(null=True)
+    record_trimmed_results = models.IntegerField(null=True)
+    record_recompacting = models.BooleanField(null=True)
+    record_fill_sent = models.FloatField(null=True)
+    record_provider_tokens = models.BigIntegerField(null=True)
+    record_estimated_tokens = models.BigIntegerField(null=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["store", "thread_id"], name="fleet_thread_unique")]

@@ -56,6 +56,24 @@ FLAGS = ("compacted", "pruned", "queued", "sandbox", "breaker_open")
 
 
 @dataclass(frozen=True, slots=True)
+class RecordTally:
+    """What a thread's record of model calls (memory_core.app.thread.thread_facts) adds to the index: the
+    figures the metrics and alerts need, read at `head`. Computed after the head's facts, by the record pass
+    (memory_core.app.fleet_records); kept when the head moves on, until the pass reads the new head."""
+
+    head: str  # the head checkpoint the record was read at
+    calls: int
+    calls_without_usage: int  # calls the provider answered with no usage_metadata stored
+    compactions: int  # calls Mycel compacted before
+    compactions_not_stored: int  # of those, the ones whose summary Mycel did not store
+    trimmed_results: int  # tool results trimmed or cleared at the last call
+    recompacting: bool  # Mycel main compacted again at each of the last calls (reference §3.4)
+    fill_sent: float | None  # what the last call sent (Mycel's estimate) over its context limit
+    provider_tokens: int  # the provider's input tokens, summed over the calls that have them
+    estimated_tokens: int  # Mycel's estimate of what those same calls sent
+
+
+@dataclass(frozen=True, slots=True)
 class IndexedThread:
     """One thread's facts as the index keeps them."""
 
@@ -64,6 +82,7 @@ class IndexedThread:
     context_limit: int  # the limit the thread's settings resolve to
     pruned: bool  # a tool result is trimmed or cleared under the thread's settings
     version: str
+    record: RecordTally | None = None  # None until the record pass has read one of its heads
 
     @property
     def thread_id(self) -> str:
@@ -133,6 +152,14 @@ class FleetIndexStore(Protocol):
 
     def page(self, store: str, query: IndexQuery) -> tuple[int, int, list[IndexedThread]]:
         """(threads matching, threads indexed, one page of them in order), sorted and paged in SQL."""
+        ...
+
+    def records_due(self, store: str, limit: int) -> list[str]:
+        """Threads whose record tally was not read at their indexed head (newest activity first)."""
+        ...
+
+    def put_records(self, store: str, tallies: Sequence[tuple[str, RecordTally]]) -> None:
+        """Keep each (thread, tally) whose thread's indexed head is still the tally's."""
         ...
 
     def builder_lock(self, store: str) -> AbstractContextManager[bool]:
@@ -229,6 +256,7 @@ class Freshness:
     caught_up: int = 0  # of those, recomputed by this look
     behind: int = 0  # moved threads left to the builder (its figures are as of before them)
     needs_builder: bool = False
+    records_due: bool = False  # heads this look caught up have no record tally yet (the record pass's)
     problems: list[StoreProblem] = field(default_factory=list)
 
 
@@ -265,6 +293,7 @@ def look(reader: MycelReader, index: FleetIndexStore, *, inline_limit: int = INL
         moved=len(moved),
         caught_up=len(rows),
         needs_builder=stale_pass,
+        records_due=bool(rows),
         problems=problems,
     )
 

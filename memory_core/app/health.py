@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -49,6 +49,66 @@ PROBE_TIMEOUT_S = 2.0  # each store's probe; /readyz is called every few seconds
 
 
 @dataclass(frozen=True, slots=True)
+class RecordSums:
+    """The record tallies (fleet_index.RecordTally) of a group's threads that have one, summed."""
+
+    threads: int = 0  # threads with a record
+    current: int = 0  # of those, read at the thread's indexed head (the rest: as of an older head)
+    recompacting: int = 0  # threads Mycel main re-compacts at every call
+    not_stored: int = 0  # threads with a compaction whose summary Mycel did not store
+    calls: int = 0
+    calls_without_usage: int = 0
+    compactions: int = 0
+    trimmed_results: int = 0
+    fill_sent_known: int = 0
+    fill_sent_sum: float = 0.0
+    fill_sent_at_most: tuple[int, ...] = (0,) * len(FILL_BUCKETS)
+    provider_tokens: int = 0
+    estimated_tokens: int = 0
+
+    def plus(self, other: RecordSums) -> RecordSums:
+        return RecordSums(
+            threads=self.threads + other.threads,
+            current=self.current + other.current,
+            recompacting=self.recompacting + other.recompacting,
+            not_stored=self.not_stored + other.not_stored,
+            calls=self.calls + other.calls,
+            calls_without_usage=self.calls_without_usage + other.calls_without_usage,
+            compactions=self.compactions + other.compactions,
+            trimmed_results=self.trimmed_results + other.trimmed_results,
+            fill_sent_known=self.fill_sent_known + other.fill_sent_known,
+            fill_sent_sum=self.fill_sent_sum + other.fill_sent_sum,
+            fill_sent_at_most=tuple(
+                a + b for a, b in zip(self.fill_sent_at_most, other.fill_sent_at_most, strict=True)
+            ),
+            provider_tokens=self.provider_tokens + other.provider_tokens,
+            estimated_tokens=self.estimated_tokens + other.estimated_tokens,
+        )
+
+
+def record_sums(threads: Iterable[IndexedThread]) -> RecordSums:
+    """The record tallies of `threads` (those that have one) summed: health.tally's, the tests' oracle."""
+    held = [t for t in threads if t.record is not None]
+    found = [t.record for t in held if t.record is not None]
+    fills = [r.fill_sent for r in found if r.fill_sent is not None]
+    return RecordSums(
+        threads=len(found),
+        current=sum(1 for t in held if t.record is not None and t.record.head == t.row.head_checkpoint_id),
+        recompacting=sum(1 for r in found if r.recompacting),
+        not_stored=sum(1 for r in found if r.compactions_not_stored > 0),
+        calls=sum(r.calls for r in found),
+        calls_without_usage=sum(r.calls_without_usage for r in found),
+        compactions=sum(r.compactions for r in found),
+        trimmed_results=sum(r.trimmed_results for r in found),
+        fill_sent_known=len(fills),
+        fill_sent_sum=sum(fills),
+        fill_sent_at_most=tuple(sum(1 for f in fills if f <= bound) for bound in FILL_BUCKETS),
+        provider_tokens=sum(r.provider_tokens for r in found),
+        estimated_tokens=sum(r.estimated_tokens for r in found),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class GroupTally:
     """The index's threads of one (model, layout): counts and sums, nothing per thread."""
 
@@ -61,6 +121,7 @@ class GroupTally:
     fill_at_most: tuple[int, ...]  # threads with fill <= each of FILL_BUCKETS
     bytes_on_disk: int
     summaries: int  # compaction summaries the threads' rows count
+    records: RecordSums = field(default_factory=RecordSums)  # of the threads with a record
 
 
 class IndexTallies(Protocol):
@@ -89,6 +150,7 @@ def tally(threads: Iterable[IndexedThread]) -> list[GroupTally]:
                 tuple(sum(1 for f in fills if f <= bound) for bound in FILL_BUCKETS),
                 sum(t.row.bytes_on_disk for t in members),
                 sum(t.row.summaries for t in members),
+                record_sums(members),
             )
         )
     return out
@@ -114,6 +176,7 @@ class FleetFigures:
     fill: Mapping[str, ModelFill]  # model -> its fill distribution
     bytes_on_disk: Mapping[str, int]  # layout -> bytes of its threads' checkpoints and writes
     summaries: Mapping[str, int]  # layout -> compaction summaries
+    records: Mapping[tuple[str, str], RecordSums] = field(default_factory=dict)  # (layout, model) -> sums
 
     @property
     def total_threads(self) -> int:
@@ -126,6 +189,37 @@ class FleetFigures:
     @property
     def breaker_open(self) -> int:
         return sum(n for (flag, _), n in self.flagged.items() if flag == "breaker_open")
+
+    @property
+    def recompacting(self) -> int:
+        return sum(r.recompacting for r in self.records.values())
+
+    @property
+    def not_stored(self) -> int:
+        return sum(r.not_stored for r in self.records.values())
+
+    @property
+    def fill_sent(self) -> dict[str, ModelFill]:
+        """Per model, the fill of each thread's last call as sent (its record's), over every layout."""
+        out: dict[str, ModelFill] = {}
+        for (_, model), r in sorted(self.records.items()):
+            before = out.get(model, ModelFill(0, 0.0, (0,) * len(FILL_BUCKETS)))
+            out[model] = ModelFill(
+                before.known + r.fill_sent_known,
+                round(before.total + r.fill_sent_sum, 6),
+                tuple(a + b for a, b in zip(before.at_most, r.fill_sent_at_most, strict=True)),
+            )
+        return out
+
+    @property
+    def over_fill_sent(self) -> int:
+        """Threads whose last call sent more than FILL_ALERT of its window (Mycel's estimate)."""
+        return sum(f.over_alert for f in self.fill_sent.values())
+
+    @property
+    def records_pending(self) -> int:
+        """Threads whose record was not read at their indexed head (their figures are older, or none)."""
+        return self.total_threads - sum(r.current for r in self.records.values())
 
 
 def model_label(model: str | None) -> str:
@@ -151,8 +245,10 @@ def figures_of(groups: Sequence[GroupTally]) -> FleetFigures:
     fills: dict[str, list[Any]] = {}
     sizes: Counter[str] = Counter()
     summaries: Counter[str] = Counter()
+    records: dict[tuple[str, str], RecordSums] = {}
     for g in groups:
         model = label(g.model)
+        records[(g.layout, model)] = records.get((g.layout, model), RecordSums()).plus(g.records)
         threads[(g.layout, model)] += g.threads
         for flag in FLAGS:
             flagged[(flag, g.layout)] += g.flagged.get(flag, 0)
@@ -170,6 +266,7 @@ def figures_of(groups: Sequence[GroupTally]) -> FleetFigures:
         {m: ModelFill(k, round(t, 6), tuple(a)) for m, (k, t, a) in fills.items()},
         dict(sizes),
         dict(summaries),
+        {key: replace(r, fill_sent_sum=round(r.fill_sent_sum, 6)) for key, r in records.items()},
     )
 
 
@@ -323,6 +420,7 @@ class Health:
         figures, lag = self.figures, self.lag
         over = figures.over_fill if figures else 0
         breaker = figures.breaker_open if figures else 0
+        recompacting = figures.recompacting if figures else 0
         failing = [c for c in self.checks if not c.ok]
         lag_s = lag.lag_s if lag else 0.0
         return [
@@ -335,6 +433,12 @@ class Health:
             ),
             Alert(
                 "MycelMemoryBreakerOpen", breaker, breaker > 0, "threads with dev's compaction breaker open"
+            ),
+            Alert(
+                "MycelMemoryRecompactingEveryCall",
+                recompacting,
+                recompacting > 0,
+                "threads Mycel main compacts again at every call",
             ),
             Alert(
                 "MycelMemoryIndexLagging",
@@ -397,6 +501,40 @@ def figures_json(figures: FleetFigures) -> dict[str, Any]:
         "total_threads": figures.total_threads,
         "over_fill": figures.over_fill,
         "breaker_open": figures.breaker_open,
+        # From the threads' records of model calls (the index's record pass): as of `records_pending`.
+        "records": [
+            {"layout": layout, "model": model, **_record_json(sums)}
+            for (layout, model), sums in sorted(figures.records.items())
+        ],
+        "fill_sent": [
+            {
+                "model": model,
+                "known": f.known,
+                "sum": f.total,
+                "at_most": dict(zip((str(b) for b in FILL_BUCKETS), f.at_most, strict=True)),
+                "over_alert": f.over_alert,
+            }
+            for model, f in sorted(figures.fill_sent.items())
+        ],
+        "records_pending": figures.records_pending,
+        "recompacting": figures.recompacting,
+        "summaries_not_stored": figures.not_stored,
+        "over_fill_sent": figures.over_fill_sent,
+    }
+
+
+def _record_json(sums: RecordSums) -> dict[str, Any]:
+    return {
+        "threads": sums.threads,
+        "current": sums.current,
+        "recompacting": sums.recompacting,
+        "summaries_not_stored": sums.not_stored,
+        "calls": sums.calls,
+        "calls_without_usage": sums.calls_without_usage,
+        "compactions": sums.compactions,
+        "trimmed_results": sums.trimmed_results,
+        "provider_input_tokens": sums.provider_tokens,
+        "estimated_sent_tokens": sums.estimated_tokens,
     }
 
 

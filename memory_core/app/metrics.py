@@ -30,6 +30,46 @@ METRICS: dict[str, str] = {
     ),
     "mycel_memory_checkpoint_bytes": "Bytes of the threads' checkpoints and writes, by layout.",
     "mycel_memory_summaries": "Compaction summaries the threads hold, by layout (increase() = compactions).",
+    "mycel_memory_records": (
+        "Threads whose record of model calls the fleet index has read, by layout and model (the figures "
+        "below are theirs)."
+    ),
+    "mycel_memory_records_pending": (
+        "Threads whose record the fleet index has not read at their newest head yet (their figures below "
+        "are as of an older head, or absent)."
+    ),
+    "mycel_memory_threads_recompacting": (
+        "Threads Mycel main compacts again at every call (its estimate stays over the trigger), by layout "
+        "and model."
+    ),
+    "mycel_memory_threads_summaries_not_stored": (
+        "Threads with a compaction whose summary Mycel did not store, by layout and model."
+    ),
+    "mycel_memory_threads_over_fill_sent": (
+        f"Threads whose last model call sent over {FILL_ALERT:.0%} of its context window (Mycel's "
+        "estimate of what was sent), by model."
+    ),
+    "mycel_memory_fill_sent_ratio": (
+        "What each thread's last model call sent (Mycel's estimate) over that call's context limit, by model."
+    ),
+    "mycel_memory_calls": "Model calls in the threads' records, by layout and model.",
+    "mycel_memory_calls_without_usage": (
+        "Model calls the provider answered with no usage stored, by layout and model."
+    ),
+    "mycel_memory_compactions": (
+        "Compactions in the threads' records, by layout and model (increase() = compactions per hour)."
+    ),
+    "mycel_memory_trimmed_results": (
+        "Tool results trimmed or cleared at each thread's last call, by layout and model (increase() = "
+        "trims)."
+    ),
+    "mycel_memory_provider_input_tokens": (
+        "The provider's input tokens over the calls that have them, by layout and model; over "
+        "mycel_memory_estimated_sent_tokens it is the estimate's drift."
+    ),
+    "mycel_memory_estimated_sent_tokens": (
+        "Mycel's estimate of what those same calls sent, by layout and model."
+    ),
     "mycel_memory_index_built": "1 when the fleet index has been started for this store.",
     "mycel_memory_index_complete": "1 when a full pass of the fleet index finished under the current rules.",
     "mycel_memory_index_threads_indexed": "Threads the fleet index's last pass found (or has computed).",
@@ -93,6 +133,42 @@ def _figures(figures: FleetFigures) -> Iterator[Metric]:
     for layout, n in sorted(figures.summaries.items()):
         summaries.add_metric([layout], n)
     yield summaries
+    yield from _records(figures)
+
+
+# Each record figure per (layout, model), by metric name: the sums' attribute it reads.
+_RECORD_GAUGES = {
+    "mycel_memory_records": "threads",
+    "mycel_memory_threads_recompacting": "recompacting",
+    "mycel_memory_threads_summaries_not_stored": "not_stored",
+    "mycel_memory_calls": "calls",
+    "mycel_memory_calls_without_usage": "calls_without_usage",
+    "mycel_memory_compactions": "compactions",
+    "mycel_memory_trimmed_results": "trimmed_results",
+    "mycel_memory_provider_input_tokens": "provider_tokens",
+    "mycel_memory_estimated_sent_tokens": "estimated_tokens",
+}
+
+
+def _records(figures: FleetFigures) -> Iterator[Metric]:
+    for name, attribute in _RECORD_GAUGES.items():
+        gauge = _gauge(name, ["layout", "model"])
+        for (layout, model), sums in sorted(figures.records.items()):
+            gauge.add_metric([layout, model], getattr(sums, attribute))
+        yield gauge
+    pending = _gauge("mycel_memory_records_pending")
+    pending.add_metric([], figures.records_pending)
+    yield pending
+    over = _gauge("mycel_memory_threads_over_fill_sent", ["model"])
+    fill = HistogramMetricFamily(
+        "mycel_memory_fill_sent_ratio", METRICS["mycel_memory_fill_sent_ratio"], labels=["model"]
+    )
+    for model, found in sorted(figures.fill_sent.items()):
+        over.add_metric([model], found.over_alert)
+        buckets = [(str(bound), float(n)) for bound, n in zip(FILL_BUCKETS, found.at_most, strict=True)]
+        fill.add_metric([model], [*buckets, ("+Inf", float(found.known))], sum_value=found.total)
+    yield over
+    yield fill
 
 
 def _index(lag: IndexLag) -> Iterator[Metric]:

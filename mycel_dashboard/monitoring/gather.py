@@ -11,7 +11,8 @@ import time
 from django.conf import settings
 from django.db import connection
 
-from memory_core.app.fleet_index import build, look, store_name
+from memory_core.app.fleet_index import BUILD_ROW_CAP, build, look, store_name
+from memory_core.app.fleet_records import INLINE_RECORDS, build_records
 from memory_core.app.health import (
     Check,
     GroupTally,
@@ -84,12 +85,19 @@ def _bring_up(
 ) -> None:
     freshness = look(reader, index)
     problems.extend(freshness.problems)
+    store = store_name(reader)
     if freshness.ready and not freshness.needs_builder:
+        if freshness.records_due:  # the heads it caught up: their records are the background's work
+            start_builder(locations, store, full=False)
         return
     if not freshness.ready:
         total, _ = reader.backend.newest_heads(problems, limit=1, offset=0, by_id=False, descending=True)
         if total < settings.DASHBOARD_FLEET_INDEX_FROM:
-            # A fleet the Threads list would list in memory: its index is built now, at once.
+            # A fleet the Threads list would list in memory: its index is built now, at once, and its
+            # newest records too; any more are read in the background.
             build(lambda cap: builder_reader(locations, cap), index)
+            read = build_records(builder_reader(locations, BUILD_ROW_CAP), index, limit=INLINE_RECORDS)
+            if read is not None and read >= INLINE_RECORDS:
+                start_builder(locations, store, full=False)
             return
-    start_builder(locations, store_name(reader))
+    start_builder(locations, store)

@@ -8,21 +8,46 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, cast
 
-from django.db.models import BigIntegerField, Case, Count, Q, Sum, Value, When
+from django.db.models import BigIntegerField, Case, Count, F, Q, Sum, Value, When
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
 from memory_core.app.fleet_index import FLAGS
-from memory_core.app.health import FILL_BUCKETS, GroupTally, IndexTallies
+from memory_core.app.health import FILL_BUCKETS, GroupTally, IndexTallies, RecordSums
 from mycel_dashboard.models import FleetThread
+
+# The record columns summed as they are (record_<name>).
+_RECORD_SUMS = (
+    "calls",
+    "calls_without_usage",
+    "compactions",
+    "trimmed_results",
+    "provider_tokens",
+    "estimated_tokens",
+)
 
 
 class DashboardFleetTallies(IndexTallies):
     def tallies(self, store: str) -> list[GroupTally]:
-        counts = {f"flag_{flag}": Count("id", filter=Q(flags__contains=f",{flag},")) for flag in FLAGS}
+        counts: dict[str, Any] = {
+            f"flag_{flag}": Count("id", filter=Q(flags__contains=f",{flag},")) for flag in FLAGS
+        }
         counts |= {
             f"at_most_{i}": Count("id", filter=Q(fill__lte=bound)) for i, bound in enumerate(FILL_BUCKETS)
         }
+        counts |= {
+            f"sent_at_most_{i}": Count("id", filter=Q(record_fill_sent__lte=bound))
+            for i, bound in enumerate(FILL_BUCKETS)
+        }
+        counts |= {
+            "rec_threads": Count("id", filter=Q(record_head__isnull=False)),
+            "rec_current": Count("id", filter=Q(record_head=F("head_checkpoint_id"))),
+            "rec_recompacting": Count("id", filter=Q(record_recompacting=True)),
+            "rec_not_stored": Count("id", filter=Q(record_compactions_not_stored__gt=0)),
+            "rec_fill_known": Count("record_fill_sent"),
+            "rec_fill_sum": Sum("record_fill_sent"),
+        }
+        counts |= {f"rec_{name}": Coalesce(Sum(f"record_{name}"), 0) for name in _RECORD_SUMS}
         grouped = (
             FleetThread.objects.filter(store=store)
             .values(
@@ -53,6 +78,16 @@ class DashboardFleetTallies(IndexTallies):
                 tuple(row[f"at_most_{i}"] for i in range(len(FILL_BUCKETS))),
                 int(row["bytes"]),
                 int(row["summaries"]),
+                RecordSums(
+                    threads=row["rec_threads"],
+                    current=row["rec_current"],
+                    recompacting=row["rec_recompacting"],
+                    not_stored=row["rec_not_stored"],
+                    **{name: int(row[f"rec_{name}"]) for name in _RECORD_SUMS},
+                    fill_sent_known=row["rec_fill_known"],
+                    fill_sent_sum=float(row["rec_fill_sum"] or 0.0),
+                    fill_sent_at_most=tuple(row[f"sent_at_most_{i}"] for i in range(len(FILL_BUCKETS))),
+                ),
             )
             for row in cast(Iterable[dict[str, Any]], grouped)
         ]

@@ -24,12 +24,15 @@ from django.db import connection, transaction
 from django.db.models import Case, F, Q, QuerySet, TextField, Value, When
 
 from memory_core.app.fleet_index import (
+    BUILD_ROW_CAP,
     FleetIndexStore,
     IndexedThread,
     IndexQuery,
     IndexState,
+    RecordTally,
     build,
 )
+from memory_core.app.fleet_records import build_records
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
@@ -103,10 +106,11 @@ class DashboardFleetIndex(FleetIndexStore):
                     objects[start : start + _SAVE_BATCH],
                     update_conflicts=True,
                     unique_fields=["store", "thread_id"],
+                    # A thread's record tally stays when its head moves: the record pass replaces it.
                     update_fields=[
                         f.name
                         for f in FleetThread._meta.concrete_fields
-                        if f.name not in ("id", "store", "thread_id")
+                        if f.name not in ("id", "store", "thread_id") and not f.name.startswith("record_")
                     ],
                 )
 
@@ -133,6 +137,23 @@ class DashboardFleetIndex(FleetIndexStore):
             flag_count=len(flags),
             row=_row_json(row),
         )
+
+    def records_due(self, store: str, limit: int) -> list[str]:
+        stale = Q(record_head__isnull=True) | ~Q(record_head=F("head_checkpoint_id"))
+        due = (
+            FleetThread.objects.filter(store=store, head_checkpoint_id__isnull=False)
+            .filter(stale)
+            .order_by(F("updated_at").desc(nulls_last=True), "thread_id")
+            .values_list("thread_id", flat=True)
+        )
+        return list(due[:limit])
+
+    def put_records(self, store: str, tallies: Sequence[tuple[str, RecordTally]]) -> None:
+        with transaction.atomic():
+            for thread_id, tally in tallies:
+                FleetThread.objects.filter(
+                    store=store, thread_id=thread_id, head_checkpoint_id=tally.head
+                ).update(**{f"record_{name}": value for name, value in asdict(tally).items()})
 
     def drop_except(self, store: str, keep: set[str]) -> int:
         held = set(FleetThread.objects.filter(store=store).values_list("thread_id", flat=True))
@@ -245,9 +266,20 @@ def _ordering(query: IndexQuery) -> list[Any]:
     return [value, unknown_by_id.asc(), tie]
 
 
+_RECORD_FIELDS = tuple(f.name for f in fields(RecordTally))
+
+
 def _indexed(stored: FleetThread) -> IndexedThread:
+    record = None
+    if stored.record_head is not None:
+        record = RecordTally(**{name: getattr(stored, f"record_{name}") for name in _RECORD_FIELDS})
     return IndexedThread(
-        _row_of(stored.row), stored.estimated_tokens, stored.context_limit, stored.pruned, stored.version
+        _row_of(stored.row),
+        stored.estimated_tokens,
+        stored.context_limit,
+        stored.pruned,
+        stored.version,
+        record,
     )
 
 
@@ -267,9 +299,10 @@ def builder_reader(locations: MycelLocations, row_cap: int) -> MycelReader:
     )
 
 
-def start_builder(locations: MycelLocations, store: str) -> bool:
+def start_builder(locations: MycelLocations, store: str, *, full: bool = True) -> bool:
     """Build the index in a background thread of this process, unless one runs here already (another
-    instance's builder holds the lock: this one then finds it taken and stops at once)."""
+    instance's builder holds the lock: this one then finds it taken and stops at once): the full pass
+    (unless `full` is False: only records are due), then the records the index lacks."""
     if not settings.DASHBOARD_FLEET_INDEX_BACKGROUND:
         return False
     with _RUNNING_LOCK:
@@ -279,7 +312,10 @@ def start_builder(locations: MycelLocations, store: str) -> bool:
 
     def run() -> None:
         try:
-            build(lambda cap: builder_reader(locations, cap), DashboardFleetIndex())
+            index = DashboardFleetIndex()
+            if full:
+                build(lambda cap: builder_reader(locations, cap), index)
+            build_records(builder_reader(locations, BUILD_ROW_CAP), index)
         except Exception:  # noqa: BLE001 - the state row says why; the page keeps answering from SQL
             log.exception("fleet index: background build failed")
         finally:

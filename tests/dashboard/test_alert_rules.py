@@ -28,6 +28,8 @@ UNIT_TESTS = ROOT / "ops/prometheus/tests/mycel-memory-rules-test.yml"
 DASHBOARD = "https://mycel-memory.example.internal"
 WANTED = (
     "mycel_memory_threads_over_fill",
+    "mycel_memory_threads_recompacting",
+    "mycel_memory_threads_summaries_not_stored",
     "mycel_memory_threads_flagged",
     "mycel_memory_checkpoint_bytes",
     "mycel_memory_index_lag_seconds",
@@ -148,6 +150,61 @@ def promtool_tests(near: dict[str, Any], gone: dict[str, Any]) -> dict[str, Any]
         )
     )
 
+    # The sample home's compacting thread: Mycel main re-compacted it at every one of its last calls.
+    recompacting = [(lb, v) for lb, v in near["mycel_memory_threads_recompacting"] if v > 0]
+    assert recompacting, "the sample home has no thread re-compacting at every call any more"
+    labels, value = recompacting[0]
+    cases.append(
+        _case(
+            "MycelMemoryRecompactingEveryCall",
+            "31m",
+            [{"series": series("mycel_memory_threads_recompacting", labels), "values": f"{value:g}x40"}],
+            [expected_alert("MycelMemoryRecompactingEveryCall", labels, value)],
+        )
+    )
+    held = [(lb, v) for lb, v in near["mycel_memory_threads_recompacting"] if v == 0]
+    assert held
+    cases.append(
+        _case(
+            "MycelMemoryRecompactingEveryCall",
+            "31m",
+            [
+                {"series": series("mycel_memory_threads_recompacting", lb), "values": f"{v:g}x40"}
+                for lb, v in held
+            ],
+            [],
+        )
+    )
+
+    not_stored = near["mycel_memory_threads_summaries_not_stored"]
+    assert not_stored and all(v == 0 for _, v in not_stored)  # the sample home stored every summary
+    cases.append(
+        _case(
+            "MycelMemorySummaryNotStored",
+            "30m",
+            [
+                {"series": series("mycel_memory_threads_summaries_not_stored", lb), "values": f"{v:g}x40"}
+                for lb, v in not_stored
+            ],
+            [],
+        )
+    )
+    unsaved_labels, _ = not_stored[0]
+    cases.append(
+        _case(
+            "MycelMemorySummaryNotStored",
+            "30m",
+            # The scrape's series, with one summary left unsaved at minute 20 (no home of ours has one).
+            [
+                {
+                    "series": series("mycel_memory_threads_summaries_not_stored", unsaved_labels),
+                    "values": "0x20 1x20",
+                }
+            ],
+            [expected_alert("MycelMemorySummaryNotStored", {"layout": unsaved_labels["layout"]}, 0)],
+        )
+    )
+
     (size_labels, size), *_ = near["mycel_memory_checkpoint_bytes"]
     cases.append(
         _case(
@@ -222,7 +279,7 @@ def promtool_tests(near: dict[str, Any], gone: dict[str, Any]) -> dict[str, Any]
 def test_the_rules_pass_promtool_check() -> None:
     done = subprocess.run([promtool(), "check", "rules", str(RULES)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "SUCCESS: 5 rules found" in done.stdout
+    assert "SUCCESS: 7 rules found" in done.stdout
 
 
 @pytest.mark.django_db(transaction=True)

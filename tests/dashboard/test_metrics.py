@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -119,6 +120,70 @@ def test_metrics_equal_the_json_figures(client, sample_home: Path, settings, cap
     # The sample home has a thread over 90 % of its window: the near-limit alert fires, exit status 1.
     assert figures["over_fill"] >= 1 and "MycelMemoryThreadNearLimit" in health["firing"] and code == 1
 
+    # The record figures: one truth with health --json, and with each thread's own record (thread and
+    # calls --json), tallied here by (layout, model).
+    assert value(samples, "mycel_memory_records_pending") == figures["records_pending"] == 0
+    expected: dict[tuple[str, str], Counter[str]] = {}
+    sent: dict[str, list[float]] = {}
+    for t in threads:  # type: ignore[attr-defined]
+        if t["head_checkpoint_id"] is None:
+            continue
+        _, detail = cli(capsys, "thread", t["thread_id"], "--json")
+        _, calls = cli(capsys, "calls", t["thread_id"], "--json")
+        assert isinstance(detail, dict) and isinstance(calls, list)
+        group = expected.setdefault((t["layout"], model_label(t["model"])), Counter())
+        group["threads"] += 1
+        group["recompacting"] += bool(detail["recompacts_every_call"])
+        group["summaries_not_stored"] += bool(detail["compactions_not_stored"])
+        group["calls"] += len(calls)
+        group["calls_without_usage"] += sum(1 for c in calls if c["provider_input_tokens"] is None)
+        group["compactions"] += sum(1 for c in calls if c["compacted"])
+        group["trimmed_results"] += (calls[-1]["soft_trimmed"] + calls[-1]["hard_cleared"]) if calls else 0
+        measured = [c for c in calls if c["provider_input_tokens"] is not None]
+        group["provider_input_tokens"] += sum(c["provider_input_tokens"] for c in measured)
+        group["estimated_sent_tokens"] += sum(c["estimated_tokens"]["sent"] for c in measured)
+        if calls:
+            last = calls[-1]
+            sent.setdefault(model_label(t["model"]), []).append(
+                last["estimated_tokens"]["sent"] / last["context_limit"]
+            )
+    assert sum(g["recompacting"] for g in expected.values()) >= 1  # the compacting sample thread
+    metric_of = {
+        "threads": "mycel_memory_records",
+        "recompacting": "mycel_memory_threads_recompacting",
+        "summaries_not_stored": "mycel_memory_threads_summaries_not_stored",
+        "calls": "mycel_memory_calls",
+        "calls_without_usage": "mycel_memory_calls_without_usage",
+        "compactions": "mycel_memory_compactions",
+        "trimmed_results": "mycel_memory_trimmed_results",
+        "provider_input_tokens": "mycel_memory_provider_input_tokens",
+        "estimated_sent_tokens": "mycel_memory_estimated_sent_tokens",
+    }
+    by_json = {(r["layout"], r["model"]): r for r in figures["records"]}
+    assert by_json.keys() == expected.keys()
+    for (layout, model), counts in expected.items():
+        for key, metric in metric_of.items():
+            assert (
+                value(samples, metric, layout=layout, model=model)
+                == by_json[(layout, model)][key]
+                == counts[key]
+            ), (key, layout, model)
+    for row in figures["fill_sent"]:
+        fills = sent[row["model"]]
+        assert (
+            value(samples, "mycel_memory_fill_sent_ratio_count", model=row["model"])
+            == row["known"]
+            == len(fills)
+        )
+        assert row["sum"] == pytest.approx(sum(fills), abs=1e-6)  # rounded to 6 places, as "fill"
+        over = sum(1 for f in fills if f > 0.9)
+        assert (
+            value(samples, "mycel_memory_threads_over_fill_sent", model=row["model"])
+            == row["over_alert"]
+            == over
+        )
+    assert figures["recompacting"] >= 1 and "MycelMemoryRecompactingEveryCall" in health["firing"]
+
 
 @pytest.mark.django_db(transaction=True)
 def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path, settings) -> None:
@@ -137,6 +202,12 @@ def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path
     for model, found in sql.fill.items():
         assert (found.known, found.at_most) == (python.fill[model].known, python.fill[model].at_most)
         assert found.total == pytest.approx(python.fill[model].total)
+    # The records' sums (the scrape read every record of this small fleet).
+    assert sql.records.keys() == python.records.keys() and sql.records
+    for key, found in sql.records.items():
+        assert replace(found, fill_sent_sum=0.0) == replace(python.records[key], fill_sent_sum=0.0), key
+        assert found.fill_sent_sum == pytest.approx(python.records[key].fill_sent_sum)
+    assert sum(r.threads for r in sql.records.values()) == sum(1 for t in ids) - _headless(store)
 
 
 def test_models_past_the_cap_are_summed_as_other() -> None:
@@ -181,3 +252,7 @@ def test_metrics_access_by_token_scope_or_loopback(client, sample_home: Path, se
     settings.DASHBOARD_METRICS_ACCESS = "everyone"  # a typo refuses, never opens
     refused = client.get("/metrics")
     assert refused.status_code == 403 and b"DASHBOARD_METRICS_ACCESS" in refused.content
+
+
+def _headless(store: str) -> int:
+    return FleetThread.objects.filter(store=store, head_checkpoint_id__isnull=True).count()

@@ -63,13 +63,15 @@ def fleet_page(
     parts: PageParts,
     *,
     index_from: int,
-    start_builder: Callable[[], object],
+    start_builder: Callable[..., object],
 ) -> FleetPage | None:
     """The page from the index or the floor; None when the fleet is small enough to list in memory."""
     freshness = look(reader, index)
     if freshness.ready:
         if freshness.needs_builder:
             start_builder()
+        elif freshness.records_due:
+            start_builder(full=False)
         # Re-compaction is told by the record of the calls alone: that filter reads every thread's.
         return None if query.flag is Flag.RECOMPACTS else _from_index(reader, index, query, parts, freshness)
     problems: list[StoreProblem] = []

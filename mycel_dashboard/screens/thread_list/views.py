@@ -75,7 +75,7 @@ def thread_list(request: HttpRequest) -> HttpResponse:
             frozenset(family_thread_ids(agents, query.family)) if query.family is not None else None,
         ),
         index_from=settings.DASHBOARD_FLEET_INDEX_FROM,
-        start_builder=lambda: start_builder(source.locations, store_name(reader)),
+        start_builder=lambda full=True: start_builder(source.locations, store_name(reader), full=full),
     )
     if fleet is not None:
         page, index_note = fleet.page, fleet.note

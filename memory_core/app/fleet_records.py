@@ -1,0 +1,106 @@
+"""The record pass of the fleet index: each thread's record of model calls, tallied (RecordTally) and kept
+beside its head facts, so the fleet's memory health (fill as sent at the last call, re-compaction, summaries
+not stored, calls with no usage, the estimate against the provider's count) is read from the index in one
+query, never by walking the fleet on a scrape.
+
+A record costs far more than a head's facts (every checkpoint, the summaries, the config's history), so the
+pass runs after the head pass, newest activity first, and a look only marks it due. A thread whose head
+moved keeps its last tally until the pass reads the new head: alerts do not flap while it catches up, and
+`records_due` says how far behind it is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from memory_core.app.fleet_index import (
+    FleetIndexStore,
+    IndexedThread,
+    RecordTally,
+    index_rows,
+    store_name,
+)
+from memory_core.app.thread import thread_facts
+from memory_core.stores.reader import MycelReader
+
+log = logging.getLogger(__name__)
+
+RECORD_CHUNK = 100  # records read and kept per step (each reads a thread's every checkpoint)
+INLINE_RECORDS = 50  # records a request reads itself (a small fleet's first scrape); the rest: background
+
+
+def record_tally(memory: dict[str, Any], head: str) -> RecordTally:
+    """The tally of a thread's record (thread_facts' "memory") read at `head`."""
+    calls = memory["calls"]
+    last = calls[-1] if calls else None
+    measured = [c for c in calls if c["provider_input_tokens"] is not None]
+    limit = last["context_limit"] if last else 0
+    return RecordTally(
+        head=head,
+        calls=len(calls),
+        calls_without_usage=sum(
+            1 for c in calls if c["provider_input_tokens"] is None and not c.get("refused", False)
+        ),
+        compactions=sum(1 for c in calls if c["compacted"]),
+        compactions_not_stored=len(memory["compactions_not_stored"]),
+        trimmed_results=(last["soft_trimmed"] + last["hard_cleared"]) if last else 0,
+        recompacting=bool(memory["recompacts_every_call"]),
+        fill_sent=last["estimated_tokens"]["sent"] / limit if last and limit > 0 else None,
+        provider_tokens=sum(c["provider_input_tokens"] for c in measured),
+        estimated_tokens=sum(c["estimated_tokens"]["sent"] for c in measured),
+    )
+
+
+def thread_record_tally(reader: MycelReader, thread: IndexedThread) -> RecordTally | None:
+    """A thread's tally at its indexed head (None without a head)."""
+    head = thread.row.head_checkpoint_id
+    if head is None:
+        return None
+    return record_tally(thread_facts(reader, thread.row)["memory"], head)
+
+
+def build_records(
+    reader: MycelReader,
+    index: FleetIndexStore,
+    *,
+    limit: int | None = None,
+    chunk: int = RECORD_CHUNK,
+    on_progress: Callable[[int], None] | None = None,
+) -> int | None:
+    """Read the records the index lacks, newest activity first (at most `limit`), under the builder's lock;
+    how many were read, or None when another builder holds the lock."""
+    store = store_name(reader)
+    done = 0
+    with index.builder_lock(store) as mine:
+        if not mine:
+            return None
+        failed: set[str] = set()  # a record that could not be read stays due: this pass asks no more
+        while limit is None or done < limit:
+            want = chunk if limit is None else min(chunk, limit - done)
+            due = [t for t in index.records_due(store, want + len(failed)) if t not in failed][:want]
+            if not due:
+                break
+            tallies = _tallies(reader, index_rows(index, store, due))
+            failed.update(set(due) - {thread_id for thread_id, _ in tallies})
+            index.put_records(store, tallies)
+            done += len(due)
+            if on_progress is not None:
+                on_progress(done)
+    if done:
+        log.info("fleet index: %d records of %s read", done, store)
+    return done
+
+
+def _tallies(reader: MycelReader, threads: Sequence[IndexedThread]) -> list[tuple[str, RecordTally]]:
+    out: list[tuple[str, RecordTally]] = []
+    for thread in threads:
+        try:
+            tally = thread_record_tally(reader, thread)
+        except Exception:  # noqa: BLE001 - one unreadable record must not stop the fleet's; it stays due
+            log.exception("fleet index: the record of %s could not be read", thread.thread_id)
+            continue
+        if tally is not None:
+            out.append((thread.thread_id, tally))
+    return out
