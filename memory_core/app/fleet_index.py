@@ -53,6 +53,8 @@ BUILD_ROW_CAP = EVERY_ROW  # the builder reads the whole fleet: no row cap decid
 
 # The flags the index keeps (the list's, less what only the record of the calls tells: re-compaction).
 FLAGS = ("compacted", "pruned", "queued", "sandbox", "breaker_open")
+# The list's flag the record pass tells (RecordTally.recompacting): filtered by as of the records read.
+RECOMPACTS = "recompacts"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +128,7 @@ class IndexQuery:
     offset: int = 0
     limit: int = 50
     needle: str = ""  # part of the id or name, lower case
-    flag: str | None = None
+    flag: str | None = None  # a flag of the Threads list; RECOMPACTS reads the record pass's tallies
     thread_ids: frozenset[str] | None = None  # only these (a family)
     context_limit: int | None = None  # one limit for every thread (fill sorts by the estimate alone)
 
@@ -156,6 +158,10 @@ class FleetIndexStore(Protocol):
 
     def records_due(self, store: str, limit: int) -> list[str]:
         """Threads whose record tally was not read at their indexed head (newest activity first)."""
+        ...
+
+    def records_pending(self, store: str) -> int:
+        """How many threads `records_due` would name."""
         ...
 
     def put_records(self, store: str, tallies: Sequence[tuple[str, RecordTally]]) -> None:

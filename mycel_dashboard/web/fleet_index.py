@@ -25,6 +25,7 @@ from django.db.models import Case, F, Q, QuerySet, TextField, Value, When
 
 from memory_core.app.fleet_index import (
     BUILD_ROW_CAP,
+    RECOMPACTS,
     FleetIndexStore,
     IndexedThread,
     IndexQuery,
@@ -139,14 +140,11 @@ class DashboardFleetIndex(FleetIndexStore):
         )
 
     def records_due(self, store: str, limit: int) -> list[str]:
-        stale = Q(record_head__isnull=True) | ~Q(record_head=F("head_checkpoint_id"))
-        due = (
-            FleetThread.objects.filter(store=store, head_checkpoint_id__isnull=False)
-            .filter(stale)
-            .order_by(F("updated_at").desc(nulls_last=True), "thread_id")
-            .values_list("thread_id", flat=True)
-        )
-        return list(due[:limit])
+        due = _due(store).order_by(F("updated_at").desc(nulls_last=True), "thread_id")
+        return list(due.values_list("thread_id", flat=True)[:limit])
+
+    def records_pending(self, store: str) -> int:
+        return _due(store).count()
 
     def put_records(self, store: str, tallies: Sequence[tuple[str, RecordTally]]) -> None:
         with transaction.atomic():
@@ -219,11 +217,19 @@ class DashboardFleetIndex(FleetIndexStore):
         )
 
 
+def _due(store: str) -> QuerySet[FleetThread]:
+    """Threads with a head whose record tally was not read at it."""
+    stale = Q(record_head__isnull=True) | ~Q(record_head=F("head_checkpoint_id"))
+    return FleetThread.objects.filter(store=store, head_checkpoint_id__isnull=False).filter(stale)
+
+
 def _filtered(every: QuerySet[FleetThread], query: IndexQuery) -> QuerySet[FleetThread]:
     matching = every
     if query.needle:
         matching = matching.filter(Q(thread_id__icontains=query.needle) | Q(name_key__contains=query.needle))
-    if query.flag:
+    if query.flag == RECOMPACTS:
+        matching = matching.filter(record_recompacting=True)
+    elif query.flag:
         matching = matching.filter(flags__contains=f",{query.flag},")
     if query.thread_ids is not None:
         matching = matching.filter(thread_id__in=list(query.thread_ids))

@@ -15,6 +15,7 @@ import pytest
 
 from memory_core.app import fleet_index
 from memory_core.app.fleet_index import IndexQuery, build, look, store_name
+from memory_core.app.fleet_records import build_records
 from memory_core.memo import reset
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
@@ -161,3 +162,22 @@ def test_cli_threads_from_the_index_equal_the_list_in_memory(sample_home: Path, 
     assert found[0] == fleet_rows(reader)[0]
     line = index_line(reader, index)
     assert line["index"]["complete"] is True and line["index"]["total"] == len(found[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_recompacts_filter_reads_the_record_pass(viewer_client, sample_home: Path, settings) -> None:
+    settings.DASHBOARD_FLEET_INDEX_FROM = 10**9
+    in_memory = viewer_client.get("/threads/?flag=recompacts", **HTMX).content.decode()
+    assert _ids(in_memory), "the sample home's compacting thread re-compacts at every call"
+    index = _built(settings)
+    settings.DASHBOARD_FLEET_INDEX_FROM = 0
+    settings.DASHBOARD_FLEET_INDEX_BACKGROUND = False
+    reset()
+    # Before the record pass: no record read, the filter finds none and says why.
+    early = viewer_client.get("/threads/?flag=recompacts", **HTMX).content.decode()
+    assert _ids(early) == [] and "records of model calls are still being read" in early
+    assert build_records(MycelReader(resolve_locations()), index) is not None
+    reset()
+    body = viewer_client.get("/threads/?flag=recompacts", **HTMX).content.decode()
+    assert 'id="fleet-index"' not in body  # every record read: nothing to say
+    assert _ids(body) == _ids(in_memory) and _count(body) == _count(in_memory)

@@ -72,8 +72,7 @@ def fleet_page(
             start_builder()
         elif freshness.records_due:
             start_builder(full=False)
-        # Re-compaction is told by the record of the calls alone: that filter reads every thread's.
-        return None if query.flag is Flag.RECOMPACTS else _from_index(reader, index, query, parts, freshness)
+        return _from_index(reader, index, query, parts, freshness)
     problems: list[StoreProblem] = []
     per_page = max(1, query.per_page)
     by_id = query.sort is SortKey.THREAD
@@ -131,7 +130,19 @@ def _from_index(
         agents=parts.agents,
         last_calls=parts.last_calls,
     )
-    return FleetPage(page, _catching_up(freshness), _newest(freshness, shown), tuple(freshness.problems))
+    note = _catching_up(freshness)
+    if query.flag is Flag.RECOMPACTS and (pending := index.records_pending(store)):
+        # Re-compaction is told by each thread's record, which the record pass reads after the heads.
+        note = " ".join(
+            part
+            for part in (
+                note,
+                f"{figures.count(pending)} threads' records of model calls are still being read: this filter "
+                "is as of the records read so far.",
+            )
+            if part
+        )
+    return FleetPage(page, note, _newest(freshness, shown), tuple(freshness.problems))
 
 
 def _at_page(asked: IndexQuery, page: int, per_page: int) -> IndexQuery:
