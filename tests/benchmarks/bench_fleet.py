@@ -16,7 +16,8 @@ Printed per engine and size: the floor; the first page of a new fleet (no index 
 the index build; newest first, by fill, by bytes, page 40 and one id searched, each "first" (a new worker:
 every in-process memo emptied, the index in the database kept) and "again" (median of 3); after one thread
 gets a new checkpoint, the next page (which catches it up) against a warm one; the live poll, the Config page
-and the fleet reports (Storage, Cost, the Context tabs) first and again; peak RSS; the naive way.
+and the fleet reports (Storage, Cost, the Context tabs) and a /metrics scrape first and again; peak RSS; the
+naive way.
 Targets (issue 27): warm <= 300 ms and <= 3x the floor; first page <= 3 s; build <= 10 min; the page after a
 new checkpoint <= 2x a warm one.
 
@@ -303,6 +304,7 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
         "context: calibration": "/context/calibration/",
         "context: tools": "/context/tools/",
         "context: cache": "/context/cache/",
+        "/metrics (a scrape)": "/metrics",  # from loopback; the index's tallies, never a fleet walk
     }
     for name, url in fleet_pages.items():
         first, again, _ = first_and_again(url)

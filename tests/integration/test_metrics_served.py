@@ -100,6 +100,19 @@ def test_a_served_scrape_equals_the_json_figures(server: DashboardServer) -> Non
         row["model"]: row["known"] for row in figures["fill"]
     }
     assert health["index"]["complete"] and health["index"]["indexed"] == len(threads)
+    # The record tallies (the scrape read the newest records itself): the same in both.
+    for metric, key in (
+        ("mycel_memory_records", "threads"),
+        ("mycel_memory_threads_recompacting", "recompacting"),
+        ("mycel_memory_threads_summaries_not_stored", "summaries_not_stored"),
+        ("mycel_memory_calls", "calls"),
+        ("mycel_memory_calls_without_usage", "calls_without_usage"),
+        ("mycel_memory_compactions", "compactions"),
+    ):
+        shown = {(lb["layout"], lb["model"]): v for lb, v in samples[metric]}
+        assert shown == {(r["layout"], r["model"]): r[key] for r in figures["records"]}, metric
+    assert sum(v for _, v in samples["mycel_memory_records"]) >= 1
+    assert samples["mycel_memory_records_pending"][0][1] == figures["records_pending"]
     assert code == (1 if health["firing"] else 0)
 
     status, ready = get(f"{server.url}/readyz")
