@@ -97,6 +97,7 @@ class FleetThread(models.Model):
     row = models.JSONField()  # the list's row as the reader derived it
     # The record pass's tally (memory_core.app.fleet_index.RecordTally), read at record_head; NULL until read.
     record_head = models.TextField(null=True)  # noqa: DJ001 - no record read yet
+    record_version = models.CharField(max_length=120, null=True)  # noqa: DJ001 - the version it was read under
     record_calls = models.IntegerField(null=True)
     record_calls_without_usage = models.IntegerField(null=True)
     record_compactions = models.IntegerField(null=True)
@@ -121,6 +122,25 @@ class FleetThread(models.Model):
 
     def __str__(self) -> str:
         return f"{self.thread_id} @ {self.head_checkpoint_id}"
+
+
+COST_PLACES = 12  # USD to the 1e-12: a token's price has at most 9 places
+
+
+class FleetCost(models.Model):
+    """One thread's calls of one model and their cost, as the record pass tallied them (ModelCost)."""
+
+    store = models.CharField(max_length=64)
+    thread_id = models.TextField()
+    model = models.TextField()
+    calls = models.IntegerField()
+    cost_usd = models.DecimalField(max_digits=24, decimal_places=COST_PLACES, null=True)  # NULL: not priced
+
+    class Meta:
+        indexes = [models.Index(fields=["store", "thread_id"], name="fleet_cost_thread")]
+
+    def __str__(self) -> str:
+        return f"{self.thread_id} {self.model}: {self.calls} calls"
 
 
 class FleetIndexState(models.Model):

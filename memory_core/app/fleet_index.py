@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -73,6 +74,16 @@ class RecordTally:
     fill_sent: float | None  # what the last call sent (Mycel's estimate) over its context limit
     provider_tokens: int  # the provider's input tokens, summed over the calls that have them
     estimated_tokens: int  # Mycel's estimate of what those same calls sent
+    # Per model the call's response named: (model, calls, cost in USD or None unpriced), every branch's
+    # calls as the Cost report counts them (memory_core.app.cost.list_thread_calls).
+    costs: tuple[ModelCost, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCost:
+    model: str
+    calls: int
+    cost_usd: Decimal | None  # None: no price for it (or no pricing cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,15 +168,16 @@ class FleetIndexStore(Protocol):
         ...
 
     def records_due(self, store: str, limit: int) -> list[str]:
-        """Threads whose record tally was not read at their indexed head (newest activity first)."""
+        """Threads whose record tally was not read at their indexed head under the index's version of
+        them (newest activity first)."""
         ...
 
     def records_pending(self, store: str) -> int:
         """How many threads `records_due` would name."""
         ...
 
-    def put_records(self, store: str, tallies: Sequence[tuple[str, RecordTally]]) -> None:
-        """Keep each (thread, tally) whose thread's indexed head is still the tally's."""
+    def put_records(self, store: str, tallies: Sequence[tuple[IndexedThread, RecordTally]]) -> None:
+        """Keep each tally whose thread is still indexed at the tally's head, under the thread's version."""
         ...
 
     def builder_lock(self, store: str) -> AbstractContextManager[bool]:

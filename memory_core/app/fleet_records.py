@@ -15,14 +15,17 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memory_core.app.cost import list_thread_calls, pricing_of
 from memory_core.app.fleet_index import (
     FleetIndexStore,
     IndexedThread,
+    ModelCost,
     RecordTally,
     index_rows,
     store_name,
 )
 from memory_core.app.thread import thread_facts
+from memory_core.economics.cost import PriceBook, cost_report
 from memory_core.stores.reader import MycelReader
 
 log = logging.getLogger(__name__)
@@ -31,8 +34,8 @@ RECORD_CHUNK = 100  # records read and kept per step (each reads a thread's ever
 INLINE_RECORDS = 50  # records a request reads itself (a small fleet's first scrape); the rest: background
 
 
-def record_tally(memory: dict[str, Any], head: str) -> RecordTally:
-    """The tally of a thread's record (thread_facts' "memory") read at `head`."""
+def record_tally(memory: dict[str, Any], head: str, costs: tuple[ModelCost, ...] = ()) -> RecordTally:
+    """The tally of a thread's record (thread_facts' "memory") read at `head`, with its `costs`."""
     calls = memory["calls"]
     last = calls[-1] if calls else None
     measured = [c for c in calls if c["provider_input_tokens"] is not None]
@@ -50,15 +53,29 @@ def record_tally(memory: dict[str, Any], head: str) -> RecordTally:
         fill_sent=last["estimated_tokens"]["sent"] / limit if last and limit > 0 else None,
         provider_tokens=sum(c["provider_input_tokens"] for c in measured),
         estimated_tokens=sum(c["estimated_tokens"]["sent"] for c in measured),
+        costs=costs,
     )
 
 
-def thread_record_tally(reader: MycelReader, thread: IndexedThread) -> RecordTally | None:
-    """A thread's tally at its indexed head (None without a head)."""
+def thread_costs(reader: MycelReader, thread: IndexedThread, book: PriceBook | None) -> tuple[ModelCost, ...]:
+    """The thread's calls and cost per model, as the Cost report sums them (its one function)."""
+    report = cost_report(list_thread_calls(reader, thread.row).value, book)
+    found = (ModelCost(m.line.name, m.line.calls, m.line.cost_usd) for m in report.models)
+    return tuple(sorted(found, key=lambda c: c.model))  # as the index returns them
+
+
+def thread_record_tally(
+    reader: MycelReader, thread: IndexedThread, book: PriceBook | None = None
+) -> RecordTally | None:
+    """A thread's tally at its indexed head (None without a head); costs priced by `book` (by default
+    the pricing cache's, as the Cost report reads it)."""
     head = thread.row.head_checkpoint_id
     if head is None:
         return None
-    return record_tally(thread_facts(reader, thread.row)["memory"], head)
+    priced = book if book is not None else pricing_of(reader).book
+    return record_tally(
+        thread_facts(reader, thread.row)["memory"], head, thread_costs(reader, thread, priced)
+    )
 
 
 def build_records(
@@ -83,7 +100,7 @@ def build_records(
             if not due:
                 break
             tallies = _tallies(reader, index_rows(index, store, due))
-            failed.update(set(due) - {thread_id for thread_id, _ in tallies})
+            failed.update(set(due) - {thread.thread_id for thread, _ in tallies})
             index.put_records(store, tallies)
             done += len(due)
             if on_progress is not None:
@@ -93,14 +110,17 @@ def build_records(
     return done
 
 
-def _tallies(reader: MycelReader, threads: Sequence[IndexedThread]) -> list[tuple[str, RecordTally]]:
-    out: list[tuple[str, RecordTally]] = []
+def _tallies(
+    reader: MycelReader, threads: Sequence[IndexedThread]
+) -> list[tuple[IndexedThread, RecordTally]]:
+    out: list[tuple[IndexedThread, RecordTally]] = []
+    book = pricing_of(reader).book
     for thread in threads:
         try:
-            tally = thread_record_tally(reader, thread)
+            tally = thread_record_tally(reader, thread, book)
         except Exception:  # noqa: BLE001 - one unreadable record must not stop the fleet's; it stays due
             log.exception("fleet index: the record of %s could not be read", thread.thread_id)
             continue
         if tally is not None:
-            out.append((thread.thread_id, tally))
+            out.append((thread, tally))
     return out

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any, Protocol
 
 from memory_core.app.fleet_index import (
@@ -22,11 +23,13 @@ from memory_core.app.fleet_index import (
     FleetIndexStore,
     IndexedThread,
     IndexQuery,
+    ModelCost,
     index_version,
     indexed_facts,
     since_id,
     store_name,
 )
+from memory_core.economics.cost import usd
 from memory_core.family import registered_only_rows
 from memory_core.records import StoreProblem
 from memory_core.stores.checkpoints import time_of_checkpoint_id
@@ -129,6 +132,24 @@ class IndexTallies(Protocol):
 
     def tallies(self, store: str) -> list[GroupTally]: ...
 
+    def costs(self, store: str) -> list[ModelCost]:
+        """The record pass's calls and cost per model (the call's), summed over the store's threads."""
+        ...
+
+
+def cost_tally(threads: Iterable[IndexedThread]) -> list[ModelCost]:
+    """The same sums as IndexTallies.costs, from the facts themselves."""
+    calls: Counter[str] = Counter()
+    cost: dict[str, Decimal | None] = {}
+    for thread in threads:
+        for found in thread.record.costs if thread.record is not None else ():
+            calls[found.model] += found.calls
+            if found.cost_usd is not None:
+                cost[found.model] = (cost.get(found.model) or Decimal(0)) + found.cost_usd
+            else:
+                cost.setdefault(found.model, None)
+    return [ModelCost(model, calls[model], cost.get(model)) for model in sorted(calls)]
+
 
 def tally(threads: Iterable[IndexedThread]) -> list[GroupTally]:
     """The same tallies as IndexTallies, from the facts themselves (the command line; the tests' oracle)."""
@@ -177,6 +198,9 @@ class FleetFigures:
     bytes_on_disk: Mapping[str, int]  # layout -> bytes of its threads' checkpoints and writes
     summaries: Mapping[str, int]  # layout -> compaction summaries
     records: Mapping[tuple[str, str], RecordSums] = field(default_factory=dict)  # (layout, model) -> sums
+    # The call's model (MODEL_LABELS of them by calls, the rest "other") -> calls and their cost in USD
+    # (None when none of them is priced): the Cost report's figures over every thread's record.
+    cost: Mapping[str, tuple[int, Decimal | None]] = field(default_factory=dict)
 
     @property
     def total_threads(self) -> int:
@@ -228,7 +252,21 @@ def model_label(model: str | None) -> str:
     return model[:MODEL_LABEL_CHARS]
 
 
-def figures_of(groups: Sequence[GroupTally]) -> FleetFigures:
+def cost_figures(costs: Sequence[ModelCost]) -> dict[str, tuple[int, Decimal | None]]:
+    """Calls and cost per model under bounded labels: the MODEL_LABELS models with most calls by name."""
+    ranked = sorted(costs, key=lambda c: (-c.calls, c.model))
+    named = {model_label(c.model) for c in ranked[:MODEL_LABELS]}
+    out: dict[str, tuple[int, Decimal | None]] = {}
+    for found in costs:
+        label = model_label(found.model) if model_label(found.model) in named else OTHER_MODELS
+        calls, cost = out.get(label, (0, None))
+        if found.cost_usd is not None:
+            cost = (cost or Decimal(0)) + found.cost_usd
+        out[label] = (calls + found.calls, cost)
+    return out
+
+
+def figures_of(groups: Sequence[GroupTally], costs: Sequence[ModelCost] = ()) -> FleetFigures:
     """The groups summed under bounded labels (the busiest MODEL_LABELS models by name, the rest "other")."""
     per_model = Counter[str]()
     for g in groups:
@@ -267,17 +305,20 @@ def figures_of(groups: Sequence[GroupTally]) -> FleetFigures:
         dict(sizes),
         dict(summaries),
         {key: replace(r, fill_sent_sum=round(r.fill_sent_sum, 6)) for key, r in records.items()},
+        cost_figures(costs),
     )
 
 
-def index_groups(index: FleetIndexStore, store: str, *, page: int = 5000) -> list[GroupTally]:
+def index_groups(
+    index: FleetIndexStore, store: str, *, page: int = 5000
+) -> tuple[list[GroupTally], list[ModelCost]]:
     """Every indexed thread of `store`, tallied in Python (the command line's way to the same figures)."""
     threads: list[IndexedThread] = []
     while True:
         _, _, part = index.page(store, IndexQuery(sort="thread", offset=len(threads), limit=page))
         threads.extend(part)
         if len(part) < page:
-            return tally(threads)
+            return tally(threads), cost_tally(threads)
 
 
 def in_memory_groups(reader: MycelReader, problems: list[StoreProblem]) -> list[GroupTally]:
@@ -470,7 +511,7 @@ def health_of(
         lag = index_lag(reader, index, problems)
         checks.append(index_check(lag))
         if lag.complete:
-            figures = figures_of(index_groups(index, store_name(reader)))
+            figures = figures_of(*index_groups(index, store_name(reader)))
     if figures is None:
         figures = figures_of(in_memory_groups(reader, problems))
     return Health(figures, lag, checks, problems)
@@ -515,6 +556,10 @@ def figures_json(figures: FleetFigures) -> dict[str, Any]:
                 "over_alert": f.over_alert,
             }
             for model, f in sorted(figures.fill_sent.items())
+        ],
+        "cost": [
+            {"model": model, "calls": calls, "cost_usd": usd(cost)}
+            for model, (calls, cost) in sorted(figures.cost.items())
         ],
         "records_pending": figures.records_pending,
         "recompacting": figures.recompacting,

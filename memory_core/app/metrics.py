@@ -70,6 +70,11 @@ METRICS: dict[str, str] = {
     "mycel_memory_estimated_sent_tokens": (
         "Mycel's estimate of what those same calls sent, by layout and model."
     ),
+    "mycel_memory_cost_usd": (
+        "What the provider billed, in USD (tokens x Mycel's pricing cache), over the threads' records, by "
+        "the model each call's response named (increase() over a day = cost per day). Unpriced calls: none."
+    ),
+    "mycel_memory_cost_calls": "The model calls behind mycel_memory_cost_usd, priced or not, by model.",
     "mycel_memory_index_built": "1 when the fleet index has been started for this store.",
     "mycel_memory_index_complete": "1 when a full pass of the fleet index finished under the current rules.",
     "mycel_memory_index_threads_indexed": "Threads the fleet index's last pass found (or has computed).",
@@ -156,6 +161,14 @@ def _records(figures: FleetFigures) -> Iterator[Metric]:
         for (layout, model), sums in sorted(figures.records.items()):
             gauge.add_metric([layout, model], getattr(sums, attribute))
         yield gauge
+    cost = _gauge("mycel_memory_cost_usd", ["model"])
+    calls = _gauge("mycel_memory_cost_calls", ["model"])
+    for model, (n, usd) in sorted(figures.cost.items()):
+        calls.add_metric([model], n)
+        if usd is not None:
+            cost.add_metric([model], float(usd))
+    yield cost
+    yield calls
     pending = _gauge("mycel_memory_records_pending")
     pending.add_metric([], figures.records_pending)
     yield pending

@@ -11,7 +11,7 @@ import time
 from django.conf import settings
 from django.db import connection
 
-from memory_core.app.fleet_index import BUILD_ROW_CAP, build, look, store_name
+from memory_core.app.fleet_index import BUILD_ROW_CAP, ModelCost, build, look, store_name
 from memory_core.app.fleet_records import INLINE_RECORDS, build_records
 from memory_core.app.health import (
     Check,
@@ -53,7 +53,7 @@ def server_health(*, bring_up: bool) -> Health:
         _bring_up(reader, index, source.locations, problems)
     lag = index_lag(reader, index, problems)
     checks.append(index_check(lag, max_lag_s=settings.DASHBOARD_READY_INDEX_LAG_S))
-    figures = figures_of(kept_tallies(index, store_name(reader))) if lag.complete else None
+    figures = figures_of(*kept_tallies(index, store_name(reader))) if lag.complete else None
     return Health(figures, lag, checks, problems)
 
 
@@ -62,11 +62,11 @@ def server_health(*, bring_up: bool) -> Health:
 # save it after what they put: its watermark, counts or finish time move) and TALLIES_KEPT_S at most, which
 # also bounds what a look's late-committed catch-up, which moves no watermark, may leave unseen.
 TALLIES_KEPT_S = 30.0
-_KEPT: dict[str, tuple[object, float, list[GroupTally]]] = {}
+_KEPT: dict[str, tuple[object, float, tuple[list[GroupTally], list[ModelCost]]]] = {}
 _KEPT_LOCK = threading.Lock()
 
 
-def kept_tallies(index: DashboardFleetIndex, store: str) -> list[GroupTally]:
+def kept_tallies(index: DashboardFleetIndex, store: str) -> tuple[list[GroupTally], list[ModelCost]]:
     state = index.state(store)
     key = (state.version, state.watermark, state.finished_at, state.done, state.total) if state else None
     now = time.monotonic()
@@ -74,7 +74,8 @@ def kept_tallies(index: DashboardFleetIndex, store: str) -> list[GroupTally]:
         kept = _KEPT.get(store)
     if kept is not None and kept[0] == key and now - kept[1] < TALLIES_KEPT_S:
         return kept[2]
-    found = DashboardFleetTallies().tallies(store)
+    tallies = DashboardFleetTallies()
+    found = (tallies.tallies(store), tallies.costs(store))
     with _KEPT_LOCK:
         _KEPT[store] = (key, now, found)
     return found

@@ -30,6 +30,7 @@ from memory_core.app.fleet_index import (
     IndexedThread,
     IndexQuery,
     IndexState,
+    ModelCost,
     RecordTally,
     build,
 )
@@ -37,7 +38,7 @@ from memory_core.app.fleet_records import build_records
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
-from mycel_dashboard.models import FleetIndexState, FleetThread
+from mycel_dashboard.models import FleetCost, FleetIndexState, FleetThread
 
 log = logging.getLogger(__name__)
 
@@ -146,18 +147,35 @@ class DashboardFleetIndex(FleetIndexStore):
     def records_pending(self, store: str) -> int:
         return _due(store).count()
 
-    def put_records(self, store: str, tallies: Sequence[tuple[str, RecordTally]]) -> None:
+    def put_records(self, store: str, tallies: Sequence[tuple[IndexedThread, RecordTally]]) -> None:
         with transaction.atomic():
-            for thread_id, tally in tallies:
-                FleetThread.objects.filter(
-                    store=store, thread_id=thread_id, head_checkpoint_id=tally.head
-                ).update(**{f"record_{name}": value for name, value in asdict(tally).items()})
+            for thread, tally in tallies:
+                values = {f"record_{name}": getattr(tally, name) for name in _RECORD_FIELDS}
+                kept = FleetThread.objects.filter(
+                    store=store,
+                    thread_id=thread.thread_id,
+                    head_checkpoint_id=tally.head,
+                    version=thread.version,
+                ).update(**values, record_version=thread.version)
+                if kept:
+                    FleetCost.objects.filter(store=store, thread_id=thread.thread_id).delete()
+                    FleetCost.objects.bulk_create(
+                        FleetCost(
+                            store=store,
+                            thread_id=thread.thread_id,
+                            model=c.model,
+                            calls=c.calls,
+                            cost_usd=c.cost_usd,
+                        )
+                        for c in tally.costs
+                    )
 
     def drop_except(self, store: str, keep: set[str]) -> int:
         held = set(FleetThread.objects.filter(store=store).values_list("thread_id", flat=True))
         gone = list(held - keep)
         for start in range(0, len(gone), _SAVE_BATCH):
             FleetThread.objects.filter(store=store, thread_id__in=gone[start : start + _SAVE_BATCH]).delete()
+            FleetCost.objects.filter(store=store, thread_id__in=gone[start : start + _SAVE_BATCH]).delete()
         return len(gone)
 
     def page(self, store: str, query: IndexQuery) -> tuple[int, int, list[IndexedThread]]:
@@ -167,7 +185,8 @@ class DashboardFleetIndex(FleetIndexStore):
         shown = list(ordered[query.offset : query.offset + query.limit])
         total = matching.count()
         all_threads = total if matching is every else every.count()
-        return total, all_threads, [_indexed(t) for t in shown]
+        costs = _costs(store, [t.thread_id for t in shown if t.record_head is not None])
+        return total, all_threads, [_indexed(t, costs.get(t.thread_id, ())) for t in shown]
 
     @contextmanager
     def builder_lock(self, store: str) -> Iterator[bool]:
@@ -218,9 +237,23 @@ class DashboardFleetIndex(FleetIndexStore):
 
 
 def _due(store: str) -> QuerySet[FleetThread]:
-    """Threads with a head whose record tally was not read at it."""
-    stale = Q(record_head__isnull=True) | ~Q(record_head=F("head_checkpoint_id"))
+    """Threads with a head whose record tally was not read at it, under the index's version of them."""
+    stale = (
+        Q(record_head__isnull=True)
+        | ~Q(record_head=F("head_checkpoint_id"))
+        | Q(record_version__isnull=True)
+        | ~Q(record_version=F("version"))
+    )
     return FleetThread.objects.filter(store=store, head_checkpoint_id__isnull=False).filter(stale)
+
+
+def _costs(store: str, thread_ids: Sequence[str]) -> dict[str, tuple[ModelCost, ...]]:
+    found: dict[str, list[ModelCost]] = {}
+    for start in range(0, len(thread_ids), _SAVE_BATCH):
+        part = thread_ids[start : start + _SAVE_BATCH]
+        for row in FleetCost.objects.filter(store=store, thread_id__in=part).order_by("thread_id", "model"):
+            found.setdefault(row.thread_id, []).append(ModelCost(row.model, row.calls, row.cost_usd))
+    return {thread_id: tuple(costs) for thread_id, costs in found.items()}
 
 
 def _filtered(every: QuerySet[FleetThread], query: IndexQuery) -> QuerySet[FleetThread]:
@@ -272,13 +305,14 @@ def _ordering(query: IndexQuery) -> list[Any]:
     return [value, unknown_by_id.asc(), tie]
 
 
-_RECORD_FIELDS = tuple(f.name for f in fields(RecordTally))
+_RECORD_FIELDS = tuple(f.name for f in fields(RecordTally) if f.name != "costs")  # costs: FleetCost rows
 
 
-def _indexed(stored: FleetThread) -> IndexedThread:
+def _indexed(stored: FleetThread, costs: tuple[ModelCost, ...] = ()) -> IndexedThread:
     record = None
     if stored.record_head is not None:
-        record = RecordTally(**{name: getattr(stored, f"record_{name}") for name in _RECORD_FIELDS})
+        values = {name: getattr(stored, f"record_{name}") for name in _RECORD_FIELDS}
+        record = RecordTally(**values, costs=costs)
     return IndexedThread(
         _row_of(stored.row),
         stored.estimated_tokens,

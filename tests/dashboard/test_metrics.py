@@ -20,6 +20,7 @@ from memory_core.app.health import (
     MODEL_LABELS,
     OTHER_MODELS,
     GroupTally,
+    cost_tally,
     figures_of,
     model_label,
     tally,
@@ -184,6 +185,21 @@ def test_metrics_equal_the_json_figures(client, sample_home: Path, settings, cap
         )
     assert figures["recompacting"] >= 1 and "MycelMemoryRecompactingEveryCall" in health["firing"]
 
+    # Cost per model: one truth with `mycel-memory cost --json` (the Cost page's report, every period).
+    _, cost = cli(capsys, "cost", "--json")
+    assert isinstance(cost, dict)
+    by_model = {m["model"]: m for m in cost["models"]}
+    assert by_model and {row["model"] for row in figures["cost"]} == set(by_model)
+    for row in figures["cost"]:
+        line = by_model[row["model"]]
+        assert row["calls"] == line["calls"] == value(samples, "mycel_memory_cost_calls", model=row["model"])
+        assert row["cost_usd"] == line["cost_usd"]
+        if line["cost_usd"] is not None:
+            assert value(samples, "mycel_memory_cost_usd", model=row["model"]) == pytest.approx(
+                float(line["cost_usd"])
+            )
+    assert any(line["cost_usd"] for line in by_model.values())  # the sample home's pricing cache prices some
+
 
 @pytest.mark.django_db(transaction=True)
 def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path, settings) -> None:
@@ -193,8 +209,10 @@ def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path
     store = store_name(reader)
     ids = list(FleetThread.objects.filter(store=store).values_list("thread_id", flat=True))
     assert ids
-    python = figures_of(tally(index_rows(DashboardFleetIndex(), store, ids)))
-    sql = figures_of(DashboardFleetTallies().tallies(store))
+    threads = index_rows(DashboardFleetIndex(), store, ids)
+    python = figures_of(tally(threads), cost_tally(threads))
+    sql = figures_of(DashboardFleetTallies().tallies(store), DashboardFleetTallies().costs(store))
+    assert sql.cost == python.cost and sql.cost
     assert sql.threads == python.threads
     assert sql.flagged == python.flagged
     assert sql.bytes_on_disk == python.bytes_on_disk and sql.summaries == python.summaries
