@@ -11,11 +11,13 @@ no index to read.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, Protocol
 
 from memory_core.app.fleet_index import (
@@ -387,6 +389,27 @@ class Check:
     message: str = ""
 
 
+def store_file_bytes(locations: MycelLocations) -> dict[str, int]:
+    """Bytes of each Mycel SQLite file that exists, its write-ahead log included, by store role: what the
+    disk holds, from the files' sizes alone (cheap enough for every scrape; the Storage page's dbstat
+    measures the same files page by page). A PostgreSQL store's size is the database's own metric."""
+    out: dict[str, int] = {}
+    seen: set[Path] = set()
+    for role, path in locations.databases().items():
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        wal = path.with_name(path.name + "-wal")
+        with contextlib.suppress(OSError):
+            size += wal.stat().st_size
+        out[role.value] = size
+    return out
+
+
 def store_checks(locations: MycelLocations, *, timeout_s: float = PROBE_TIMEOUT_S) -> list[Check]:
     """Each configured Mycel store, probed: the checkpoint store must answer, a side store only when it
     exists or its variable names it (Mycel makes them on first use)."""
@@ -455,6 +478,7 @@ class Health:
     lag: IndexLag | None  # None when there is no index (the command line without a dashboard database)
     checks: list[Check]
     problems: list[StoreProblem] = field(default_factory=list)
+    store_bytes: Mapping[str, int] = field(default_factory=dict)  # store_file_bytes
 
     @property
     def alerts(self) -> list[Alert]:
@@ -514,7 +538,7 @@ def health_of(
             figures = figures_of(*index_groups(index, store_name(reader)))
     if figures is None:
         figures = figures_of(in_memory_groups(reader, problems))
-    return Health(figures, lag, checks, problems)
+    return Health(figures, lag, checks, problems, store_file_bytes(reader.locations))
 
 
 def figures_json(figures: FleetFigures) -> dict[str, Any]:
@@ -606,5 +630,6 @@ def health_json(health: Health) -> dict[str, Any]:
         "checks": checks_json(health.checks, with_messages=True),
         "index": lag_json(health.lag) if health.lag else None,
         "figures": figures_json(health.figures) if health.figures else None,
+        "store_bytes": dict(sorted(health.store_bytes.items())),
         "problems": [p.message for p in health.problems],
     }

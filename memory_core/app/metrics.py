@@ -8,7 +8,7 @@ test check theirs against it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
@@ -75,6 +75,10 @@ METRICS: dict[str, str] = {
         "the model each call's response named (increase() over a day = cost per day). Unpriced calls: none."
     ),
     "mycel_memory_cost_calls": "The model calls behind mycel_memory_cost_usd, priced or not, by model.",
+    "mycel_memory_store_file_bytes": (
+        "Bytes of each Mycel SQLite file on disk, its write-ahead log included, by store role "
+        "(predict_linear() over it projects growth)."
+    ),
     "mycel_memory_index_built": "1 when the fleet index has been started for this store.",
     "mycel_memory_index_complete": "1 when a full pass of the fleet index finished under the current rules.",
     "mycel_memory_index_threads_indexed": "Threads the fleet index's last pass found (or has computed).",
@@ -93,8 +97,15 @@ def _gauge(name: str, labels: Sequence[str] = ()) -> GaugeMetricFamily:
 class HealthCollector(Collector):
     """One scrape's figures, computed before: collecting only renders them."""
 
-    def __init__(self, figures: FleetFigures | None, lag: IndexLag | None, checks: Sequence[Check]) -> None:
+    def __init__(
+        self,
+        figures: FleetFigures | None,
+        lag: IndexLag | None,
+        checks: Sequence[Check],
+        store_bytes: Mapping[str, int] | None = None,
+    ) -> None:
         self.figures, self.lag, self.checks = figures, lag, checks
+        self.store_bytes = store_bytes or {}
 
     def collect(self) -> Iterator[Metric]:
         if self.figures is not None:
@@ -106,6 +117,10 @@ class HealthCollector(Collector):
             if check.name != "fleet index" and check.kind != "absent":
                 up.add_metric([check.name], 1.0 if check.ok else 0.0)
         yield up
+        files = _gauge("mycel_memory_store_file_bytes", ["store"])
+        for store, size in sorted(self.store_bytes.items()):
+            files.add_metric([store], size)
+        yield files
         whole = _gauge("mycel_memory_ready")
         whole.add_metric([], 1.0 if ready(self.checks) else 0.0)
         yield whole
@@ -200,8 +215,13 @@ def _index(lag: IndexLag) -> Iterator[Metric]:
             yield gauge
 
 
-def exposition(figures: FleetFigures | None, lag: IndexLag | None, checks: Sequence[Check]) -> bytes:
+def exposition(
+    figures: FleetFigures | None,
+    lag: IndexLag | None,
+    checks: Sequence[Check],
+    store_bytes: Mapping[str, int] | None = None,
+) -> bytes:
     """The scrape's body (text format 0.0.4)."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(HealthCollector(figures, lag, checks))
+    registry.register(HealthCollector(figures, lag, checks, store_bytes))
     return generate_latest(registry)

@@ -21,6 +21,7 @@ from memory_core.app.health import (
     index_check,
     index_lag,
     store_checks,
+    store_file_bytes,
 )
 from memory_core.records import StoreProblem
 from memory_core.stores.locations import MycelLocations
@@ -54,7 +55,7 @@ def server_health(*, bring_up: bool) -> Health:
     lag = index_lag(reader, index, problems)
     checks.append(index_check(lag, max_lag_s=settings.DASHBOARD_READY_INDEX_LAG_S))
     figures = figures_of(*kept_tallies(index, store_name(reader))) if lag.complete else None
-    return Health(figures, lag, checks, problems)
+    return Health(figures, lag, checks, problems, store_file_bytes(source.locations))
 
 
 # The tallies read every indexed row (about a second at 100,000 threads on SQLite: tests/benchmarks/

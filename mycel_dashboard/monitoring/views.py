@@ -68,7 +68,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
         return response
     try:
         health = server_health(bring_up=True)
-        body = exposition(health.figures, health.lag, health.checks)
+        body = exposition(health.figures, health.lag, health.checks, health.store_bytes)
     except Exception:  # noqa: BLE001 - a scrape that fails says so in a metric, never a traceback
         log.exception("metrics: the fleet's figures could not be computed")
         body = exposition(None, None, [Check("checks", False, "error")])

@@ -200,6 +200,14 @@ def test_metrics_equal_the_json_figures(client, sample_home: Path, settings, cap
             )
     assert any(line["cost_usd"] for line in by_model.values())  # the sample home's pricing cache prices some
 
+    # The stores' files: one truth with health --json, and each the file's size with its -wal on disk.
+    files = {lb["store"]: v for lb, v in samples["mycel_memory_store_file_bytes"]}
+    assert files == health["store_bytes"] and "main" in files
+    for role, path in resolve_locations().databases().items():
+        if role.value in files:
+            wal = path.with_name(path.name + "-wal")
+            assert files[role.value] == path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
 
 @pytest.mark.django_db(transaction=True)
 def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path, settings) -> None:

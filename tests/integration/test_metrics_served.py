@@ -72,11 +72,17 @@ def test_a_served_scrape_equals_the_json_figures(server: DashboardServer) -> Non
         for sample in family.samples:
             samples.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
     exported = {name.removesuffix("_bucket").removesuffix("_count").removesuffix("_sum") for name in samples}
-    assert set(METRICS) <= exported, set(METRICS) - exported
     assert "mycel_dashboard_requests_total" in samples or "mycel_dashboard_requests_created" in samples
 
     _, threads = console(server, "threads", "--json")
     code, health = console(server, "health", "--json")
+    # A home with no pricing cache prices nothing: a cost in USD is then absent, never 0.
+    priced = any(row["cost_usd"] is not None for row in health["figures"]["cost"])
+    wanted = set(METRICS) - (set() if priced else {"mycel_memory_cost_usd"})
+    assert wanted <= exported, wanted - exported
+    assert priced == (server.manifest is None)  # the sample home has Mycel's pricing cache; the demo none
+    cost = {lb["model"]: v for lb, v in samples["mycel_memory_cost_calls"]}
+    assert cost == {row["model"]: row["calls"] for row in health["figures"]["cost"]}
     ids = {t["thread_id"] for t in threads}
     for name, found in samples.items():
         for labels, _ in found:
