@@ -195,6 +195,7 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
     if engine == "pg":
         assert pg_url is not None and dash_url is not None
         grow_postgres(pg_url, threads)
+        shutil.copy(PG_DEV_SAMPLE / "leon.db", work / "leon.db")  # dev's SQLite summaries (/readyz wants it)
         env.update(LEON_POSTGRES_URL=pg_url, LEON_DB_PATH=str(work / "leon.db"), DATABASE_URL=dash_url)
         floor_sql = (
             "SELECT thread_id, max(checkpoint_id) AS head FROM agent.checkpoints WHERE checkpoint_ns = '' "
@@ -307,7 +308,9 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
         "/metrics (a scrape)": "/metrics",  # from loopback; the index's tallies, never a fleet walk
     }
     for name, url in fleet_pages.items():
-        first, again, _ = first_and_again(url)
+        first, again, body = first_and_again(url)
+        if url == "/metrics":  # the fleet's figures, not a failed readiness answer (which carries none)
+            assert "mycel_memory_threads{" in body and "mycel_memory_ready 1.0" in body, body[-2000:]
         results[f"fleet page: {name}"] = (first, again)
     warm = median(get("/threads/")[0] for _ in range(3))  # just before the change: like with like
     # One thread gets a new checkpoint (its head copied under a new id, as a rollback writes one).
