@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from memory_core.app.fleet_index import (
     FLAGS,
     FleetIndexStore,
+    Freshness,
     IndexedThread,
     IndexQuery,
     ModelCost,
@@ -369,6 +370,17 @@ def index_lag(
     written = [t for t in (time_of_checkpoint_id(head) for head in moved) if t is not None]
     lag = _seconds(now, min(written)) if written else 0.0
     return IndexLag(True, True, state.total, len(moved), lag, age, state.error)
+
+
+def lag_after_look(freshness: Freshness, *, now: datetime | None = None) -> IndexLag | None:
+    """The lag right after a look that left no moved thread behind (it asked index_lag's own question
+    and caught every answer up): none pending; None when the look cannot say (not ready, or behind)."""
+    state = freshness.state
+    if not freshness.ready or freshness.behind or freshness.problems or state is None or not state.complete:
+        return None
+    now = now or datetime.now(UTC)
+    age = (now - state.finished_at).total_seconds() if state.finished_at else None
+    return IndexLag(True, True, state.total, 0, 0.0, age, state.error)
 
 
 def _seconds(now: datetime, then: datetime) -> float:

@@ -17,9 +17,11 @@ from memory_core.app.health import (
     Check,
     GroupTally,
     Health,
+    IndexLag,
     figures_of,
     index_check,
     index_lag,
+    lag_after_look,
     store_checks,
     store_file_bytes,
 )
@@ -50,9 +52,9 @@ def server_health(*, bring_up: bool) -> Health:
         return Health(None, None, checks)
     index = DashboardFleetIndex()
     problems: list[StoreProblem] = []
-    if bring_up:
-        _bring_up(reader, index, source.locations, problems)
-    lag = index_lag(reader, index, problems)
+    caught_up = _bring_up(reader, index, source.locations, problems) if bring_up else None
+    # A look that caught every moved thread up has just asked the store the lag's own question.
+    lag = caught_up if caught_up is not None else index_lag(reader, index, problems)
     checks.append(index_check(lag, max_lag_s=settings.DASHBOARD_READY_INDEX_LAG_S))
     figures = figures_of(*kept_tallies(index, store_name(reader))) if lag.complete else None
     return Health(figures, lag, checks, problems, store_file_bytes(source.locations))
@@ -84,14 +86,15 @@ def kept_tallies(index: DashboardFleetIndex, store: str) -> tuple[list[GroupTall
 
 def _bring_up(
     reader: MycelReader, index: DashboardFleetIndex, locations: MycelLocations, problems: list[StoreProblem]
-) -> None:
+) -> IndexLag | None:
+    """Look (and build a small fleet's index); the index's lag when the look left nothing behind."""
     freshness = look(reader, index)
     problems.extend(freshness.problems)
     store = store_name(reader)
     if freshness.ready and not freshness.needs_builder:
         if freshness.records_due:  # the heads it caught up: their records are the background's work
             start_builder(locations, store, full=False)
-        return
+        return lag_after_look(freshness)
     if not freshness.ready:
         total, _ = reader.backend.newest_heads(problems, limit=1, offset=0, by_id=False, descending=True)
         if total < settings.DASHBOARD_FLEET_INDEX_FROM:
@@ -101,5 +104,6 @@ def _bring_up(
             read = build_records(builder_reader(locations, BUILD_ROW_CAP), index, limit=INLINE_RECORDS)
             if read is not None and read >= INLINE_RECORDS:
                 start_builder(locations, store, full=False)
-            return
+            return None
     start_builder(locations, store)
+    return None

@@ -8,20 +8,23 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from prometheus_client.parser import text_string_to_metric_families
 
-from memory_core.app.fleet_index import index_rows, store_name
+from memory_core.app.fleet_index import Freshness, IndexState, index_rows, store_name
 from memory_core.app.health import (
     FILL_BUCKETS,
     MODEL_LABELS,
     OTHER_MODELS,
     GroupTally,
+    IndexLag,
     cost_tally,
     figures_of,
+    lag_after_look,
     model_label,
     tally,
 )
@@ -282,3 +285,15 @@ def test_metrics_access_by_token_scope_or_loopback(client, sample_home: Path, se
 
 def _headless(store: str) -> int:
     return FleetThread.objects.filter(store=store, head_checkpoint_id__isnull=True).count()
+
+
+def test_a_look_that_left_threads_behind_does_not_stand_for_the_lag() -> None:
+    # A scrape reuses its look's answer only when the look caught every moved thread up.
+    done = IndexState("s", "v", complete=True, total=7, finished_at=datetime(2026, 12, 5, tzinfo=UTC))
+    now = datetime(2026, 12, 5, 0, 1, tzinfo=UTC)
+    caught = lag_after_look(Freshness(done, ready=True, moved=3, caught_up=3), now=now)
+    assert caught == IndexLag(True, True, 7, 0, 0.0, 60.0, "")
+    assert lag_after_look(Freshness(done, ready=True, moved=300, behind=300), now=now) is None
+    assert lag_after_look(Freshness(None, ready=False, needs_builder=True), now=now) is None
+    building = IndexState("s", "v", complete=False, total=7)
+    assert lag_after_look(Freshness(building, ready=True), now=now) is None
