@@ -563,16 +563,7 @@ def figures_json(figures: FleetFigures) -> dict[str, Any]:
             {"flag": flag, "layout": layout, "threads": n}
             for (flag, layout), n in sorted(figures.flagged.items())
         ],
-        "fill": [
-            {
-                "model": model,
-                "known": f.known,
-                "sum": f.total,
-                "at_most": dict(zip((str(b) for b in FILL_BUCKETS), f.at_most, strict=True)),
-                "over_alert": f.over_alert,
-            }
-            for model, f in sorted(figures.fill.items())
-        ],
+        "fill": _fills_json(figures.fill),
         "bytes_on_disk": dict(sorted(figures.bytes_on_disk.items())),
         "summaries": dict(sorted(figures.summaries.items())),
         "total_threads": figures.total_threads,
@@ -583,16 +574,7 @@ def figures_json(figures: FleetFigures) -> dict[str, Any]:
             {"layout": layout, "model": model, **_record_json(sums)}
             for (layout, model), sums in sorted(figures.records.items())
         ],
-        "fill_sent": [
-            {
-                "model": model,
-                "known": f.known,
-                "sum": f.total,
-                "at_most": dict(zip((str(b) for b in FILL_BUCKETS), f.at_most, strict=True)),
-                "over_alert": f.over_alert,
-            }
-            for model, f in sorted(figures.fill_sent.items())
-        ],
+        "fill_sent": _fills_json(figures.fill_sent),
         "cost": [
             {"model": model, "calls": calls, "cost_usd": usd(cost)}
             for model, (calls, cost) in sorted(figures.cost.items())
@@ -602,6 +584,19 @@ def figures_json(figures: FleetFigures) -> dict[str, Any]:
         "summaries_not_stored": figures.not_stored,
         "over_fill_sent": figures.over_fill_sent,
     }
+
+
+def _fills_json(fills: Mapping[str, ModelFill]) -> list[dict[str, Any]]:
+    return [
+        {
+            "model": model,
+            "known": f.known,
+            "sum": f.total,
+            "at_most": dict(zip((str(b) for b in FILL_BUCKETS), f.at_most, strict=True)),
+            "over_alert": f.over_alert,
+        }
+        for model, f in sorted(fills.items())
+    ]
 
 
 def _record_json(sums: RecordSums) -> dict[str, Any]:

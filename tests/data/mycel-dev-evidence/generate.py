@@ -14,7 +14,7 @@ The model is swapped in where dev makes it (`core.runtime.agent.init_chat_model`
 
 How to run it (PyPI reachable; Python 3.12, which dev's pyproject requires):
 
-    fetch github:OpenDCAI/Mycel                      # a git mirror, e.g. /work/.mirror/OpenDCAI+Mycel/repo
+    git clone --mirror https://github.com/OpenDCAI/Mycel <mirror>   # or any git mirror of it
     git --git-dir=<mirror> archive bc8ab002 | tar -x -C /work/mycel-dev-src
     python3.12 -m venv /work/mycel-dev-tools && /work/mycel-dev-tools/bin/pip install uv
     cd /work/mycel-dev-src && UV_PROJECT_ENVIRONMENT=/work/mycel-dev-venv \
