@@ -21,7 +21,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, F, Q, QuerySet, TextField, Value, When
+from django.db.models import F, Q, QuerySet
 
 from memory_core.app.fleet_index import (
     BUILD_ROW_CAP,
@@ -181,8 +181,7 @@ class DashboardFleetIndex(FleetIndexStore):
     def page(self, store: str, query: IndexQuery) -> tuple[int, int, list[IndexedThread]]:
         every = FleetThread.objects.filter(store=store)
         matching = _filtered(every, query)
-        ordered = matching.order_by(*_ordering(query))
-        shown = list(ordered[query.offset : query.offset + query.limit])
+        shown = _page_rows(matching, query)
         total = matching.count()
         all_threads = total if matching is every else every.count()
         costs = _costs(store, [t.thread_id for t in shown if t.record_head is not None])
@@ -285,24 +284,33 @@ _SORT_COLUMNS = {
 _NEVER_NULL = {"messages", "checkpoints", "bytes_on_disk", "flag_count"}
 
 
-def _ordering(query: IndexQuery) -> list[Any]:
-    """The list's order: the column, unknown values last whichever the direction, then the thread id."""
+def _sort_column(query: IndexQuery) -> str | None:
     column = _SORT_COLUMNS.get(query.sort, "updated_at")
     if column == "fill" and query.context_limit:
         column = "estimated_tokens"  # one limit for every thread: fill orders as the estimate does
+    return column
+
+
+def _page_rows(matching: QuerySet[FleetThread], query: IndexQuery) -> list[FleetThread]:
+    """One page in the list's order: the column, unknown values last whichever the direction (in the
+    thread id's own order, A→Z), then the thread id. Rows with a value and rows without are read apart,
+    so each part walks its index ((store, column, thread_id)) instead of sorting the fleet."""
+    column = _sort_column(query)
     tie = "-thread_id" if query.descending else "thread_id"
+    start, end = query.offset, query.offset + query.limit
     if column is None:
-        return [tie]
+        return list(matching.order_by(tie)[start:end])
+    value = F(column).desc() if query.descending else F(column).asc()
     if column in _NEVER_NULL:
-        return [F(column).desc() if query.descending else F(column).asc(), tie]  # the index's own order
-    value = F(column).desc(nulls_last=True) if query.descending else F(column).asc(nulls_last=True)
-    # Rows with no value keep the thread id's own order (A→Z) in either direction.
-    unknown_by_id = Case(
-        When(**{f"{column}__isnull": True}, then=F("thread_id")),
-        default=Value(None),
-        output_field=TextField(),
-    )
-    return [value, unknown_by_id.asc(), tie]
+        return list(matching.order_by(value, tie)[start:end])
+    known = matching.filter(**{f"{column}__isnull": False})
+    shown = list(known.order_by(value, tie)[start:end])
+    if len(shown) == query.limit:
+        return shown
+    # The page reaches past the rows with a value: the rest of it from the rows without one.
+    known_count = start + len(shown) if shown else known.count()
+    unknown = matching.filter(**{f"{column}__isnull": True}).order_by("thread_id")
+    return shown + list(unknown[max(0, start - known_count) : end - known_count])
 
 
 _RECORD_FIELDS = tuple(f.name for f in fields(RecordTally) if f.name != "costs")  # costs: FleetCost rows

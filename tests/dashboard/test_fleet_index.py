@@ -9,6 +9,7 @@ import re
 import shutil
 import sqlite3
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,39 @@ def test_the_recompacts_filter_reads_the_record_pass(viewer_client, sample_home:
     body = viewer_client.get("/threads/?flag=recompacts", **HTMX).content.decode()
     assert 'id="fleet-index"' not in body  # every record read: nothing to say
     assert _ids(body) == _ids(in_memory) and _count(body) == _count(in_memory)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pages_of_one_walk_the_same_order_as_one_page_of_all(sample_home: Path, settings) -> None:
+    # Rows with a value and rows without are read apart: pages of one row cross from one part to the other.
+    index = _built(settings)
+    real = index.page(store_name(MycelReader(resolve_locations())), IndexQuery(limit=1000))[2]
+    mixed = [
+        replace(
+            t,
+            row=replace(
+                t.row,
+                thread_id=f"walk-{i}-{t.thread_id}",
+                name=None if i % 2 else t.row.name,
+                model=None if i % 3 == 0 else t.row.model,
+                updated_at=None if i % 4 == 1 else t.row.updated_at,
+            ),
+            estimated_tokens=None if i % 2 == 0 else t.estimated_tokens,
+        )
+        for i, t in enumerate(real * 2)
+    ]
+    index.put("walk", mixed)
+    for sort in ("updated", "fill", "name", "model", "bytes", "thread"):
+        for descending in (True, False):
+            whole = index.page("walk", IndexQuery(sort=sort, descending=descending, limit=1000))[2]
+            assert len(whole) == len(mixed)
+            single = [
+                index.page("walk", IndexQuery(sort=sort, descending=descending, offset=i, limit=1))[2]
+                for i in range(len(whole) + 1)
+            ]
+            assert [t.thread_id for page in single for t in page] == [t.thread_id for t in whole], sort
+            if sort == "fill":  # unknown last whichever the direction, those in the id's own order
+                known = [t for t in whole if t.fill is not None]
+                assert whole[: len(known)] == known and known and len(known) < len(whole)
+                unknown = [t.thread_id for t in whole[len(known) :]]
+                assert unknown == sorted(unknown)
