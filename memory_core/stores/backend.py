@@ -161,6 +161,11 @@ class StoreBackend(Protocol):
         gives a new version, so what is kept under it is never older than the data it was read from."""
         ...
 
+    def agents_version(self) -> Hashable:
+        """The same, of the agent registry alone (what list_agents reads): a fleet's checkpoints may be
+        costly to fingerprint, the registry's file is not."""
+        ...
+
     def file_status(self) -> list[StoreFileStatus]:
         """One line per store: present or not, size, tables, schema remarks, the problem if any."""
         ...

@@ -467,7 +467,7 @@ class MycelReader:
             agents = self.backend.list_agents(problems)
             return Result(tuple(agents), tuple(problems))
 
-        return AGENTS.get_or_compute(Key(self.backend.version()), read, keep=_clean)
+        return AGENTS.get_or_compute(Key(self.backend.agents_version()), read, keep=_clean)
 
     # -- storage -------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ nothing. Sandbox and sub-agents stay on SQLite: those reads are the SQLite backe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -194,6 +194,9 @@ class PostgresBackend:
                 parts.extend((layout, pg.fingerprint(read, layout)) for layout in layouts)
         parts.extend(p.message for p in problems)
         return tuple(parts)
+
+    def agents_version(self) -> Hashable:
+        return self.sqlite.agents_version()  # the registry is agent_registry.db on either engine
 
     def file_status(self) -> list[StoreFileStatus]:
         layouts, problems = self.layouts()

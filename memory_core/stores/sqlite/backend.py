@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,20 +141,11 @@ class SqliteBackend:
         """
         parts: list[tuple[Any, ...]] = [(self.query_timeout_s, self.row_cap)]
         for path in self.locations.databases().values():
-            for candidate in (path, Path(f"{path}-wal")):
-                try:
-                    if candidate == path:
-                        # Never open+close the database file itself: that drops our SQLite locks (file_header).
-                        stat, head = candidate.stat(), file_header(candidate)
-                    else:
-                        with candidate.open("rb") as handle:
-                            stat = os.fstat(handle.fileno())
-                            head = handle.read(100)
-                except OSError:
-                    parts.append((str(candidate),))
-                    continue
-                parts.append((str(candidate), stat.st_ino, stat.st_size, stat.st_mtime_ns, head))
+            parts.extend(_file_version(path))
         return tuple(parts)
+
+    def agents_version(self) -> Hashable:
+        return (self.query_timeout_s, *_file_version(self.locations.databases()[StoreRole.AGENT_REGISTRY]))
 
     def file_status(self) -> list[StoreFileStatus]:
         out: list[StoreFileStatus] = []
@@ -353,3 +344,22 @@ class SqliteBackend:
                         )
                     return found, channels
         return None, []
+
+
+def _file_version(path: Path) -> list[tuple[Any, ...]]:
+    """A database file and its -wal: inode, size, mtime and the first 100 bytes (see version)."""
+    parts: list[tuple[Any, ...]] = []
+    for candidate in (path, Path(f"{path}-wal")):
+        try:
+            if candidate == path:
+                # Never open+close the database file itself: that drops our SQLite locks (file_header).
+                stat, head = candidate.stat(), file_header(candidate)
+            else:
+                with candidate.open("rb") as handle:
+                    stat = os.fstat(handle.fileno())
+                    head = handle.read(100)
+        except OSError:
+            parts.append((str(candidate),))
+            continue
+        parts.append((str(candidate), stat.st_ino, stat.st_size, stat.st_mtime_ns, head))
+    return parts
