@@ -65,17 +65,15 @@ def thread_costs(reader: MycelReader, thread: IndexedThread, book: PriceBook | N
 
 
 def thread_record_tally(
-    reader: MycelReader, thread: IndexedThread, book: PriceBook | None = None
+    reader: MycelReader, thread: IndexedThread, book: PriceBook | None
 ) -> RecordTally | None:
-    """A thread's tally at its indexed head (None without a head); costs priced by `book` (by default
-    the pricing cache's, as the Cost report reads it)."""
+    """A thread's tally at its indexed head (None without a head), its costs priced by `book` (the pricing
+    cache's, pricing_of; None: nothing priced)."""
     head = thread.row.head_checkpoint_id
     if head is None:
         return None
-    priced = book if book is not None else pricing_of(reader).book
-    return record_tally(
-        thread_facts(reader, thread.row)["memory"], head, thread_costs(reader, thread, priced)
-    )
+    costs = thread_costs(reader, thread, book)
+    return record_tally(thread_facts(reader, thread.row)["memory"], head, costs)
 
 
 def build_records(

@@ -14,7 +14,7 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Met
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from memory_core.app.health import FILL_ALERT, FILL_BUCKETS, Check, FleetFigures, IndexLag, ready
+from memory_core.app.health import FILL_ALERT, FILL_BUCKETS, Check, FleetFigures, IndexLag, ModelFill, ready
 
 METRICS: dict[str, str] = {
     "mycel_memory_threads": "Threads the fleet index holds, by checkpoint layout and model.",
@@ -135,16 +135,7 @@ def _figures(figures: FleetFigures) -> Iterator[Metric]:
     for (flag, layout), n in sorted(figures.flagged.items()):
         flagged.add_metric([flag, layout], n)
     yield flagged
-    over = _gauge("mycel_memory_threads_over_fill", ["model"])
-    fill = HistogramMetricFamily(
-        "mycel_memory_fill_ratio", METRICS["mycel_memory_fill_ratio"], labels=["model"]
-    )
-    for model, found in sorted(figures.fill.items()):
-        over.add_metric([model], found.over_alert)
-        buckets = [(str(bound), float(n)) for bound, n in zip(FILL_BUCKETS, found.at_most, strict=True)]
-        fill.add_metric([model], [*buckets, ("+Inf", float(found.known))], sum_value=found.total)
-    yield over
-    yield fill
+    yield from _fills("mycel_memory_threads_over_fill", "mycel_memory_fill_ratio", figures.fill)
     size = _gauge("mycel_memory_checkpoint_bytes", ["layout"])
     for layout, n in sorted(figures.bytes_on_disk.items()):
         size.add_metric([layout], n)
@@ -187,16 +178,21 @@ def _records(figures: FleetFigures) -> Iterator[Metric]:
     pending = _gauge("mycel_memory_records_pending")
     pending.add_metric([], figures.records_pending)
     yield pending
-    over = _gauge("mycel_memory_threads_over_fill_sent", ["model"])
-    fill = HistogramMetricFamily(
-        "mycel_memory_fill_sent_ratio", METRICS["mycel_memory_fill_sent_ratio"], labels=["model"]
+    yield from _fills(
+        "mycel_memory_threads_over_fill_sent", "mycel_memory_fill_sent_ratio", figures.fill_sent
     )
-    for model, found in sorted(figures.fill_sent.items()):
+
+
+def _fills(over_name: str, ratio_name: str, fills: Mapping[str, ModelFill]) -> Iterator[Metric]:
+    """A fill distribution per model: the threads over the alert's fill, and the histogram."""
+    over = _gauge(over_name, ["model"])
+    ratio = HistogramMetricFamily(ratio_name, METRICS[ratio_name], labels=["model"])
+    for model, found in sorted(fills.items()):
         over.add_metric([model], found.over_alert)
         buckets = [(str(bound), float(n)) for bound, n in zip(FILL_BUCKETS, found.at_most, strict=True)]
-        fill.add_metric([model], [*buckets, ("+Inf", float(found.known))], sum_value=found.total)
+        ratio.add_metric([model], [*buckets, ("+Inf", float(found.known))], sum_value=found.total)
     yield over
-    yield fill
+    yield ratio
 
 
 def _index(lag: IndexLag) -> Iterator[Metric]:
