@@ -15,7 +15,7 @@ import contextlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
@@ -49,6 +49,24 @@ NO_MODEL = "(none)"
 MODEL_LABEL_CHARS = 80
 INDEX_LAG_ALERT_S = 600.0  # the index this far behind the store's newest head: the alert fires
 PROBE_TIMEOUT_S = 2.0  # each store's probe; /readyz is called every few seconds
+# A thread with a checkpoint newer than this is "active": Mycel's own default idle timeout for a chat session
+# (ChatSessionPolicy.idle_ttl_sec, 600 s). Checkpoints are what every layout stores; whether the agent runs
+# at this instant is in Mycel's memory only.
+ACTIVE_WINDOW = timedelta(minutes=10)
+STATES = ("active", "idle", "empty")  # a checkpoint within ACTIVE_WINDOW, an older one, none at all
+
+
+def active_from(now: datetime | None = None) -> datetime:
+    """The last activity from which a thread counts as active, at `now` (default: now)."""
+    return (now or datetime.now(UTC)) - ACTIVE_WINDOW
+
+
+def state_of(thread: IndexedThread, active_since: datetime) -> str:
+    """The thread's state in STATES, from its indexed head and last activity."""
+    row = thread.row
+    if row.head_checkpoint_id is None:
+        return "empty"
+    return "active" if row.updated_at is not None and row.updated_at >= active_since else "idle"
 
 
 # -- the fleet's figures ---------------------------------------------------------------------------------
@@ -128,12 +146,15 @@ class GroupTally:
     bytes_on_disk: int
     summaries: int  # compaction summaries the threads' rows count
     records: RecordSums = field(default_factory=RecordSums)  # of the threads with a record
+    states: Mapping[str, int] = field(default_factory=dict)  # state (STATES) -> threads
 
 
 class IndexTallies(Protocol):
     """The index's facts of one store tallied by (model, layout), by the database that keeps them."""
 
-    def tallies(self, store: str) -> list[GroupTally]: ...
+    def tallies(self, store: str, *, active_since: datetime) -> list[GroupTally]:
+        """The groups; a thread last active at or after `active_since` counts as active (state_of)."""
+        ...
 
     def costs(self, store: str) -> list[ModelCost]:
         """The record pass's calls and cost per model (the call's), summed over the store's threads."""
@@ -154,7 +175,7 @@ def cost_tally(threads: Iterable[IndexedThread]) -> list[ModelCost]:
     return [ModelCost(model, calls[model], cost.get(model)) for model in sorted(calls)]
 
 
-def tally(threads: Iterable[IndexedThread]) -> list[GroupTally]:
+def tally(threads: Iterable[IndexedThread], *, active_since: datetime) -> list[GroupTally]:
     """The same tallies as IndexTallies, from the facts themselves (the command line; the tests' oracle)."""
     groups: dict[tuple[str | None, str], list[IndexedThread]] = defaultdict(list)
     for thread in threads:
@@ -163,6 +184,7 @@ def tally(threads: Iterable[IndexedThread]) -> list[GroupTally]:
     for (model, layout), members in groups.items():
         fills = [t.fill for t in members if t.fill is not None]
         flagged = Counter(flag for t in members for flag in t.flags)
+        states = Counter(state_of(t, active_since) for t in members)
         out.append(
             GroupTally(
                 model,
@@ -175,6 +197,7 @@ def tally(threads: Iterable[IndexedThread]) -> list[GroupTally]:
                 sum(t.row.bytes_on_disk for t in members),
                 sum(t.row.summaries for t in members),
                 record_sums(members),
+                {state: states[state] for state in STATES},
             )
         )
     return out
@@ -204,6 +227,11 @@ class FleetFigures:
     # The call's model (MODEL_LABELS of them by calls, the rest "other") -> calls and their cost in USD
     # (None when none of them is priced): the Cost report's figures over every thread's record.
     cost: Mapping[str, tuple[int, Decimal | None]] = field(default_factory=dict)
+    states: Mapping[tuple[str, str], int] = field(default_factory=dict)  # (state, layout) -> threads
+
+    @property
+    def active(self) -> int:
+        return sum(n for (state, _), n in self.states.items() if state == "active")
 
     @property
     def total_threads(self) -> int:
@@ -283,6 +311,7 @@ def figures_of(groups: Sequence[GroupTally], costs: Sequence[ModelCost] = ()) ->
 
     threads: Counter[tuple[str, str]] = Counter()
     flagged: Counter[tuple[str, str]] = Counter()
+    states: Counter[tuple[str, str]] = Counter()
     fills: dict[str, list[Any]] = {}
     sizes: Counter[str] = Counter()
     summaries: Counter[str] = Counter()
@@ -293,6 +322,8 @@ def figures_of(groups: Sequence[GroupTally], costs: Sequence[ModelCost] = ()) ->
         threads[(g.layout, model)] += g.threads
         for flag in FLAGS:
             flagged[(flag, g.layout)] += g.flagged.get(flag, 0)
+        for state in STATES:
+            states[(state, g.layout)] += g.states.get(state, 0)
         known, total, at_most = fills.setdefault(model, [0, 0.0, [0] * len(FILL_BUCKETS)])
         fills[model] = [
             known + g.fill_known,
@@ -309,11 +340,12 @@ def figures_of(groups: Sequence[GroupTally], costs: Sequence[ModelCost] = ()) ->
         dict(summaries),
         {key: replace(r, fill_sent_sum=round(r.fill_sent_sum, 6)) for key, r in records.items()},
         cost_figures(costs),
+        dict(states),
     )
 
 
 def index_groups(
-    index: FleetIndexStore, store: str, *, page: int = 5000
+    index: FleetIndexStore, store: str, *, active_since: datetime, page: int = 5000
 ) -> tuple[list[GroupTally], list[ModelCost]]:
     """Every indexed thread of `store`, tallied in Python (the command line's way to the same figures)."""
     threads: list[IndexedThread] = []
@@ -321,16 +353,18 @@ def index_groups(
         _, _, part = index.page(store, IndexQuery(sort="thread", offset=len(threads), limit=page))
         threads.extend(part)
         if len(part) < page:
-            return tally(threads), cost_tally(threads)
+            return tally(threads, active_since=active_since), cost_tally(threads)
 
 
-def in_memory_groups(reader: MycelReader, problems: list[StoreProblem]) -> list[GroupTally]:
+def in_memory_groups(
+    reader: MycelReader, problems: list[StoreProblem], *, active_since: datetime
+) -> list[GroupTally]:
     """The same facts computed from the stores, thread by thread (no index to read: the naive way)."""
     listed = reader.list_threads()
     agents = reader.list_agents()
     problems.extend([*listed.problems, *agents.problems])
     rows = [*listed.value, *registered_only_rows(agents.value, (r.thread_id for r in listed.value))]
-    return tally(indexed_facts(reader, rows, index_version(reader), problems))
+    return tally(indexed_facts(reader, rows, index_version(reader), problems), active_since=active_since)
 
 
 # -- the index's lag --------------------------------------------------------------------------------------
@@ -547,9 +581,9 @@ def health_of(
         lag = index_lag(reader, index, problems)
         checks.append(index_check(lag))
         if lag.complete:
-            figures = figures_of(*index_groups(index, store_name(reader)))
+            figures = figures_of(*index_groups(index, store_name(reader), active_since=active_from()))
     if figures is None:
-        figures = figures_of(in_memory_groups(reader, problems))
+        figures = figures_of(in_memory_groups(reader, problems, active_since=active_from()))
     return Health(figures, lag, checks, problems, store_file_bytes(reader.locations))
 
 
@@ -566,7 +600,12 @@ def figures_json(figures: FleetFigures) -> dict[str, Any]:
         "fill": _fills_json(figures.fill),
         "bytes_on_disk": dict(sorted(figures.bytes_on_disk.items())),
         "summaries": dict(sorted(figures.summaries.items())),
+        "states": [
+            {"state": state, "layout": layout, "threads": n}
+            for (state, layout), n in sorted(figures.states.items())
+        ],
         "total_threads": figures.total_threads,
+        "active_threads": figures.active,
         "over_fill": figures.over_fill,
         "breaker_open": figures.breaker_open,
         # From the threads' records of model calls (the index's record pass): as of `records_pending`.

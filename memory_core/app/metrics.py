@@ -14,10 +14,23 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Met
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from memory_core.app.health import FILL_ALERT, FILL_BUCKETS, Check, FleetFigures, IndexLag, ModelFill, ready
+from memory_core.app.health import (
+    ACTIVE_WINDOW,
+    FILL_ALERT,
+    FILL_BUCKETS,
+    Check,
+    FleetFigures,
+    IndexLag,
+    ModelFill,
+    ready,
+)
 
 METRICS: dict[str, str] = {
     "mycel_memory_threads": "Threads the fleet index holds, by checkpoint layout and model.",
+    "mycel_memory_threads_by_state": (
+        f"Threads by state and layout: active (a checkpoint in the last {ACTIVE_WINDOW.total_seconds() / 60:.0f}"
+        " minutes, Mycel's default idle timeout), idle (an older one), empty (no checkpoint)."
+    ),
     "mycel_memory_threads_flagged": (
         "Threads carrying a flag of the Threads list (compacted, pruned, queued, sandbox, breaker_open), "
         "by layout."
@@ -131,6 +144,10 @@ def _figures(figures: FleetFigures) -> Iterator[Metric]:
     for (layout, model), n in sorted(figures.threads.items()):
         threads.add_metric([layout, model], n)
     yield threads
+    states = _gauge("mycel_memory_threads_by_state", ["state", "layout"])
+    for (state, layout), n in sorted(figures.states.items()):
+        states.add_metric([state, layout], n)
+    yield states
     flagged = _gauge("mycel_memory_threads_flagged", ["flag", "layout"])
     for (flag, layout), n in sorted(figures.flagged.items()):
         flagged.add_metric([flag, layout], n)

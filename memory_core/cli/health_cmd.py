@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from memory_core import figures as fmt
-from memory_core.app.health import health_json, health_of
+from memory_core.app.health import ACTIVE_WINDOW, health_json, health_of
 from memory_core.cli.common import print_json
 from memory_core.cli.reading import open_reader, warn
 from memory_core.cli.table import print_table
@@ -41,7 +41,8 @@ def run_health(args: argparse.Namespace) -> int:
             found = health.figures
             size = sum(found.bytes_on_disk.values())
             print(
-                f"\n{fmt.count(found.total_threads)} threads, {fmt.count(found.over_fill)} over 90 % of their "
+                f"\n{fmt.count(found.total_threads)} threads ({fmt.count(found.active)} active in the last "
+                f"{ACTIVE_WINDOW.total_seconds() / 60:.0f} minutes), {fmt.count(found.over_fill)} over 90 % of their "
                 f"window, {fmt.count(found.breaker_open)} with the breaker open, {fmt.size(size)} of checkpoints"
             )
     return FIRING if health.firing else 0

@@ -18,6 +18,7 @@ from memory_core.app.health import (
     GroupTally,
     Health,
     IndexLag,
+    active_from,
     figures_of,
     index_check,
     index_lag,
@@ -63,7 +64,8 @@ def server_health(*, bring_up: bool) -> Health:
 # The tallies read every indexed row (about a second at 100,000 threads on SQLite: tests/benchmarks/
 # bench_metrics.py). A process keeps them while the index's state row is unchanged (the builder and a look
 # save it after what they put: its watermark, counts or finish time move) and TALLIES_KEPT_S at most, which
-# also bounds what a look's late-committed catch-up, which moves no watermark, may leave unseen.
+# also bounds what a look's late-committed catch-up, which moves no watermark, may leave unseen, and how
+# late a thread that fell idle is counted so (against health.ACTIVE_WINDOW's 10 minutes).
 TALLIES_KEPT_S = 30.0
 _KEPT: dict[str, tuple[object, float, tuple[list[GroupTally], list[ModelCost]]]] = {}
 _KEPT_LOCK = threading.Lock()
@@ -78,7 +80,7 @@ def kept_tallies(index: DashboardFleetIndex, store: str) -> tuple[list[GroupTall
     if kept is not None and kept[0] == key and now - kept[1] < TALLIES_KEPT_S:
         return kept[2]
     tallies = DashboardFleetTallies()
-    found = (tallies.tallies(store), tallies.costs(store))
+    found = (tallies.tallies(store, active_since=active_from()), tallies.costs(store))
     with _KEPT_LOCK:
         _KEPT[store] = (key, now, found)
     return found

@@ -6,6 +6,7 @@ tests/dashboard/test_metrics.py holds these tallies equal to health.tally over t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, cast
 
@@ -29,7 +30,7 @@ _RECORD_SUMS = (
 
 
 class DashboardFleetTallies(IndexTallies):
-    def tallies(self, store: str) -> list[GroupTally]:
+    def tallies(self, store: str, *, active_since: datetime) -> list[GroupTally]:
         counts: dict[str, Any] = {
             f"flag_{flag}": Count("id", filter=Q(flags__contains=f",{flag},")) for flag in FLAGS
         }
@@ -39,6 +40,13 @@ class DashboardFleetTallies(IndexTallies):
         counts |= {
             f"sent_at_most_{i}": Count("id", filter=Q(record_fill_sent__lte=bound))
             for i, bound in enumerate(FILL_BUCKETS)
+        }
+        # health.state_of, in SQL: no head is "empty"; a head last active since `active_since` is "active".
+        counts |= {
+            "state_empty": Count("id", filter=Q(head_checkpoint_id__isnull=True)),
+            "state_active": Count(
+                "id", filter=Q(head_checkpoint_id__isnull=False, updated_at__gte=active_since)
+            ),
         }
         counts |= {
             "rec_threads": Count("id", filter=Q(record_head__isnull=False)),
@@ -89,6 +97,11 @@ class DashboardFleetTallies(IndexTallies):
                     fill_sent_sum=float(row["rec_fill_sum"] or 0.0),
                     fill_sent_at_most=tuple(row[f"sent_at_most_{i}"] for i in range(len(FILL_BUCKETS))),
                 ),
+                {
+                    "active": row["state_active"],
+                    "idle": row["threads"] - row["state_active"] - row["state_empty"],
+                    "empty": row["state_empty"],
+                },
             )
             for row in cast(Iterable[dict[str, Any]], grouped)
         ]

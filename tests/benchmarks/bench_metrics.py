@@ -108,7 +108,7 @@ def main() -> int:
 
         from memory_core.app.fleet_index import build, index_version, indexed_facts, store_name
         from memory_core.app.fleet_records import build_records
-        from memory_core.app.health import figures_of, tally
+        from memory_core.app.health import active_from, figures_of, tally
         from memory_core.records import StoreProblem
         from memory_core.stores.locations import resolve_locations
         from memory_core.stores.reader import MycelReader
@@ -152,13 +152,18 @@ def main() -> int:
         after = rss_mb()
 
         store = store_name(MycelReader(locations))
-        tallied_s = median(timed(lambda: DashboardFleetTallies().tallies(store)) for _ in range(3))
+        tallied_s = median(
+            timed(lambda: DashboardFleetTallies().tallies(store, active_since=active_from()))
+            for _ in range(3)
+        )
 
         reader = MycelReader(locations, row_cap=EVERY_ROW)
         rows = reader.list_threads().value[:SAMPLE_NAIVE]
         problems: list[StoreProblem] = []
         began = time.perf_counter()
-        figures_of(tally(indexed_facts(reader, rows, index_version(reader), problems)))
+        figures_of(
+            tally(indexed_facts(reader, rows, index_version(reader), problems), active_since=active_from())
+        )
         naive_s = (time.perf_counter() - began) * args.threads / max(1, len(rows))
 
         print(

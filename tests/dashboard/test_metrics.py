@@ -116,6 +116,25 @@ def test_metrics_equal_the_json_figures(client, sample_home: Path, settings, cap
                 == row["at_most"][str(bound)]
             )
     assert sum(v for _, v in samples["mycel_memory_threads_over_fill"]) == figures["over_fill"]
+    # Threads by state: one truth with health --json, a partition of each layout's threads (the sample
+    # home's are all older than the active window, and its registry-only rows have no checkpoint).
+    for row in figures["states"]:
+        assert (
+            value(samples, "mycel_memory_threads_by_state", state=row["state"], layout=row["layout"])
+            == row["threads"]
+        )
+    per_layout = Counter[str]()
+    for t in threads:  # type: ignore[attr-defined]
+        per_layout[t["layout"]] += 1
+    for layout, n in per_layout.items():
+        assert sum(v for lb, v in samples["mycel_memory_threads_by_state"] if lb["layout"] == layout) == n
+    headless = sum(1 for t in threads if t["head_checkpoint_id"] is None)  # type: ignore[attr-defined]
+    assert sum(v for lb, v in samples["mycel_memory_threads_by_state"] if lb["state"] == "empty") == headless
+    assert (
+        figures["active_threads"]
+        == 0
+        == sum(v for lb, v in samples["mycel_memory_threads_by_state"] if lb["state"] == "active")
+    )
     index = health["index"]
     assert value(samples, "mycel_memory_index_complete") == 1.0 == float(index["complete"])
     assert value(samples, "mycel_memory_index_threads_indexed") == index["indexed"] == len(threads)
@@ -223,8 +242,21 @@ def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path
     ids = list(FleetThread.objects.filter(store=store).values_list("thread_id", flat=True))
     assert ids
     threads = index_rows(DashboardFleetIndex(), store, ids)
-    python = figures_of(tally(threads), cost_tally(threads))
-    sql = figures_of(DashboardFleetTallies().tallies(store), DashboardFleetTallies().costs(store))
+    # A moment between the threads' last activities: some count as active, some as idle.
+    times = sorted(t.row.updated_at for t in threads if t.row.updated_at is not None)
+    since = times[len(times) // 2]
+    python = figures_of(tally(threads, active_since=since), cost_tally(threads))
+    sql = figures_of(
+        DashboardFleetTallies().tallies(store, active_since=since), DashboardFleetTallies().costs(store)
+    )
+    assert sql.states == python.states
+    states = Counter[str]()
+    for (state, _), n in sql.states.items():
+        states[state] += n
+    assert states["active"] == sum(
+        1 for t in threads if t.row.head_checkpoint_id and t.row.updated_at >= since
+    )
+    assert states["active"] >= 1 and states["idle"] >= 1 and sum(states.values()) == len(threads)
     assert sql.cost == python.cost and sql.cost
     assert sql.threads == python.threads
     assert sql.flagged == python.flagged
