@@ -435,10 +435,16 @@ class Check:
     message: str = ""
 
 
+def store_bytes(reader: MycelReader, problems: list[StoreProblem]) -> dict[str, int]:
+    """Bytes each Mycel store holds on disk, by store: every SQLite file that exists (store_file_bytes) and
+    every PostgreSQL schema holding Mycel's tables (their catalog sizes). Cheap enough for every scrape; the
+    Storage page measures the same stores table by table."""
+    return store_file_bytes(reader.locations) | reader.backend.schema_bytes(problems)
+
+
 def store_file_bytes(locations: MycelLocations) -> dict[str, int]:
-    """Bytes of each Mycel SQLite file that exists, its write-ahead log included, by store role: what the
-    disk holds, from the files' sizes alone (cheap enough for every scrape; the Storage page's dbstat
-    measures the same files page by page). A PostgreSQL store's size is the database's own metric."""
+    """Bytes of each Mycel SQLite file that exists, its write-ahead log included, by store role, from the
+    files' sizes alone (the Storage page's dbstat measures the same files page by page)."""
     out: dict[str, int] = {}
     seen: set[Path] = set()
     for role, path in locations.databases().items():
@@ -524,7 +530,7 @@ class Health:
     lag: IndexLag | None  # None when there is no index (the command line without a dashboard database)
     checks: list[Check]
     problems: list[StoreProblem] = field(default_factory=list)
-    store_bytes: Mapping[str, int] = field(default_factory=dict)  # store_file_bytes
+    store_bytes: Mapping[str, int] = field(default_factory=dict)  # store_bytes
 
     @property
     def alerts(self) -> list[Alert]:
@@ -584,7 +590,7 @@ def health_of(
             figures = figures_of(*index_groups(index, store_name(reader), active_since=active_from()))
     if figures is None:
         figures = figures_of(in_memory_groups(reader, problems, active_since=active_from()))
-    return Health(figures, lag, checks, problems, store_file_bytes(reader.locations))
+    return Health(figures, lag, checks, problems, store_bytes(reader, problems))
 
 
 def figures_json(figures: FleetFigures) -> dict[str, Any]:

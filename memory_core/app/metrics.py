@@ -88,9 +88,10 @@ METRICS: dict[str, str] = {
         "the model each call's response named (increase() over a day = cost per day). Unpriced calls: none."
     ),
     "mycel_memory_cost_calls": "The model calls behind mycel_memory_cost_usd, priced or not, by model.",
-    "mycel_memory_store_file_bytes": (
-        "Bytes of each Mycel SQLite file on disk, its write-ahead log included, by store role "
-        "(predict_linear() over it projects growth)."
+    "mycel_memory_store_bytes": (
+        "Bytes of each Mycel store on disk: a SQLite file with its write-ahead log (by its role), a "
+        "PostgreSQL schema's Mycel tables with TOAST and indexes (postgresql SCHEMA); predict_linear() over "
+        "it projects growth."
     ),
     "mycel_memory_index_built": "1 when the fleet index has been started for this store.",
     "mycel_memory_index_complete": "1 when a full pass of the fleet index finished under the current rules.",
@@ -130,7 +131,7 @@ class HealthCollector(Collector):
             if check.name != "fleet index" and check.kind != "absent":
                 up.add_metric([check.name], 1.0 if check.ok else 0.0)
         yield up
-        files = _gauge("mycel_memory_store_file_bytes", ["store"])
+        files = _gauge("mycel_memory_store_bytes", ["store"])
         for store, size in sorted(self.store_bytes.items()):
             files.add_metric([store], size)
         yield files

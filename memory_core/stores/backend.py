@@ -240,6 +240,11 @@ class StoreBackend(Protocol):
         """One StoreSpace per SQLite file that exists and per PostgreSQL schema holding Mycel's tables."""
         ...
 
+    def schema_bytes(self, problems: list[StoreProblem]) -> dict[str, int]:
+        """Per PostgreSQL schema holding Mycel's tables (by its store label), their bytes with TOAST and
+        indexes, from the catalog alone; none on SQLite, whose files' sizes say it (health.store_bytes)."""
+        ...
+
     def channel_bytes(
         self, thread_id: str, checkpoint_id: str | None, problems: list[StoreProblem]
     ) -> tuple[str | None, list[ChannelBytes]]:

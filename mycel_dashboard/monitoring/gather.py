@@ -23,8 +23,8 @@ from memory_core.app.health import (
     index_check,
     index_lag,
     lag_after_look,
+    store_bytes,
     store_checks,
-    store_file_bytes,
 )
 from memory_core.records import StoreProblem
 from memory_core.stores.locations import MycelLocations
@@ -58,7 +58,7 @@ def server_health(*, bring_up: bool) -> Health:
     lag = caught_up if caught_up is not None else index_lag(reader, index, problems)
     checks.append(index_check(lag, max_lag_s=settings.DASHBOARD_READY_INDEX_LAG_S))
     figures = figures_of(*kept_tallies(index, store_name(reader))) if lag.complete else None
-    return Health(figures, lag, checks, problems, store_file_bytes(source.locations))
+    return Health(figures, lag, checks, problems, store_bytes(reader, problems))
 
 
 # The tallies read every indexed row (about a second at 100,000 threads on SQLite: tests/benchmarks/

@@ -225,7 +225,7 @@ def test_metrics_equal_the_json_figures(client, sample_home: Path, settings, cap
     assert any(line["cost_usd"] for line in by_model.values())  # the sample home's pricing cache prices some
 
     # The stores' files: one truth with health --json, and each the file's size with its -wal on disk.
-    files = {lb["store"]: v for lb, v in samples["mycel_memory_store_file_bytes"]}
+    files = {lb["store"]: v for lb, v in samples["mycel_memory_store_bytes"]}
     assert files == health["store_bytes"] and "main" in files
     for role, path in resolve_locations().databases().items():
         if role.value in files:

@@ -41,6 +41,11 @@ def test_dev_sample_report_and_breakdown(
     holding = [s for s in stores.values() if s["threads"]]
     assert sum(s["thread_bytes"] for s in holding) == report["total_bytes"]
     assert all(s["engine"] == "postgresql" and s["wal_bytes"] is None for s in holding if s["measured"])
+    # /metrics' and health's bytes per store: the schema's, as the Storage report totals its tables.
+    code, out, err = run_cli(capsys, "health", "--json")
+    assert code in (0, 1), err
+    measured = json.loads(out)["store_bytes"]
+    assert measured["postgresql agent"] == stores["postgresql agent"]["file_bytes"] > 0
     detail = _json(capsys, "storage", "m_sK5yDq1FvT7a-3", "--json")
     assert detail["checkpoints"] == 39 == len(detail["checkpoint_rows"])
     assert sum(r["bytes"] for r in detail["checkpoint_rows"]) + detail["other_bytes"] == detail["bytes"]

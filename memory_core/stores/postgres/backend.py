@@ -460,6 +460,15 @@ class PostgresBackend:
                     out.extend(known_or_read(keys, known, reading, every_thread=thread_id is None))
         return out
 
+    def schema_bytes(self, problems: list[StoreProblem]) -> dict[str, int]:
+        with self._read(problems) as found:
+            if found is None:
+                return {}
+            read, layouts = found
+            return {
+                pg_storage.store_label(layout): pg_storage.schema_bytes(read, layout) for layout in layouts
+            }
+
     def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:
         out: list[StoreSpace] = []
         dev_only = False

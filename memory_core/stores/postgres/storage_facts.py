@@ -205,25 +205,42 @@ def channel_bytes(
     ]
 
 
-def store_space(read: PgRead, layout: PostgresLayout, location: str) -> StoreSpace:
-    """One schema's Mycel tables: each table's pg_table_size (TOAST included) and each index's size."""
+def _mycel_tables(layout: PostgresLayout) -> tuple[str, tuple[Any, ...]]:
+    """The condition on pg_class `c` (joined to its namespace `n`) that picks the layout's Mycel tables."""
     # Dev's schema `agent` is Mycel dev's own (side tables too); main's search_path schema may hold
     # anything else, so only the saver's tables are Mycel's there.
-    only = "" if layout.layout == "dev" else "AND c.relname = ANY(%s)"
-    params: tuple[Any, ...] = (
-        (layout.schema,) if layout.layout == "dev" else (layout.schema, list(_CHECKPOINT_TABLES))
+    if layout.layout == "dev":
+        return "n.nspname = %s AND c.relkind IN ('r', 'p')", (layout.schema,)
+    return (
+        "n.nspname = %s AND c.relkind IN ('r', 'p') AND c.relname = ANY(%s)",
+        (layout.schema, list(_CHECKPOINT_TABLES)),
     )
+
+
+def schema_bytes(read: PgRead, layout: PostgresLayout) -> int:
+    """The bytes of the layout's Mycel tables, TOAST and indexes included: one catalog query, cheap enough
+    for every scrape (store_space's total, without its table by table)."""
+    where, params = _mycel_tables(layout)
+    found = read.one(
+        "SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+        f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {where}",
+        params,
+    )
+    return int(found[0]) if found else 0
+
+
+def store_space(read: PgRead, layout: PostgresLayout, location: str) -> StoreSpace:
+    """One schema's Mycel tables: each table's pg_table_size (TOAST included) and each index's size."""
+    where, params = _mycel_tables(layout)
     tables = read.rows(
         "SELECT c.relname, pg_table_size(c.oid), pg_total_relation_size(c.oid) FROM pg_class c "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace "
-        f"WHERE n.nspname = %s AND c.relkind IN ('r', 'p') {only} ORDER BY c.relname",
+        f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {where} ORDER BY c.relname",
         params,
     )
     indexes = read.rows(
         "SELECT i.relname, pg_total_relation_size(i.oid) FROM pg_index x "
         "JOIN pg_class c ON c.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace "
-        f"WHERE n.nspname = %s AND c.relkind IN ('r', 'p') {only} ORDER BY i.relname",
+        f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {where} ORDER BY i.relname",
         params,
     )
     spaces = [TableSpace(str(name), "table", int(size or 0), None) for name, size, _ in tables]

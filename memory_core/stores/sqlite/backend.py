@@ -316,6 +316,9 @@ class SqliteBackend:
                     return known_or_read(keys, known, read_moved, every_thread=thread_id is None)
         return []
 
+    def schema_bytes(self, problems: list[StoreProblem]) -> dict[str, int]:
+        return {}
+
     def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:
         out: list[StoreSpace] = []
         # Several roles may name one file (queue.db beside leon.db by default): measure each file once.
