@@ -124,23 +124,56 @@ class FleetThread(models.Model):
         return f"{self.thread_id} @ {self.head_checkpoint_id}"
 
 
-COST_PLACES = 12  # USD to the 1e-12: a token's price has at most 9 places
-
-
-class FleetCost(models.Model):
-    """One thread's calls of one model and their cost, as the record pass tallied them (ModelCost)."""
+class FleetUsage(models.Model):
+    """One thread's calls with usage of one model, UTC day and branch kind, their tokens summed, as the record
+    pass read them (memory_core.economics.cost.UsageGroup): the Cost report sums and prices these rows."""
 
     store = models.CharField(max_length=64)
     thread_id = models.TextField()
-    model = models.TextField()
+    model = models.TextField(null=True)  # noqa: DJ001 - no model named anywhere for these calls
+    day = models.DateField(null=True)  # NULL: the calls have no time
+    abandoned = models.BooleanField()
     calls = models.IntegerField()
-    cost_usd = models.DecimalField(max_digits=24, decimal_places=COST_PLACES, null=True)  # NULL: not priced
+    input_tokens = models.BigIntegerField()
+    output_tokens = models.BigIntegerField()
+    reasoning_tokens = models.BigIntegerField()
+    cache_read_tokens = models.BigIntegerField()
+    cache_write_tokens = models.BigIntegerField()
 
     class Meta:
-        indexes = [models.Index(fields=["store", "thread_id"], name="fleet_cost_thread")]
+        indexes = [
+            models.Index(fields=["store", "thread_id"], name="fleet_usage_thread"),
+            models.Index(fields=["store", "day"], name="fleet_usage_day"),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.thread_id} {self.model}: {self.calls} calls"
+        return f"{self.thread_id} {self.model} {self.day}: {self.calls} calls"
+
+
+class FleetUnmetered(models.Model):
+    """One call of a thread with no usable usage, as the record pass read it (a CallUsage without usage)."""
+
+    store = models.CharField(max_length=64)
+    thread_id = models.TextField()
+    position = models.IntegerField()  # its place among the thread's such calls
+    call = models.IntegerField(null=True)  # the head's call number; NULL off the head
+    message_id = models.TextField(null=True)  # noqa: DJ001
+    model = models.TextField(null=True)  # noqa: DJ001
+    model_from = models.CharField(max_length=20)
+    at = models.DateTimeField(null=True)
+    day = models.DateField(null=True)  # the UTC day of `at`, as the report's days are
+    checkpoint_id = models.TextField(null=True)  # noqa: DJ001
+    branch = models.TextField(null=True)  # noqa: DJ001
+    reason = models.TextField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["store", "thread_id"], name="fleet_unmetered_thread"),
+            models.Index(fields=["store", "day"], name="fleet_unmetered_day"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.thread_id} call {self.call}: {self.reason}"
 
 
 class FleetIndexState(models.Model):

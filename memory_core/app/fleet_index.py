@@ -20,13 +20,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
 from memory_core.app.fleet import rows_json
 from memory_core.app.thread_settings import project_folder, thread_memory_settings, thread_model
+from memory_core.economics.cost import CallUsage, UsageGroup
 from memory_core.family import registered_only_rows
 from memory_core.memo import digest
 from memory_core.memory_settings import MemorySettings
@@ -74,16 +74,15 @@ class RecordTally:
     fill_sent: float | None  # what the last call sent (Mycel's estimate) over its context limit
     provider_tokens: int  # the provider's input tokens, summed over the calls that have them
     estimated_tokens: int  # Mycel's estimate of what those same calls sent
-    # Per model the call's response named: (model, calls, cost in USD or None unpriced), every branch's
-    # calls as the Cost report counts them (memory_core.app.cost.list_thread_calls).
-    costs: tuple[ModelCost, ...] = ()
+    # Every branch's calls as the Cost report counts them (memory_core.app.cost.list_thread_calls): those
+    # with usage summed per (model, day, branch kind), priced when read; those without, one by one.
+    usage: tuple[UsageGroup, ...] = ()  # in usage_order
+    unmetered: tuple[CallUsage, ...] = ()  # in the record's order
 
 
-@dataclass(frozen=True, slots=True)
-class ModelCost:
-    model: str
-    calls: int
-    cost_usd: Decimal | None  # None: no price for it (or no pricing cache)
+def usage_order(group: UsageGroup) -> tuple[bool, str, bool, date, bool]:
+    """The one order a thread's usage groups are kept in (wherever they were read from)."""
+    return (group.model is None, group.model or "", group.day is None, group.day or date.min, group.abandoned)
 
 
 @dataclass(frozen=True, slots=True)

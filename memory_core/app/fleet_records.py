@@ -15,17 +15,17 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from memory_core.app.cost import list_thread_calls, pricing_of
+from memory_core.app.cost import list_thread_calls
 from memory_core.app.fleet_index import (
     FleetIndexStore,
     IndexedThread,
-    ModelCost,
     RecordTally,
     index_rows,
     store_name,
+    usage_order,
 )
 from memory_core.app.thread import thread_facts
-from memory_core.economics.cost import PriceBook, cost_report
+from memory_core.economics.cost import CallUsage, UsageGroup, usage_groups
 from memory_core.stores.reader import MycelReader
 
 log = logging.getLogger(__name__)
@@ -34,8 +34,13 @@ RECORD_CHUNK = 100  # records read and kept per step (each reads a thread's ever
 INLINE_RECORDS = 50  # records a request reads itself (a small fleet's first scrape); the rest: background
 
 
-def record_tally(memory: dict[str, Any], head: str, costs: tuple[ModelCost, ...] = ()) -> RecordTally:
-    """The tally of a thread's record (thread_facts' "memory") read at `head`, with its `costs`."""
+def record_tally(
+    memory: dict[str, Any],
+    head: str,
+    usage: tuple[UsageGroup, ...] = (),
+    unmetered: tuple[CallUsage, ...] = (),
+) -> RecordTally:
+    """The tally of a thread's record (thread_facts' "memory") read at `head`, with its calls' usage."""
     calls = memory["calls"]
     last = calls[-1] if calls else None
     measured = [c for c in calls if c["provider_input_tokens"] is not None]
@@ -53,27 +58,27 @@ def record_tally(memory: dict[str, Any], head: str, costs: tuple[ModelCost, ...]
         fill_sent=last["estimated_tokens"]["sent"] / limit if last and limit > 0 else None,
         provider_tokens=sum(c["provider_input_tokens"] for c in measured),
         estimated_tokens=sum(c["estimated_tokens"]["sent"] for c in measured),
-        costs=costs,
+        usage=usage,
+        unmetered=unmetered,
     )
 
 
-def thread_costs(reader: MycelReader, thread: IndexedThread, book: PriceBook | None) -> tuple[ModelCost, ...]:
-    """The thread's calls and cost per model, as the Cost report sums them (its one function)."""
-    report = cost_report(list_thread_calls(reader, thread.row).value, book)
-    found = (ModelCost(m.line.name, m.line.calls, m.line.cost_usd) for m in report.models)
-    return tuple(sorted(found, key=lambda c: c.model))  # as the index returns them
+def thread_usage(
+    reader: MycelReader, thread: IndexedThread
+) -> tuple[tuple[UsageGroup, ...], tuple[CallUsage, ...]]:
+    """The thread's calls as the Cost report reads them (its one function), grouped as the index keeps them:
+    priced when a report reads them, so a new pricing cache prices every kept call at once."""
+    groups, without = usage_groups(list_thread_calls(reader, thread.row).value)
+    return tuple(sorted(groups, key=usage_order)), tuple(without)
 
 
-def thread_record_tally(
-    reader: MycelReader, thread: IndexedThread, book: PriceBook | None
-) -> RecordTally | None:
-    """A thread's tally at its indexed head (None without a head), its costs priced by `book` (the pricing
-    cache's, pricing_of; None: nothing priced)."""
+def thread_record_tally(reader: MycelReader, thread: IndexedThread) -> RecordTally | None:
+    """A thread's tally at its indexed head (None without a head)."""
     head = thread.row.head_checkpoint_id
     if head is None:
         return None
-    costs = thread_costs(reader, thread, book)
-    return record_tally(thread_facts(reader, thread.row)["memory"], head, costs)
+    usage, unmetered = thread_usage(reader, thread)
+    return record_tally(thread_facts(reader, thread.row)["memory"], head, usage, unmetered)
 
 
 def build_records(
@@ -112,10 +117,9 @@ def _tallies(
     reader: MycelReader, threads: Sequence[IndexedThread]
 ) -> list[tuple[IndexedThread, RecordTally]]:
     out: list[tuple[IndexedThread, RecordTally]] = []
-    book = pricing_of(reader).book
     for thread in threads:
         try:
-            tally = thread_record_tally(reader, thread, book)
+            tally = thread_record_tally(reader, thread)
         except Exception:  # noqa: BLE001 - one unreadable record must not stop the fleet's; it stays due
             log.exception("fleet index: the record of %s could not be read", thread.thread_id)
             continue

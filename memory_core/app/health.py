@@ -15,24 +15,24 @@ import contextlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
+from memory_core.app.cost import pricing_of
 from memory_core.app.fleet_index import (
     FLAGS,
     FleetIndexStore,
     Freshness,
     IndexedThread,
     IndexQuery,
-    ModelCost,
     index_version,
     indexed_facts,
     since_id,
     store_name,
 )
-from memory_core.economics.cost import usd
+from memory_core.economics.cost import PriceBook, UsageGroup, group_report, usd
 from memory_core.family import registered_only_rows
 from memory_core.records import StoreProblem
 from memory_core.stores.checkpoints import time_of_checkpoint_id
@@ -156,23 +156,35 @@ class IndexTallies(Protocol):
         """The groups; a thread last active at or after `active_since` counts as active (state_of)."""
         ...
 
-    def costs(self, store: str) -> list[ModelCost]:
-        """The record pass's calls and cost per model (the call's), summed over the store's threads."""
+    def usage(self, store: str) -> list[UsageGroup]:
+        """The record pass's calls with usage, summed over the store's threads per (model, day, branch
+        kind): what the Cost report prices (memory_core.app.cost.CostIndex.usage)."""
         ...
 
 
-def cost_tally(threads: Iterable[IndexedThread]) -> list[ModelCost]:
-    """The same sums as IndexTallies.costs, from the facts themselves."""
-    calls: Counter[str] = Counter()
-    cost: dict[str, Decimal | None] = {}
-    for thread in threads:
-        for found in thread.record.costs if thread.record is not None else ():
-            calls[found.model] += found.calls
-            if found.cost_usd is not None:
-                cost[found.model] = (cost.get(found.model) or Decimal(0)) + found.cost_usd
-            else:
-                cost.setdefault(found.model, None)
-    return [ModelCost(model, calls[model], cost.get(model)) for model in sorted(calls)]
+def usage_tally(threads: Iterable[IndexedThread]) -> list[UsageGroup]:
+    """The same groups as IndexTallies.usage (not summed: group_report sums them), from the facts."""
+    return [
+        replace(g, thread_id=None)
+        for thread in threads
+        for g in (thread.record.usage if thread.record is not None else ())
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCost:
+    model: str
+    calls: int
+    cost_usd: Decimal | None  # None: no price for it (or no pricing cache)
+
+
+def model_costs(
+    usage: Iterable[UsageGroup], book: PriceBook | None, day: date | None = None
+) -> list[ModelCost]:
+    """Calls and cost per model (the call's), as the Cost report sums and prices them (its one function);
+    with `day`, of that UTC day's calls."""
+    report = group_report(usage, (), book, since=day, until=day)
+    return [ModelCost(m.line.name, m.line.calls, m.line.cost_usd) for m in report.models]
 
 
 def tally(threads: Iterable[IndexedThread], *, active_since: datetime) -> list[GroupTally]:
@@ -228,6 +240,7 @@ class FleetFigures:
     # (None when none of them is priced): the Cost report's figures over every thread's record.
     cost: Mapping[str, tuple[int, Decimal | None]] = field(default_factory=dict)
     states: Mapping[tuple[str, str], int] = field(default_factory=dict)  # (state, layout) -> threads
+    cost_today: Mapping[str, tuple[int, Decimal | None]] = field(default_factory=dict)  # as `cost`, today's
 
     @property
     def active(self) -> int:
@@ -283,13 +296,16 @@ def model_label(model: str | None) -> str:
     return model[:MODEL_LABEL_CHARS]
 
 
-def cost_figures(costs: Sequence[ModelCost]) -> dict[str, tuple[int, Decimal | None]]:
-    """Calls and cost per model under bounded labels: the MODEL_LABELS models with most calls by name."""
+def cost_figures(
+    costs: Sequence[ModelCost], named: Iterable[str] | None = None
+) -> dict[str, tuple[int, Decimal | None]]:
+    """Calls and cost per model under bounded labels: the MODEL_LABELS models with most calls by name (or
+    the labels `named`, so that a day's figures use the whole period's)."""
     ranked = sorted(costs, key=lambda c: (-c.calls, c.model))
-    named = {model_label(c.model) for c in ranked[:MODEL_LABELS]}
+    kept = set(named) if named is not None else {model_label(c.model) for c in ranked[:MODEL_LABELS]}
     out: dict[str, tuple[int, Decimal | None]] = {}
     for found in costs:
-        label = model_label(found.model) if model_label(found.model) in named else OTHER_MODELS
+        label = model_label(found.model) if model_label(found.model) in kept else OTHER_MODELS
         calls, cost = out.get(label, (0, None))
         if found.cost_usd is not None:
             cost = (cost or Decimal(0)) + found.cost_usd
@@ -297,7 +313,9 @@ def cost_figures(costs: Sequence[ModelCost]) -> dict[str, tuple[int, Decimal | N
     return out
 
 
-def figures_of(groups: Sequence[GroupTally], costs: Sequence[ModelCost] = ()) -> FleetFigures:
+def figures_of(
+    groups: Sequence[GroupTally], costs: Sequence[ModelCost] = (), costs_today: Sequence[ModelCost] = ()
+) -> FleetFigures:
     """The groups summed under bounded labels (the busiest MODEL_LABELS models by name, the rest "other")."""
     per_model = Counter[str]()
     for g in groups:
@@ -316,6 +334,7 @@ def figures_of(groups: Sequence[GroupTally], costs: Sequence[ModelCost] = ()) ->
     sizes: Counter[str] = Counter()
     summaries: Counter[str] = Counter()
     records: dict[tuple[str, str], RecordSums] = {}
+    every_day = cost_figures(costs)
     for g in groups:
         model = label(g.model)
         records[(g.layout, model)] = records.get((g.layout, model), RecordSums()).plus(g.records)
@@ -339,21 +358,30 @@ def figures_of(groups: Sequence[GroupTally], costs: Sequence[ModelCost] = ()) ->
         dict(sizes),
         dict(summaries),
         {key: replace(r, fill_sent_sum=round(r.fill_sent_sum, 6)) for key, r in records.items()},
-        cost_figures(costs),
+        every_day,
         dict(states),
+        cost_figures(costs_today, named=every_day),
     )
+
+
+def cost_of_usage(
+    usage: Sequence[UsageGroup], book: PriceBook | None, now: datetime | None = None
+) -> tuple[list[ModelCost], list[ModelCost]]:
+    """figures_of's costs from the index's usage: every day's, and today's (UTC)."""
+    today = (now or datetime.now(UTC)).astimezone(UTC).date()
+    return model_costs(usage, book), model_costs(usage, book, today)
 
 
 def index_groups(
     index: FleetIndexStore, store: str, *, active_since: datetime, page: int = 5000
-) -> tuple[list[GroupTally], list[ModelCost]]:
+) -> tuple[list[GroupTally], list[UsageGroup]]:
     """Every indexed thread of `store`, tallied in Python (the command line's way to the same figures)."""
     threads: list[IndexedThread] = []
     while True:
         _, _, part = index.page(store, IndexQuery(sort="thread", offset=len(threads), limit=page))
         threads.extend(part)
         if len(part) < page:
-            return tally(threads, active_since=active_since), cost_tally(threads)
+            return tally(threads, active_since=active_since), usage_tally(threads)
 
 
 def in_memory_groups(
@@ -587,7 +615,8 @@ def health_of(
         lag = index_lag(reader, index, problems)
         checks.append(index_check(lag))
         if lag.complete:
-            figures = figures_of(*index_groups(index, store_name(reader), active_since=active_from()))
+            groups, usage = index_groups(index, store_name(reader), active_since=active_from())
+            figures = figures_of(groups, *cost_of_usage(usage, pricing_of(reader).book))
     if figures is None:
         figures = figures_of(in_memory_groups(reader, problems, active_since=active_from()))
     return Health(figures, lag, checks, problems, store_bytes(reader, problems))
@@ -623,6 +652,10 @@ def figures_json(figures: FleetFigures) -> dict[str, Any]:
         "cost": [
             {"model": model, "calls": calls, "cost_usd": usd(cost)}
             for model, (calls, cost) in sorted(figures.cost.items())
+        ],
+        "cost_today": [
+            {"model": model, "calls": calls, "cost_usd": usd(cost)}
+            for model, (calls, cost) in sorted(figures.cost_today.items())
         ],
         "records_pending": figures.records_pending,
         "recompacting": figures.recompacting,

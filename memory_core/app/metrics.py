@@ -88,6 +88,10 @@ METRICS: dict[str, str] = {
         "the model each call's response named (increase() over a day = cost per day). Unpriced calls: none."
     ),
     "mycel_memory_cost_calls": "The model calls behind mycel_memory_cost_usd, priced or not, by model.",
+    "mycel_memory_cost_usd_today": (
+        "What the provider billed for today's calls (UTC day, as the Cost page's days), in USD, by the "
+        "models of mycel_memory_cost_usd: the cost per model and day, as of the records read."
+    ),
     "mycel_memory_store_bytes": (
         "Bytes of each Mycel store on disk: a SQLite file with its write-ahead log (by its role), a "
         "PostgreSQL schema's Mycel tables with TOAST and indexes (postgresql SCHEMA); predict_linear() over "
@@ -193,6 +197,11 @@ def _records(figures: FleetFigures) -> Iterator[Metric]:
             cost.add_metric([model], float(usd))
     yield cost
     yield calls
+    today = _gauge("mycel_memory_cost_usd_today", ["model"])
+    for model, (_, priced) in sorted(figures.cost.items()):
+        if priced is not None:  # a priced model with no call today cost $0 today
+            today.add_metric([model], float(figures.cost_today.get(model, (0, None))[1] or 0))
+    yield today
     pending = _gauge("mycel_memory_records_pending")
     pending.add_metric([], figures.records_pending)
     yield pending

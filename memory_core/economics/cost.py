@@ -261,15 +261,17 @@ class Line:
     by_model: Mapping[str, Decimal] = field(default_factory=dict)  # the day chart's stacks (priced)
     tokens_by_model: Mapping[str, int] = field(default_factory=dict)  # ... and without prices
 
-    def add(self, usage: Usage, model: str, priced: PricedAs | None) -> Line:
+    def add(self, usage: Usage, model: str, priced: PricedAs | None, calls: int = 1) -> Line:
+        """This line with `calls` more calls of `model` that used `usage` in all (a cost is linear in
+        tokens, so a group's cost is its calls' costs summed, exactly)."""
         tokens = dict(self.tokens_by_model)
         tokens[model] = tokens.get(model, 0) + usage.total
         if priced is None:
             return Line(
                 self.name,
                 self.usage + usage,
-                self.calls + 1,
-                self.unpriced_calls + 1,
+                self.calls + calls,
+                self.unpriced_calls + calls,
                 self.cost_usd,
                 self.reasoning_usd,
                 self.by_model,
@@ -281,13 +283,47 @@ class Line:
         return Line(
             self.name,
             self.usage + usage,
-            self.calls + 1,
+            self.calls + calls,
             self.unpriced_calls,
             (self.cost_usd or ZERO) + cost,
             (self.reasoning_usd or ZERO) + reasoning_cost_of(usage, priced.price),
             by_model,
             tokens,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class UsageGroup:
+    """Calls with usage of one thread, model, UTC day and branch kind, their tokens summed: what the fleet
+    index keeps of a thread's calls, and what `group_report` sums. A group summed over threads (the index's
+    per-model and per-day sums) has no thread and counts in no thread's line."""
+
+    thread_id: str | None
+    model: str | None
+    day: date | None  # None: the calls have no time
+    abandoned: bool  # from abandoned branches (a rolled-back head, a fork's other side)
+    calls: int
+    usage: Usage
+
+
+def usage_groups(calls: Iterable[CallUsage]) -> tuple[list[UsageGroup], list[CallUsage]]:
+    """The calls with usage grouped by (thread, model, day, branch kind), in first-seen order, and the
+    calls without usage, as they are."""
+    groups: dict[tuple[str, str | None, date | None, bool], tuple[int, Usage]] = {}
+    without: list[CallUsage] = []
+    for call in calls:
+        if call.usage is None:
+            without.append(call)
+            continue
+        key = (call.thread_id, call.model, day_of(call.at), call.branch is not None)
+        n, usage = groups.get(key, (0, Usage()))
+        groups[key] = (n + 1, usage + call.usage)
+    return [UsageGroup(*key, n, usage) for key, (n, usage) in groups.items()], without
+
+
+def day_of(at: datetime | None) -> date | None:
+    """A call's day: the UTC day of its time."""
+    return at.astimezone(UTC).date() if at is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,21 +340,25 @@ class CostReport:
     until: date | None
     book: PriceBook | None  # None: no pricing cache, so no cost anywhere (tokens still counted)
     total: Line
-    threads: tuple[Line, ...]  # by cost, then tokens
+    threads: tuple[Line, ...]  # by cost, then tokens (from the fleet index: one page of them)
     models: tuple[ModelLine, ...]
     days: tuple[Line, ...]  # oldest first, named YYYY-MM-DD (UTC)
     without_usage: tuple[CallUsage, ...]
     without_price: tuple[Line, ...]  # models with usage and no price, with their tokens
     abandoned_calls: int  # calls counted from abandoned branches
     undated_calls: int  # calls with no time: left out when a period is set
+    thread_count: int = 0  # threads with a call with usage in the period (all of them, paged or not)
 
 
 def in_period(at: datetime | None, since: date | None, until: date | None) -> bool:
+    return day_in_period(day_of(at), since, until)
+
+
+def day_in_period(day: date | None, since: date | None, until: date | None) -> bool:
     if since is None and until is None:
         return True
-    if at is None:
+    if day is None:
         return False
-    day = at.astimezone(UTC).date()
     return (since is None or day >= since) and (until is None or day <= until)
 
 
@@ -330,6 +370,20 @@ def cost_report(
     until: date | None = None,
 ) -> CostReport:
     """Sum the calls in [since, until] (UTC days, both included) per thread, model and day."""
+    groups, without = usage_groups(calls)
+    return group_report(groups, without, book, since=since, until=until)
+
+
+def group_report(
+    groups: Iterable[UsageGroup],
+    without: Iterable[CallUsage],
+    book: PriceBook | None,
+    *,
+    since: date | None = None,
+    until: date | None = None,
+) -> CostReport:
+    """The one summation behind every cost figure: the groups and the calls without usage in [since, until]
+    (UTC days, both included) per thread, model and day, priced by `book`."""
 
     def start(name: str, priced: bool = True) -> Line:
         # With a price book, a sum starts at $0 (its unpriced calls are counted apart); without one, None.
@@ -339,37 +393,40 @@ def cost_report(
     threads: dict[str, Line] = {}
     models: dict[str, Line] = {}
     days: dict[str, Line] = {}
-    without_usage: list[CallUsage] = []
     priced: dict[str, PricedAs | None] = {}
     abandoned = undated = 0
-    for call in calls:
-        if call.at is None:
-            undated += 1
-        if not in_period(call.at, since, until):
-            continue
-        if call.usage is None:
+    without_usage: list[CallUsage] = []
+    for call in without:
+        undated += call.at is None
+        if in_period(call.at, since, until):
             without_usage.append(call)
+    for group in groups:
+        if group.day is None:
+            undated += group.calls
+        if not day_in_period(group.day, since, until):
             continue
-        model = call.model or "(unknown model)"
+        model = group.model or "(unknown model)"
         if model not in priced:
-            priced[model] = book.priced_as(model) if book and call.model else None
+            priced[model] = book.priced_as(model) if book and group.model else None
         how = priced[model]
-        abandoned += call.branch is not None
-        total = total.add(call.usage, model, how)
-        threads[call.thread_id] = threads.get(call.thread_id, Line(call.thread_id)).add(
-            call.usage, model, how
-        )
-        models[model] = models.get(model, Line(model)).add(call.usage, model, how)
-        if call.at is not None:
-            day = call.at.astimezone(UTC).date().isoformat()
-            days[day] = days.get(day, start(day)).add(call.usage, model, how)
+        n, usage = group.calls, group.usage
+        abandoned += n if group.abandoned else 0
+        total = total.add(usage, model, how, n)
+        if group.thread_id is not None:
+            threads[group.thread_id] = threads.get(group.thread_id, Line(group.thread_id)).add(
+                usage, model, how, n
+            )
+        models[model] = models.get(model, Line(model)).add(usage, model, how, n)
+        if group.day is not None:
+            day = group.day.isoformat()
+            days[day] = days.get(day, start(day)).add(usage, model, how, n)
     return CostReport(
         since=since,
         until=until,
         book=book,
         total=total,
-        threads=tuple(sorted(threads.values(), key=_by_cost)),
-        models=tuple(ModelLine(line, priced[line.name]) for line in sorted(models.values(), key=_by_cost)),
+        threads=tuple(sorted(threads.values(), key=by_cost)),
+        models=tuple(ModelLine(line, priced[line.name]) for line in sorted(models.values(), key=by_cost)),
         days=tuple(days[d] for d in sorted(days)),
         without_usage=tuple(without_usage),
         without_price=tuple(
@@ -380,10 +437,12 @@ def cost_report(
         ),
         abandoned_calls=abandoned,
         undated_calls=undated,
+        thread_count=len(threads),
     )
 
 
-def _by_cost(line: Line) -> tuple[Decimal, int, str]:
+def by_cost(line: Line) -> tuple[Decimal, int, str]:
+    """The order of a report's lines: the costliest first, then the most tokens, then by name."""
     return (-(line.cost_usd or ZERO), -line.usage.total, line.name)
 
 
@@ -450,6 +509,7 @@ def cost_json(report: CostReport) -> dict[str, Any]:
             "problems": list(book.problems),
         },
         "totals": _line_json(report.total),
+        "thread_count": report.thread_count,
         "threads": [{"thread_id": t.name, **_line_json(t)} for t in report.threads],
         "models": [
             {

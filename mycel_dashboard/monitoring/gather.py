@@ -11,7 +11,8 @@ import time
 from django.conf import settings
 from django.db import connection
 
-from memory_core.app.fleet_index import BUILD_ROW_CAP, ModelCost, build, look, store_name
+from memory_core.app.cost import pricing_of
+from memory_core.app.fleet_index import BUILD_ROW_CAP, build, look, store_name
 from memory_core.app.fleet_records import INLINE_RECORDS, build_records
 from memory_core.app.health import (
     Check,
@@ -19,6 +20,7 @@ from memory_core.app.health import (
     Health,
     IndexLag,
     active_from,
+    cost_of_usage,
     figures_of,
     index_check,
     index_lag,
@@ -26,6 +28,7 @@ from memory_core.app.health import (
     store_bytes,
     store_checks,
 )
+from memory_core.economics.cost import UsageGroup
 from memory_core.records import StoreProblem
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
@@ -57,7 +60,10 @@ def server_health(*, bring_up: bool) -> Health:
     # A look that caught every moved thread up has just asked the store the lag's own question.
     lag = caught_up if caught_up is not None else index_lag(reader, index, problems)
     checks.append(index_check(lag, max_lag_s=settings.DASHBOARD_READY_INDEX_LAG_S))
-    figures = figures_of(*kept_tallies(index, store_name(reader))) if lag.complete else None
+    figures = None
+    if lag.complete:
+        groups, usage = kept_tallies(index, store_name(reader))
+        figures = figures_of(groups, *cost_of_usage(usage, pricing_of(reader).book))
     return Health(figures, lag, checks, problems, store_bytes(reader, problems))
 
 
@@ -67,11 +73,11 @@ def server_health(*, bring_up: bool) -> Health:
 # also bounds what a look's late-committed catch-up, which moves no watermark, may leave unseen, and how
 # late a thread that fell idle is counted so (against health.ACTIVE_WINDOW's 10 minutes).
 TALLIES_KEPT_S = 30.0
-_KEPT: dict[str, tuple[object, float, tuple[list[GroupTally], list[ModelCost]]]] = {}
+_KEPT: dict[str, tuple[object, float, tuple[list[GroupTally], list[UsageGroup]]]] = {}
 _KEPT_LOCK = threading.Lock()
 
 
-def kept_tallies(index: DashboardFleetIndex, store: str) -> tuple[list[GroupTally], list[ModelCost]]:
+def kept_tallies(index: DashboardFleetIndex, store: str) -> tuple[list[GroupTally], list[UsageGroup]]:
     state = index.state(store)
     key = (state.version, state.watermark, state.finished_at, state.done, state.total) if state else None
     now = time.monotonic()
@@ -80,7 +86,7 @@ def kept_tallies(index: DashboardFleetIndex, store: str) -> tuple[list[GroupTall
     if kept is not None and kept[0] == key and now - kept[1] < TALLIES_KEPT_S:
         return kept[2]
     tallies = DashboardFleetTallies()
-    found = (tallies.tallies(store, active_since=active_from()), tallies.costs(store))
+    found = (tallies.tallies(store, active_since=active_from()), tallies.usage(store))
     with _KEPT_LOCK:
         _KEPT[store] = (key, now, found)
     return found

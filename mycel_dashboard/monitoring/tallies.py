@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from decimal import Decimal
 from typing import Any, cast
 
 from django.db.models import BigIntegerField, Case, Count, F, Q, Sum, Value, When
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
-from memory_core.app.fleet_index import FLAGS, ModelCost
+from memory_core.app.fleet_index import FLAGS
 from memory_core.app.health import FILL_BUCKETS, GroupTally, IndexTallies, RecordSums
-from mycel_dashboard.models import COST_PLACES, FleetCost, FleetThread
+from memory_core.economics.cost import UsageGroup
+from mycel_dashboard.models import FleetThread
+from mycel_dashboard.web.fleet_usage import DashboardCostIndex
 
 # The record columns summed as they are (record_<name>).
 _RECORD_SUMS = (
@@ -106,21 +107,5 @@ class DashboardFleetTallies(IndexTallies):
             for row in cast(Iterable[dict[str, Any]], grouped)
         ]
 
-    def costs(self, store: str) -> list[ModelCost]:
-        summed = (
-            FleetCost.objects.filter(store=store)
-            .values("model")
-            .annotate(all_calls=Sum("calls"), priced=Sum("cost_usd"))
-            .order_by("model")
-        )
-        return [
-            ModelCost(row["model"], int(row["all_calls"]), _decimal(row["priced"]))
-            for row in cast(Iterable[dict[str, Any]], summed)
-        ]
-
-
-def _decimal(value: Any) -> Decimal | None:
-    # SUM over no priced row is NULL; SQLite sums its decimals as floats: back to the field's places.
-    if value is None:
-        return None
-    return Decimal(str(value)).quantize(Decimal(1).scaleb(-COST_PLACES))
+    def usage(self, store: str) -> list[UsageGroup]:
+        return DashboardCostIndex().usage(store)

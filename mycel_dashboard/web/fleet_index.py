@@ -30,15 +30,16 @@ from memory_core.app.fleet_index import (
     IndexedThread,
     IndexQuery,
     IndexState,
-    ModelCost,
     RecordTally,
     build,
 )
 from memory_core.app.fleet_records import build_records
+from memory_core.economics.cost import CallUsage, UsageGroup
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
-from mycel_dashboard.models import FleetCost, FleetIndexState, FleetThread
+from mycel_dashboard.models import FleetIndexState, FleetThread
+from mycel_dashboard.web.fleet_usage import drop_usage, put_usage, usage_of
 
 log = logging.getLogger(__name__)
 
@@ -158,24 +159,14 @@ class DashboardFleetIndex(FleetIndexStore):
                     version=thread.version,
                 ).update(**values, record_version=thread.version)
                 if kept:
-                    FleetCost.objects.filter(store=store, thread_id=thread.thread_id).delete()
-                    FleetCost.objects.bulk_create(
-                        FleetCost(
-                            store=store,
-                            thread_id=thread.thread_id,
-                            model=c.model,
-                            calls=c.calls,
-                            cost_usd=c.cost_usd,
-                        )
-                        for c in tally.costs
-                    )
+                    put_usage(store, thread.thread_id, tally)
 
     def drop_except(self, store: str, keep: set[str]) -> int:
         held = set(FleetThread.objects.filter(store=store).values_list("thread_id", flat=True))
         gone = list(held - keep)
         for start in range(0, len(gone), _SAVE_BATCH):
             FleetThread.objects.filter(store=store, thread_id__in=gone[start : start + _SAVE_BATCH]).delete()
-            FleetCost.objects.filter(store=store, thread_id__in=gone[start : start + _SAVE_BATCH]).delete()
+            drop_usage(store, gone[start : start + _SAVE_BATCH])
         return len(gone)
 
     def page(self, store: str, query: IndexQuery) -> tuple[int, int, list[IndexedThread]]:
@@ -184,8 +175,8 @@ class DashboardFleetIndex(FleetIndexStore):
         shown = _page_rows(matching, query)
         total = matching.count()
         all_threads = total if matching is every else every.count()
-        costs = _costs(store, [t.thread_id for t in shown if t.record_head is not None])
-        return total, all_threads, [_indexed(t, costs.get(t.thread_id, ())) for t in shown]
+        usage = usage_of(store, [t.thread_id for t in shown if t.record_head is not None])
+        return total, all_threads, [_indexed(t, *usage.get(t.thread_id, ((), ()))) for t in shown]
 
     @contextmanager
     def builder_lock(self, store: str) -> Iterator[bool]:
@@ -246,15 +237,6 @@ def _due(store: str) -> QuerySet[FleetThread]:
     return FleetThread.objects.filter(store=store, head_checkpoint_id__isnull=False).filter(stale)
 
 
-def _costs(store: str, thread_ids: Sequence[str]) -> dict[str, tuple[ModelCost, ...]]:
-    found: dict[str, list[ModelCost]] = {}
-    for start in range(0, len(thread_ids), _SAVE_BATCH):
-        part = thread_ids[start : start + _SAVE_BATCH]
-        for row in FleetCost.objects.filter(store=store, thread_id__in=part).order_by("thread_id", "model"):
-            found.setdefault(row.thread_id, []).append(ModelCost(row.model, row.calls, row.cost_usd))
-    return {thread_id: tuple(costs) for thread_id, costs in found.items()}
-
-
 def _filtered(every: QuerySet[FleetThread], query: IndexQuery) -> QuerySet[FleetThread]:
     matching = every
     if query.needle:
@@ -313,14 +295,17 @@ def _page_rows(matching: QuerySet[FleetThread], query: IndexQuery) -> list[Fleet
     return shown + list(unknown[max(0, start - known_count) : end - known_count])
 
 
-_RECORD_FIELDS = tuple(f.name for f in fields(RecordTally) if f.name != "costs")  # costs: FleetCost rows
+# The tally's columns of FleetThread; its calls' usage is in rows of its own (web/fleet_usage.py).
+_RECORD_FIELDS = tuple(f.name for f in fields(RecordTally) if f.name not in ("usage", "unmetered"))
 
 
-def _indexed(stored: FleetThread, costs: tuple[ModelCost, ...] = ()) -> IndexedThread:
+def _indexed(
+    stored: FleetThread, usage: tuple[UsageGroup, ...] = (), unmetered: tuple[CallUsage, ...] = ()
+) -> IndexedThread:
     record = None
     if stored.record_head is not None:
         values = {name: getattr(stored, f"record_{name}") for name in _RECORD_FIELDS}
-        record = RecordTally(**values, costs=costs)
+        record = RecordTally(**values, usage=usage, unmetered=unmetered)
     return IndexedThread(
         _row_of(stored.row),
         stored.estimated_tokens,

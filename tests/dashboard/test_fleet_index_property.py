@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from memory_core.app.cost import pricing_of
 from memory_core.app.fleet_index import IndexQuery, build, index_version, indexed_facts, look, store_name
 from memory_core.app.fleet_records import build_records, thread_record_tally
 from memory_core.family import registered_only_rows
@@ -119,8 +118,10 @@ def _random_walk(where: Path | str, seed: int) -> None:
         reset()
         fresh = MycelReader(resolve_locations())
         for thread_id, facts in _indexed(index).items():
-            wanted = thread_record_tally(fresh, expected[thread_id], pricing_of(fresh).book)
+            wanted = thread_record_tally(fresh, expected[thread_id])
             assert facts.record == wanted, (step, action, thread_id)
+        # The kept usage is the Cost report's: some thread has calls with usage by now.
+        assert step < 2 or any(f.record and f.record.usage for f in _indexed(index).values()), step
 
 
 @pytest.mark.django_db(transaction=True)

@@ -15,6 +15,8 @@ import pytest
 from django.contrib.auth.models import User
 from prometheus_client.parser import text_string_to_metric_families
 
+from memory_core.app.cost import pricing_of
+from memory_core.economics.cost import usd
 from memory_core.app.fleet_index import Freshness, IndexState, index_rows, store_name
 from memory_core.app.health import (
     FILL_BUCKETS,
@@ -22,11 +24,12 @@ from memory_core.app.health import (
     OTHER_MODELS,
     GroupTally,
     IndexLag,
-    cost_tally,
+    cost_of_usage,
     figures_of,
     lag_after_look,
     model_label,
     tally,
+    usage_tally,
 )
 from memory_core.app.metrics import METRICS
 from memory_core.stores.locations import resolve_locations
@@ -234,7 +237,7 @@ def test_metrics_equal_the_json_figures(client, sample_home: Path, settings, cap
 
 
 @pytest.mark.django_db(transaction=True)
-def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path, settings) -> None:
+def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path, settings, capsys) -> None:
     settings.DASHBOARD_FLEET_INDEX_BACKGROUND = False
     scrape(client)  # builds the small fleet's index
     reader = MycelReader(resolve_locations())
@@ -245,9 +248,11 @@ def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path
     # A moment between the threads' last activities: some count as active, some as idle.
     times = sorted(t.row.updated_at for t in threads if t.row.updated_at is not None)
     since = times[len(times) // 2]
-    python = figures_of(tally(threads, active_since=since), cost_tally(threads))
+    book = pricing_of(reader).book
+    python = figures_of(tally(threads, active_since=since), *cost_of_usage(usage_tally(threads), book))
     sql = figures_of(
-        DashboardFleetTallies().tallies(store, active_since=since), DashboardFleetTallies().costs(store)
+        DashboardFleetTallies().tallies(store, active_since=since),
+        *cost_of_usage(DashboardFleetTallies().usage(store), book),
     )
     assert sql.states == python.states
     states = Counter[str]()
@@ -258,6 +263,17 @@ def test_sql_tallies_equal_the_facts_tallied_in_python(client, sample_home: Path
     )
     assert states["active"] >= 1 and states["idle"] >= 1 and sum(states.values()) == len(threads)
     assert sql.cost == python.cost and sql.cost
+    # A day's cost per model (the metric of today's) is the Cost report's over that one day.
+    usage = DashboardFleetTallies().usage(store)
+    days = sorted({g.day for g in usage if g.day is not None})
+    assert days
+    for day in (days[0], days[-1]):
+        _, on_day = cost_of_usage(usage, book, now=datetime.combine(day, datetime.min.time(), UTC))
+        _, report = cli(capsys, "cost", "--since", day.isoformat(), "--until", day.isoformat(), "--json")
+        assert isinstance(report, dict) and report["models"]
+        assert {c.model: (c.calls, usd(c.cost_usd)) for c in on_day} == {
+            m["model"]: (m["calls"], m["cost_usd"]) for m in report["models"]
+        }
     assert sql.threads == python.threads
     assert sql.flagged == python.flagged
     assert sql.bytes_on_disk == python.bytes_on_disk and sql.summaries == python.summaries
