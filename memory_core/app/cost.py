@@ -204,6 +204,10 @@ class FleetCost:
     notes: tuple[str, ...]  # about the pricing cache: absent, unreadable, stale
     problems: tuple[StoreProblem, ...]  # from the stores
     progress: FleetProgress
+    # From the fleet index (memory_core/app/fleet_cost.py): its threads whose calls are as of an older head,
+    # or not read yet; None when the report walked the fleet's checkpoints.
+    records_pending: int | None = None
+    threads_offset: int = 0  # the report's `threads` are this far down the costliest-first order
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,4 +261,10 @@ def fleet_cost(
 
 def cost_document(found: FleetCost) -> dict[str, Any]:
     """`mycel-memory cost --json`, and every figure of the Cost screen."""
-    return {**cost_json(found.report), **progress_json(found.progress)}
+    return {
+        **cost_json(found.report),
+        **progress_json(found.progress),
+        "from_index": found.records_pending is not None,
+        "records_pending": found.records_pending or 0,
+        "threads_offset": found.threads_offset,
+    }

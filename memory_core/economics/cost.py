@@ -348,6 +348,7 @@ class CostReport:
     abandoned_calls: int  # calls counted from abandoned branches
     undated_calls: int  # calls with no time: left out when a period is set
     thread_count: int = 0  # threads with a call with usage in the period (all of them, paged or not)
+    without_usage_count: int = 0  # calls without usage in the period (all of them, listed or not)
 
 
 def in_period(at: datetime | None, since: date | None, until: date | None) -> bool:
@@ -438,6 +439,7 @@ def group_report(
         abandoned_calls=abandoned,
         undated_calls=undated,
         thread_count=len(threads),
+        without_usage_count=len(without_usage),
     )
 
 
@@ -528,6 +530,7 @@ def cost_json(report: CostReport) -> dict[str, Any]:
             for d in report.days
         ],
         "prices": {m.line.name: price_json(m.priced, book) for m in report.models if m.priced and book},
+        "calls_without_usage_count": report.without_usage_count,
         "calls_without_usage": [
             {
                 "thread_id": c.thread_id,

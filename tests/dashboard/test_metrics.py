@@ -16,7 +16,6 @@ from django.contrib.auth.models import User
 from prometheus_client.parser import text_string_to_metric_families
 
 from memory_core.app.cost import pricing_of
-from memory_core.economics.cost import usd
 from memory_core.app.fleet_index import Freshness, IndexState, index_rows, store_name
 from memory_core.app.health import (
     FILL_BUCKETS,
@@ -32,6 +31,7 @@ from memory_core.app.health import (
     usage_tally,
 )
 from memory_core.app.metrics import METRICS
+from memory_core.economics.cost import usd
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.api.tokens import create_token

@@ -12,6 +12,12 @@ from mycel_dashboard.web.forms import LenientForm
 class PeriodForm(LenientForm):
     since = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="since")
     until = forms.DateField(required=False, input_formats=["%Y-%m-%d"], label="until")
+    page = forms.IntegerField(required=False, min_value=1, max_value=10_000_000, label="page")
+
+    def page_number(self) -> int:
+        """The page of the per-thread table (1 when absent or not a page number)."""
+        values, _ = self.values()
+        return int(values["page"] or 1)
 
     def period(self) -> tuple[date | None, date | None, list[str]]:
         values, problems = self.values()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from urllib.parse import urlencode
 
 from memory_core import figures
+from memory_core.app.cost import FleetCost
 from memory_core.economics.cost import CallUsage, CostReport, Line, PricedAs
 
 
@@ -93,4 +95,34 @@ def cost_page(
         threads=tuple(Row(t, thread_url(t.name)) for t in report.threads),
         models=tuple(Row(m.line, priced=m.priced) for m in report.models),
         without_usage=tuple(without),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadPager:
+    """Where the per-thread table's page sits among the period's threads, costliest first."""
+
+    first: int  # 1-based rank of the page's first thread (0: none shown)
+    last: int
+    count: int  # threads with usage in the period
+    previous_url: str  # "" on the first page
+    next_url: str  # "" on the last
+
+
+def thread_pager(found: FleetCost, page: int, params: Mapping[str, str]) -> ThreadPager:
+    """The per-thread table's pager: the report's threads are one page from `threads_offset` (the index's
+    report; the walked report holds every thread, on one page)."""
+    report = found.report
+    first = found.threads_offset + 1 if report.threads else 0
+    last = found.threads_offset + len(report.threads)
+
+    def url(number: int) -> str:
+        return "?" + urlencode({**{k: v for k, v in params.items() if k != "page"}, "page": number})
+
+    return ThreadPager(
+        first=first,
+        last=last,
+        count=report.thread_count,
+        previous_url=url(page - 1) if found.threads_offset > 0 else "",
+        next_url=url(page + 1) if last < report.thread_count else "",
     )
