@@ -78,11 +78,17 @@ def test_a_served_scrape_equals_the_json_figures(server: DashboardServer) -> Non
     code, health = console(server, "health", "--json")
     # A home with no pricing cache prices nothing: a cost in USD is then absent, never 0.
     priced = any(row["cost_usd"] is not None for row in health["figures"]["cost"])
-    wanted = set(METRICS) - (set() if priced else {"mycel_memory_cost_usd"})
+    unpriced = {"mycel_memory_cost_usd", "mycel_memory_cost_usd_today"}
+    wanted = set(METRICS) - (set() if priced else unpriced)
     assert wanted <= exported, wanted - exported
     assert priced == (server.manifest is None)  # the sample home has Mycel's pricing cache; the demo none
     cost = {lb["model"]: v for lb, v in samples["mycel_memory_cost_calls"]}
     assert cost == {row["model"]: row["calls"] for row in health["figures"]["cost"]}
+    today = {row["model"]: float(row["cost_usd"] or 0) for row in health["figures"]["cost_today"]}
+    priced_models = {row["model"] for row in health["figures"]["cost"] if row["cost_usd"] is not None}
+    assert {lb["model"]: v for lb, v in samples.get("mycel_memory_cost_usd_today", [])} == {
+        model: today.get(model, 0.0) for model in priced_models
+    }
     ids = {t["thread_id"] for t in threads}
     for name, found in samples.items():
         for labels, _ in found:
