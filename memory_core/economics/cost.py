@@ -420,7 +420,8 @@ def group_report(
         models[model] = models.get(model, Line(model)).add(usage, model, how, n)
         if group.day is not None:
             day = group.day.isoformat()
-            days[day] = days.get(day, start(day)).add(usage, model, how, n)
+            # A day starts unpriced, as a thread does: a day of unpriced calls only costs "—", not $0.
+            days[day] = days.get(day, Line(day)).add(usage, model, how, n)
     return CostReport(
         since=since,
         until=until,

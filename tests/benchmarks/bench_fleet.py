@@ -39,6 +39,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import closing
+from datetime import timedelta
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -180,6 +181,51 @@ def _naive(engine: str, where: str, thread_ids: list[str]) -> float:
         return timed(lambda: [saver.get_tuple({"configurable": {"thread_id": t}}) for t in thread_ids])[0]
 
 
+RECORDS_TIMED = 200  # records the real record pass reads in the run, for its rate
+
+
+def fill_records(locations: Any, index: Any, engine: str, threads: int) -> dict[str, float]:
+    """Every thread's record in the index, as the record pass would leave it. RECORDS_TIMED are read by the
+    real pass (its rate is printed); the rest are the tally of their template thread (the copies hold the
+    same messages under other ids), with the copy's own id, head and day: a template's calls all fall in its
+    one turn, so each copy's calls fall on the day of its head."""
+    from dataclasses import replace
+
+    from memory_core.app.fleet_index import BUILD_ROW_CAP, index_rows, store_name
+    from memory_core.app.fleet_records import build_records, thread_record_tally
+    from memory_core.economics.cost import day_of
+    from memory_core.stores.reader import MycelReader
+    from mycel_dashboard.web.fleet_index import builder_reader
+
+    store = store_name(MycelReader(locations))
+    reader = builder_reader(locations, BUILD_ROW_CAP)
+    passed_s, read = timed(lambda: build_records(reader, index, limit=RECORDS_TIMED))
+    templates = SQLITE_TEMPLATES if engine == "sqlite" else PG_TEMPLATES
+    tallies = {t: thread_record_tally(reader, index_rows(index, store, [f"{t}-c1"])[0]) for t in templates}
+    began = time.perf_counter()
+    while due := index.records_due(store, 2000):
+        put = []
+        for thread in index_rows(index, store, due):
+            tally = tallies[thread.thread_id.rsplit("-c", 1)[0]]
+            assert tally is not None
+            own = {"thread_id": thread.thread_id}
+            put.append(
+                (
+                    thread,
+                    replace(
+                        tally,
+                        head=thread.row.head_checkpoint_id or "",
+                        usage=tuple(
+                            replace(g, **own, day=day_of(thread.row.updated_at)) for g in tally.usage
+                        ),
+                        unmetered=tuple(replace(c, **own, at=thread.row.updated_at) for c in tally.unmetered),
+                    ),
+                )
+            )
+        index.put_records(store, put)
+    return {"rate": (read or 0) / passed_s if passed_s else 0.0, "copied_s": time.perf_counter() - began}
+
+
 def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"bench-fleet-{engine}-"))
     env: dict[str, str] = {
@@ -295,13 +341,22 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
             found = re.search(r"([\d,]+) of ([\d,]+) thread", body)
             results["page count"] = found.group(2) if found else "?"
     results["index count"] = everyone
+    results["record pass"] = fill_records(locations, index, engine, threads)
+    from django.db.models import Max
+
+    from mycel_dashboard.models import FleetUsage
+
+    week = FleetUsage.objects.aggregate(newest=Max("day"))["newest"] - timedelta(days=6)
     # The other pages over the whole fleet: the live poll and Config ask the index or the checkpoints' keys;
-    # the fleet reports (Storage, Cost, the Context tabs) still walk the fleet (issue 27, 4 is not done).
+    # Cost reads the records' usage in the index; Storage and the Context tabs still walk the fleet (issue 27,
+    # 4 is done for Cost only).
     fleet_pages = {
         "live poll, all moved": f"/threads/live/?since=0&known={threads}",  # the worst case: every thread
         "config": "/config/",
         "storage": "/storage/",
         "cost": "/cost/",
+        "cost, page 40 of threads": "/cost/?page=40",
+        "cost, its last week": f"/cost/?since={week.isoformat()}",
         "context: calibration": "/context/calibration/",
         "context: tools": "/context/tools/",
         "context: cache": "/context/cache/",
@@ -312,6 +367,9 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
         if url == "/metrics":  # the fleet's figures, not a failed readiness answer (which carries none)
             assert "mycel_memory_threads{" in body and "mycel_memory_ready 1.0" in body, body[-2000:]
         results[f"fleet page: {name}"] = (first, again)
+        if url.startswith("/cost/"):  # from the index, every record read: not a walk cut short, nor empty
+            assert 'id="cost-records-pending"' not in body and 'id="fleet-pending"' not in body, url
+            assert "No thread has a model call" not in body or "since=" in url, url
     warm = median(get("/threads/")[0] for _ in range(3))  # just before the change: like with like
     # One thread gets a new checkpoint (its head copied under a new id, as a rollback writes one).
     from langgraph.checkpoint.base.id import uuid6
@@ -361,6 +419,12 @@ def report(r: dict[str, Any]) -> None:
         f"(target <= 3000 ms), counting {r['floor count']} threads"
     )
     print(f"index build: {r['build']:.1f} s (target <= 600 s)")
+    rate = r["record pass"]["rate"]
+    print(
+        f"record pass: {rate:,.0f} records a second ({RECORDS_TIMED} read, the whole fleet's in "
+        f"~{r['threads'] / rate / 60 if rate else 0:.0f} min); the rest filled from their template threads in "
+        f"{r['record pass']['copied_s']:.0f} s"
+    )
     print(f"{'page':<22}{'first':>10}{'again':>10}{'again/floor':>13}  target")
     for name in ("newest first", "by fill", "by bytes", "page 40", "one id searched"):
         first, again = r[name]

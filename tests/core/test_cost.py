@@ -266,6 +266,21 @@ def test_period_sums_only_its_days() -> None:
     assert cost_report(calls, book, until=date(2026, 11, 28)).total.usage.input == 1_000
 
 
+def test_a_day_of_unpriced_calls_only_has_no_cost() -> None:
+    # "$0.00" would read as free: a day whose calls the cache cannot price costs "—", as such a thread does.
+    def call(day: int, model: str) -> CallUsage:
+        at = datetime(2026, 11, day, 12, tzinfo=UTC)
+        return CallUsage("t", day, f"m{day}", model, "response", at, None, None, Usage(input=1_000))
+
+    book = PriceBook.from_document({"timestamp": time.time(), "models": PRICES}, now=datetime.now(UTC))
+    report = cost_report([call(28, "gpt-4o"), call(29, "mystery-model-1")], book)
+    assert [(d.name, d.cost_usd, d.unpriced_calls) for d in report.days] == [
+        ("2026-11-28", Decimal("0.0025"), 0),
+        ("2026-11-29", None, 1),
+    ]
+    assert report.total.cost_usd == Decimal("0.0025")
+
+
 @pytest.mark.parametrize("value", ["2026-13-01", "yesterday", "2026-1-1", "<b>"])
 def test_a_bad_date_is_one_line(home: Path, capsys, value: str) -> None:
     assert main(["cost", "--since", value]) == 2
