@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import date
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import models
+from django.db.models import ExpressionWrapper, F, Q
+
+# A thread whose head's record tally was not read at that head under the index's version of it.
+RECORD_DUE = Q(head_checkpoint_id__isnull=False) & (
+    Q(record_head__isnull=True)
+    | ~Q(record_head=F("head_checkpoint_id"))
+    | Q(record_version__isnull=True)
+    | ~Q(record_version=F("version"))
+)
 
 
 class AuditEntry(models.Model):
@@ -107,10 +119,32 @@ class FleetThread(models.Model):
     record_fill_sent = models.FloatField(null=True)
     record_provider_tokens = models.BigIntegerField(null=True)
     record_estimated_tokens = models.BigIntegerField(null=True)
+    # The Cost page's order of threads (RecordTally.cost_order; never a figure a page shows).
+    record_usage_calls = models.IntegerField(default=0)
+    record_tokens = models.BigIntegerField(default=0)
+    record_cost_order = models.DecimalField(max_digits=30, decimal_places=12, default=Decimal(0))
+    # Due for the record pass (web/fleet_index.py `_due`'s rule), kept by the database itself: counting and
+    # listing what is due read a small partial index, never the whole fleet.
+    record_due = models.GeneratedField(
+        expression=ExpressionWrapper(RECORD_DUE, output_field=models.BooleanField()),
+        output_field=models.BooleanField(),
+        db_persist=True,
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["store", "thread_id"], name="fleet_thread_unique")]
         indexes = [
+            models.Index(
+                fields=["store", "updated_at", "thread_id"],
+                name="fleet_records_due",
+                condition=Q(record_due=True),
+            ),
+            models.Index(
+                # record_usage_calls last: a count of the threads with usage reads this index alone.
+                fields=["store", "-record_cost_order", "-record_tokens", "thread_id", "record_usage_calls"],
+                name="fleet_by_cost",
+                condition=Q(record_usage_calls__gt=0),
+            ),
             models.Index(fields=["store", "updated_at", "thread_id"], name="fleet_by_updated"),
             models.Index(fields=["store", "fill", "thread_id"], name="fleet_by_fill"),
             models.Index(fields=["store", "bytes_on_disk", "thread_id"], name="fleet_by_bytes"),
@@ -174,6 +208,49 @@ class FleetUnmetered(models.Model):
 
     def __str__(self) -> str:
         return f"{self.thread_id} call {self.call}: {self.reason}"
+
+
+# A sum's day for calls with no time (the sums' key columns are NOT NULL, so that a key has one row).
+NO_DAY = date(1, 1, 1)
+
+
+class FleetUsageSum(models.Model):
+    """FleetUsage summed over the fleet's threads per model, UTC day and branch kind, kept by each write of
+    FleetUsage (web/fleet_usage.py) in the same transaction: the Cost page's per-model and per-day figures
+    read these few rows, never every thread's."""
+
+    store = models.CharField(max_length=64)
+    model = models.TextField()  # "" for calls no model is named for (FleetUsage.model NULL)
+    day = models.DateField()  # NO_DAY for calls with no time
+    abandoned = models.BooleanField()
+    calls = models.BigIntegerField()
+    input_tokens = models.BigIntegerField()
+    output_tokens = models.BigIntegerField()
+    reasoning_tokens = models.BigIntegerField()
+    cache_read_tokens = models.BigIntegerField()
+    cache_write_tokens = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["store", "model", "day", "abandoned"], name="fleet_usage_sum_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.day}: {self.calls} calls"
+
+
+class FleetUnmeteredSum(models.Model):
+    """FleetUnmetered counted per UTC day over the fleet's threads, kept as FleetUsageSum is."""
+
+    store = models.CharField(max_length=64)
+    day = models.DateField()  # NO_DAY for calls with no time
+    calls = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["store", "day"], name="fleet_unmetered_sum_key")]
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.calls} calls"
 
 
 class FleetIndexState(models.Model):

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -78,6 +79,11 @@ class RecordTally:
     # with usage summed per (model, day, branch kind), priced when read; those without, one by one.
     usage: tuple[UsageGroup, ...] = ()  # in usage_order
     unmetered: tuple[CallUsage, ...] = ()  # in the record's order
+    # The Cost page's order of threads, all days (its figures are summed from `usage` when read): the calls
+    # with usage, their tokens, and their cost at the pricing cache of the index's version, unpriced calls 0.
+    usage_calls: int = 0
+    tokens: int = 0
+    cost_order: Decimal = Decimal(0)
 
 
 def usage_order(group: UsageGroup) -> tuple[bool, str, bool, date, bool]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from typing import Any
 
-from memory_core.app.cost import list_thread_calls
+from memory_core.app.cost import list_thread_calls, pricing_of
 from memory_core.app.fleet_index import (
     FleetIndexStore,
     IndexedThread,
@@ -25,7 +26,7 @@ from memory_core.app.fleet_index import (
     usage_order,
 )
 from memory_core.app.thread import thread_facts
-from memory_core.economics.cost import CallUsage, UsageGroup, usage_groups
+from memory_core.economics.cost import CallUsage, PriceBook, UsageGroup, group_report, usage_groups
 from memory_core.stores.reader import MycelReader
 
 log = logging.getLogger(__name__)
@@ -39,9 +40,12 @@ def record_tally(
     head: str,
     usage: tuple[UsageGroup, ...] = (),
     unmetered: tuple[CallUsage, ...] = (),
+    book: PriceBook | None = None,
 ) -> RecordTally:
-    """The tally of a thread's record (thread_facts' "memory") read at `head`, with its calls' usage."""
+    """The tally of a thread's record (thread_facts' "memory") read at `head`, with its calls' usage (its
+    cost for the order of threads at `book`'s prices)."""
     calls = memory["calls"]
+    total = group_report(usage, (), book).total
     last = calls[-1] if calls else None
     measured = [c for c in calls if c["provider_input_tokens"] is not None]
     limit = last["context_limit"] if last else 0
@@ -60,6 +64,9 @@ def record_tally(
         estimated_tokens=sum(c["estimated_tokens"]["sent"] for c in measured),
         usage=usage,
         unmetered=unmetered,
+        usage_calls=total.calls,
+        tokens=total.usage.total,
+        cost_order=total.cost_usd or Decimal(0),
     )
 
 
@@ -72,13 +79,16 @@ def thread_usage(
     return tuple(sorted(groups, key=usage_order)), tuple(without)
 
 
-def thread_record_tally(reader: MycelReader, thread: IndexedThread) -> RecordTally | None:
-    """A thread's tally at its indexed head (None without a head)."""
+def thread_record_tally(
+    reader: MycelReader, thread: IndexedThread, book: PriceBook | None
+) -> RecordTally | None:
+    """A thread's tally at its indexed head (None without a head), its cost order at `book`'s prices (the
+    pricing cache's digest is in the index's version: a new cache makes every record due again)."""
     head = thread.row.head_checkpoint_id
     if head is None:
         return None
     usage, unmetered = thread_usage(reader, thread)
-    return record_tally(thread_facts(reader, thread.row)["memory"], head, usage, unmetered)
+    return record_tally(thread_facts(reader, thread.row)["memory"], head, usage, unmetered, book)
 
 
 def build_records(
@@ -117,9 +127,10 @@ def _tallies(
     reader: MycelReader, threads: Sequence[IndexedThread]
 ) -> list[tuple[IndexedThread, RecordTally]]:
     out: list[tuple[IndexedThread, RecordTally]] = []
+    book = pricing_of(reader).book  # read once per chunk
     for thread in threads:
         try:
-            tally = thread_record_tally(reader, thread)
+            tally = thread_record_tally(reader, thread, book)
         except Exception:  # noqa: BLE001 - one unreadable record must not stop the fleet's; it stays due
             log.exception("fleet index: the record of %s could not be read", thread.thread_id)
             continue

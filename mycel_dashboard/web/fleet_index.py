@@ -227,14 +227,8 @@ class DashboardFleetIndex(FleetIndexStore):
 
 
 def _due(store: str) -> QuerySet[FleetThread]:
-    """Threads with a head whose record tally was not read at it, under the index's version of them."""
-    stale = (
-        Q(record_head__isnull=True)
-        | ~Q(record_head=F("head_checkpoint_id"))
-        | Q(record_version__isnull=True)
-        | ~Q(record_version=F("version"))
-    )
-    return FleetThread.objects.filter(store=store, head_checkpoint_id__isnull=False).filter(stale)
+    """Threads with a head whose record tally was not read at it (models.RECORD_DUE, kept as `record_due`)."""
+    return FleetThread.objects.filter(store=store, record_due=True)
 
 
 def _filtered(every: QuerySet[FleetThread], query: IndexQuery) -> QuerySet[FleetThread]:

@@ -1,7 +1,12 @@
 """The calls' usage the record pass keeps in the fleet index (FleetUsage, FleetUnmetered), and the Cost
-report's reads over it (CostIndex of memory_core/app/cost.py): sums per model and day, the costliest
-threads of a period priced in SQL, one page of threads' groups, the calls without usage. Each read costs
-what the page shows and the period holds, never a walk of the fleet's checkpoints."""
+report's reads over it (CostIndex of memory_core/app/fleet_cost.py): sums per model and day, the costliest
+threads, one page of threads' groups, the calls without usage. Each read costs what the page shows and the
+period holds, never a walk of the fleet's checkpoints.
+
+The fleet's sums per model and day (FleetUsageSum, FleetUnmeteredSum) are kept here, by every write of a
+thread's usage, in its transaction: a write adds its thread's new groups and takes away its old ones, so a
+page reads a few rows whatever the fleet's size. Writes come from the record pass, under the builder's lock.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,14 @@ from django.db.models.functions import Coalesce
 
 from memory_core.app.fleet_index import RecordTally, usage_order
 from memory_core.economics.cost import CallUsage, Price, Usage, UsageGroup, day_of
-from mycel_dashboard.models import FleetUnmetered, FleetUsage
+from mycel_dashboard.models import (
+    NO_DAY,
+    FleetThread,
+    FleetUnmetered,
+    FleetUnmeteredSum,
+    FleetUsage,
+    FleetUsageSum,
+)
 
 _BATCH = 1000
 _TOKENS = ("input_tokens", "output_tokens", "reasoning_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -58,14 +70,81 @@ def put_usage(store: str, thread_id: str, tally: RecordTally) -> None:
         )
         for i, c in enumerate(tally.unmetered)
     )
+    added: dict[_Key, list[int]] = {}
+    for g in tally.usage:
+        _merge(added, (g.model, g.day, g.abandoned), [g.calls, *_usage_values(g.usage)])
+    unmetered: dict[date | None, int] = {}
+    for c in tally.unmetered:
+        day = day_of(c.at)
+        unmetered[day] = unmetered.get(day, 0) + 1
+    _add_sums(store, added, unmetered)
 
 
 def drop_usage(store: str, thread_ids: Sequence[str]) -> None:
+    """Forget the threads' kept usage, and take it out of the fleet's sums."""
     with transaction.atomic():
         for start in range(0, len(thread_ids), _BATCH):
             part = list(thread_ids[start : start + _BATCH])
-            FleetUsage.objects.filter(store=store, thread_id__in=part).delete()
-            FleetUnmetered.objects.filter(store=store, thread_id__in=part).delete()
+            usage = FleetUsage.objects.filter(store=store, thread_id__in=part)
+            unmetered = FleetUnmetered.objects.filter(store=store, thread_id__in=part)
+            gone: dict[_Key, list[int]] = {}
+            for row in cast(Iterable[dict[str, Any]], _summed_rows(usage)):
+                group = _summed(row)
+                _merge(
+                    gone,
+                    (group.model, group.day, group.abandoned),
+                    [-group.calls, *_usage_values(group.usage, -1)],
+                )
+            counted = unmetered.values("day").annotate(n=Count("id")).order_by()
+            _add_sums(store, gone, {row["day"]: -row["n"] for row in cast(Iterable[dict[str, Any]], counted)})
+            usage.delete()
+            unmetered.delete()
+
+
+_Key = tuple[str | None, date | None, bool]  # (model, day, abandoned)
+
+
+def _usage_values(usage: Usage, sign: int = 1) -> list[int]:
+    return [
+        sign * usage.input,
+        sign * usage.output,
+        sign * usage.reasoning,
+        sign * usage.cache_read,
+        sign * usage.cache_write,
+    ]
+
+
+def _merge(into: dict[_Key, list[int]], key: _Key, values: list[int]) -> None:
+    # None and "" name the same unknown model (the report's "(unknown model)", never priced): one sum row.
+    model, day, abandoned = key
+    found = into.setdefault((model or None, day, abandoned), [0] * len(values))
+    into[(model or None, day, abandoned)] = [a + b for a, b in zip(found, values, strict=True)]
+
+
+def _add_sums(store: str, usage: Mapping[_Key, list[int]], unmetered: Mapping[date | None, int]) -> None:
+    """Add these changes to the fleet's sums (inside the caller's transaction); a sum left at no calls goes."""
+    names = ("calls", *_TOKENS)
+    for (model, day, abandoned), values in usage.items():
+        key = {"store": store, "model": model or "", "day": day or NO_DAY, "abandoned": abandoned}
+        changes = {name: F(name) + value for name, value in zip(names, values, strict=True)}
+        if not FleetUsageSum.objects.filter(**key).update(**changes):
+            FleetUsageSum.objects.create(**key, **dict(zip(names, values, strict=True)))
+    for day, n in unmetered.items():
+        key = {"store": store, "day": day or NO_DAY}
+        if not FleetUnmeteredSum.objects.filter(**key).update(calls=F("calls") + n):
+            FleetUnmeteredSum.objects.create(**key, calls=n)
+    if usage:
+        FleetUsageSum.objects.filter(store=store, calls__lte=0).delete()
+    if unmetered:
+        FleetUnmeteredSum.objects.filter(store=store, calls__lte=0).delete()
+
+
+def _summed_rows(rows: QuerySet[Any]) -> QuerySet[Any]:
+    """FleetUsage rows summed per (model, day, branch kind)."""
+    summed: QuerySet[Any] = rows.values("model", "day", "abandoned").annotate(
+        n=Sum("calls"), **{name: Sum(name) for name in _TOKENS}
+    )
+    return summed.order_by()
 
 
 def usage_of(
@@ -93,17 +172,23 @@ class DashboardCostIndex:
     """CostIndex over the dashboard's database."""
 
     def usage(self, store: str) -> list[UsageGroup]:
-        summed = (
-            FleetUsage.objects.filter(store=store)
-            .values("model", "day", "abandoned")
-            .annotate(n=Sum("calls"), **{name: Sum(name) for name in _TOKENS})
-            .order_by()
-        )
-        return [_summed(row) for row in cast(Iterable[dict[str, Any]], summed)]
+        return [
+            UsageGroup(
+                None,
+                row.model or None,
+                None if row.day == NO_DAY else row.day,
+                row.abandoned,
+                row.calls,
+                Usage(*(getattr(row, name) for name in _TOKENS)),
+            )
+            for row in FleetUsageSum.objects.filter(store=store)
+        ]
 
     def unmetered_days(self, store: str) -> dict[date | None, int]:
-        counted = FleetUnmetered.objects.filter(store=store).values("day").annotate(n=Count("id")).order_by()
-        return {row["day"]: row["n"] for row in cast(Iterable[dict[str, Any]], counted)}
+        return {
+            None if row.day == NO_DAY else row.day: row.calls
+            for row in FleetUnmeteredSum.objects.filter(store=store)
+        }
 
     def unmetered(self, store: str, since: date | None, until: date | None, limit: int) -> list[CallUsage]:
         rows = _in_period(FleetUnmetered.objects.filter(store=store), "day", since, until)
@@ -119,6 +204,13 @@ class DashboardCostIndex:
         offset: int,
         limit: int,
     ) -> tuple[int, list[str]]:
+        if since is None and until is None:
+            # Every day: the order the record pass kept per thread, read from its index (fleet_by_cost),
+            # at the pricing cache of the index's version, which is the page's (`prices`).
+            with_usage = FleetThread.objects.filter(store=store, record_usage_calls__gt=0)
+            ranked = with_usage.order_by("-record_cost_order", "-record_tokens", "thread_id")
+            ids = ranked.values_list("thread_id", flat=True)[offset : offset + limit]
+            return with_usage.count(), list(ids)
         rows = _in_period(FleetUsage.objects.filter(store=store), "day", since, until)
         count = rows.values("thread_id").distinct().count()
         tokens = sum((F(name) for name in _TOKENS[1:]), F(_TOKENS[0]))

@@ -22,6 +22,10 @@ Targets (issue 27): warm <= 300 ms and <= 3x the floor; first page <= 3 s; build
 new checkpoint <= 2x a warm one.
 
     .venv/bin/python tests/benchmarks/bench_fleet.py [--sizes 10000,100000] [--million] [--engine pg|sqlite]
+        [--pages REGEX] [--profile DIR]
+
+--pages times only the fleet pages whose name matches; --profile writes a cProfile of one more warm load of
+each fleet page, and of the page after the new checkpoint (then not a fair timing), to DIR/<page>.prof.
 """
 
 from __future__ import annotations
@@ -191,6 +195,7 @@ def fill_records(locations: Any, index: Any, engine: str, threads: int) -> dict[
     one turn, so each copy's calls fall on the day of its head."""
     from dataclasses import replace
 
+    from memory_core.app.cost import pricing_of
     from memory_core.app.fleet_index import BUILD_ROW_CAP, index_rows, store_name
     from memory_core.app.fleet_records import build_records, thread_record_tally
     from memory_core.economics.cost import day_of
@@ -201,7 +206,10 @@ def fill_records(locations: Any, index: Any, engine: str, threads: int) -> dict[
     reader = builder_reader(locations, BUILD_ROW_CAP)
     passed_s, read = timed(lambda: build_records(reader, index, limit=RECORDS_TIMED))
     templates = SQLITE_TEMPLATES if engine == "sqlite" else PG_TEMPLATES
-    tallies = {t: thread_record_tally(reader, index_rows(index, store, [f"{t}-c1"])[0]) for t in templates}
+    book = pricing_of(reader).book
+    tallies = {
+        t: thread_record_tally(reader, index_rows(index, store, [f"{t}-c1"])[0], book) for t in templates
+    }
     began = time.perf_counter()
     while due := index.records_due(store, 2000):
         put = []
@@ -224,6 +232,20 @@ def fill_records(locations: Any, index: Any, engine: str, threads: int) -> dict[
             )
         index.put_records(store, put)
     return {"rate": (read or 0) / passed_s if passed_s else 0.0, "copied_s": time.perf_counter() - began}
+
+
+def profiled(name: str, load: Callable[[], Any]) -> Any:
+    """`load()` under cProfile, its stats in $BENCH_FLEET_PROFILE/<name>.prof; None (not run) without it."""
+    folder = os.environ.get("BENCH_FLEET_PROFILE")
+    if not folder:
+        return None
+    import cProfile
+
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    with cProfile.Profile() as profile:
+        found = load()
+    profile.dump_stats(str(Path(folder) / f"{re.sub(r'[^a-z0-9]+', '-', name.lower()).strip('-')}.prof"))
+    return found
 
 
 def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None) -> dict[str, Any]:
@@ -362,8 +384,12 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
         "context: cache": "/context/cache/",
         "/metrics (a scrape)": "/metrics",  # from loopback; the index's tallies, never a fleet walk
     }
+    wanted = re.compile(os.environ.get("BENCH_FLEET_PAGES", ""))
     for name, url in fleet_pages.items():
+        if not wanted.search(name):
+            continue
         first, again, body = first_and_again(url)
+        profiled(name, lambda url=url: get(url))
         if url == "/metrics":  # the fleet's figures, not a failed readiness answer (which carries none)
             assert "mycel_memory_threads{" in body and "mycel_memory_ready 1.0" in body, body[-2000:]
         results[f"fleet page: {name}"] = (first, again)
@@ -392,7 +418,7 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
                 "metadata FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1",
                 (new_id, moved),
             )
-    after_s, body = get("/threads/")
+    after_s, body = profiled("after one new checkpoint", lambda: get("/threads/")) or get("/threads/")
     results["after one new checkpoint"] = after_s
     results["reflected"] = moved in body.split("</tr>")[1] if "</tr>" in body else False
     results["warm for that"] = warm
@@ -455,6 +481,10 @@ def main() -> int:
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated fleet sizes")
     parser.add_argument("--million", action="store_true", help="1,000,000 threads too")
     parser.add_argument("--engine", choices=("pg", "sqlite", "both"), default="both")
+    parser.add_argument("--pages", default="", help="time only the fleet pages whose name matches")
+    parser.add_argument(
+        "--profile", default="", help="write cProfile stats of the fleet pages to this folder"
+    )
     parser.add_argument(
         "--one", nargs=4, metavar=("ENGINE", "N", "PG_URL", "DASH_URL"), help=argparse.SUPPRESS
     )
@@ -464,6 +494,7 @@ def main() -> int:
         found = run_one(engine, int(n), pg_url or None, dash_url or None)
         print("RESULT " + json.dumps(found))
         return 0
+    os.environ.update(BENCH_FLEET_PAGES=args.pages, BENCH_FLEET_PROFILE=args.profile)  # for the --one runs
     sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.million else [])
     engines = ["pg", "sqlite"] if args.engine == "both" else [args.engine]
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)

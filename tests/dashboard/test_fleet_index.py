@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from django.db.models import F
 
 from memory_core.app import fleet_index
 from memory_core.app.fleet_index import IndexQuery, build, look, store_name
@@ -23,6 +24,7 @@ from memory_core.stores.reader import MycelReader
 from mycel_dashboard.models import FleetIndexState, FleetThread
 from mycel_dashboard.screens.thread_list.presenter import Flag, SortKey
 from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
+from mycel_dashboard.web.fleet_usage import DashboardCostIndex
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -134,9 +136,15 @@ def test_one_builder_at_a_time(sample_home: Path, settings) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_threads_the_store_drops_leave_the_index(sample_home: Path, settings, tmp_path: Path) -> None:
     index = _built(settings)
-    store = store_name(MycelReader(resolve_locations()))
+    reader = MycelReader(resolve_locations())
+    store = store_name(reader)
     gone = "m_npRsndIka9dx-3"
     assert gone in index.indexed_heads(store, None)
+    assert build_records(reader, index)
+    costs = DashboardCostIndex()
+    calls = sum(g.calls for g in costs.usage(store))
+    own = sum(g.calls for g in costs.thread_usage(store, [gone]))
+    assert own > 0
     with closing(sqlite3.connect(sample_home / "leon.db")) as conn, conn:
         conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (gone,))
         conn.execute("DELETE FROM writes WHERE thread_id = ?", (gone,))
@@ -144,6 +152,8 @@ def test_threads_the_store_drops_leave_the_index(sample_home: Path, settings, tm
     reset()
     _built(settings)
     assert gone not in index.indexed_heads(store, None)
+    # Its calls leave the fleet's kept sums with it.
+    assert sum(g.calls for g in costs.usage(store)) == calls - own
     assert fleet_index.INDEX_RULES >= 1
     shutil.rmtree(tmp_path / "unused", ignore_errors=True)
 
@@ -218,3 +228,46 @@ def test_pages_of_one_walk_the_same_order_as_one_page_of_all(sample_home: Path, 
                 assert whole[: len(known)] == known and known and len(known) < len(whole)
                 unknown = [t.thread_id for t in whole[len(known) :]]
                 assert unknown == sorted(unknown)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_database_keeps_what_is_due_for_the_record_pass(sample_home: Path, settings) -> None:
+    # `record_due` is computed by the database (a generated column under a partial index): it must say what
+    # the rule says in each state a thread's tally goes through, or the record pass would skip a thread.
+    index = _built(settings)
+    reader = MycelReader(resolve_locations())
+    store = store_name(reader)
+
+    def due() -> set[str]:
+        rule = [
+            t.thread_id
+            for t in FleetThread.objects.filter(store=store)
+            if t.head_checkpoint_id is not None
+            and (t.record_head != t.head_checkpoint_id or t.record_version != t.version)
+        ]
+        kept = set(
+            FleetThread.objects.filter(store=store, record_due=True).values_list("thread_id", flat=True)
+        )
+        assert kept == set(rule)
+        assert index.records_pending(store) == len(rule)
+        return kept
+
+    with_heads = set(
+        FleetThread.objects.filter(store=store, head_checkpoint_id__isnull=False).values_list(
+            "thread_id", flat=True
+        )
+    )
+    assert due() == with_heads  # no record read yet
+    assert build_records(reader, index) == len(with_heads)
+    assert due() == set()
+    thread = "m_npRsndIka9dx-1"
+    FleetThread.objects.filter(store=store, thread_id=thread).update(record_version="an older version")
+    assert due() == {thread}
+    FleetThread.objects.filter(store=store, thread_id=thread).update(head_checkpoint_id="a newer head")
+    assert due() == {thread}
+    FleetThread.objects.filter(store=store, thread_id=thread).update(
+        record_version=F("version"), record_head="a newer head"
+    )
+    assert due() == set()
+    FleetThread.objects.filter(store=store, thread_id=thread).update(head_checkpoint_id=None, checkpoints=0)
+    assert due() == set()  # a thread with no checkpoint has no record to read

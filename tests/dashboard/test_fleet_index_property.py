@@ -8,19 +8,22 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from dataclasses import replace
+from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from memory_core.app.cost import pricing_of
 from memory_core.app.fleet_index import IndexQuery, build, index_version, indexed_facts, look, store_name
 from memory_core.app.fleet_records import build_records, thread_record_tally
 from memory_core.family import registered_only_rows
 from memory_core.memo import reset
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
+from mycel_dashboard.models import FleetUnmetered, FleetUsage
 from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
+from mycel_dashboard.web.fleet_usage import DashboardCostIndex
 from tests.core.store_builders import build_thread
 from tests.support.mycel_env import point_env_at, point_env_at_postgres
 
@@ -118,10 +121,38 @@ def _random_walk(where: Path | str, seed: int) -> None:
         reset()
         fresh = MycelReader(resolve_locations())
         for thread_id, facts in _indexed(index).items():
-            wanted = thread_record_tally(fresh, expected[thread_id])
+            wanted = thread_record_tally(fresh, expected[thread_id], pricing_of(fresh).book)
             assert facts.record == wanted, (step, action, thread_id)
         # The kept usage is the Cost report's: some thread has calls with usage by now.
         assert step < 2 or any(f.record and f.record.usage for f in _indexed(index).values()), step
+        # The fleet's sums, kept write by write, equal the kept usage summed afresh.
+        store = store_name(fresh)
+        assert _kept_sums(store) == _sums_afresh(store), (step, action)
+
+
+def _kept_sums(store: str) -> tuple[dict[tuple[Any, ...], tuple[int, ...]], dict[Any, int]]:
+    costs = DashboardCostIndex()
+    usage = {(g.model, g.day, g.abandoned): (g.calls, *astuple(g.usage)) for g in costs.usage(store)}
+    return usage, costs.unmetered_days(store)
+
+
+def _sums_afresh(store: str) -> tuple[dict[tuple[Any, ...], tuple[int, ...]], dict[Any, int]]:
+    usage: dict[tuple[Any, ...], tuple[int, ...]] = {}
+    for row in FleetUsage.objects.filter(store=store):
+        key = (row.model or None, row.day, row.abandoned)
+        values = (
+            row.calls,
+            row.input_tokens,
+            row.output_tokens,
+            row.reasoning_tokens,
+            row.cache_read_tokens,
+            row.cache_write_tokens,
+        )
+        usage[key] = tuple(a + b for a, b in zip(usage.get(key, (0,) * 6), values, strict=True))
+    days: dict[Any, int] = {}
+    for row in FleetUnmetered.objects.filter(store=store):
+        days[row.day] = days.get(row.day, 0) + 1
+    return usage, days
 
 
 @pytest.mark.django_db(transaction=True)
