@@ -98,6 +98,8 @@ class FleetThread(models.Model):
     # In lower case; NULL when empty, so it sorts last whichever the direction (as the list in memory).
     name_key = models.TextField(null=True)  # noqa: DJ001
     model_key = models.TextField(null=True)  # noqa: DJ001
+    # The model Mycel builds the thread's agent with (thread_settings.thread_model); NULL: its web default.
+    thread_model = models.TextField(null=True)  # noqa: DJ001
     messages = models.IntegerField()
     bytes_on_disk = models.BigIntegerField()
     estimated_tokens = models.BigIntegerField(null=True)
@@ -152,6 +154,7 @@ class FleetThread(models.Model):
             models.Index(fields=["store", "checkpoints", "thread_id"], name="fleet_by_checkpoints"),
             models.Index(fields=["store", "name_key", "thread_id"], name="fleet_by_name"),
             models.Index(fields=["store", "model_key", "thread_id"], name="fleet_by_model"),
+            models.Index(fields=["store", "thread_model"], name="fleet_thread_model"),
         ]
 
     def __str__(self) -> str:

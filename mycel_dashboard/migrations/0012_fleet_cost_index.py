@@ -1,6 +1,7 @@
 """The Cost page from the fleet index at any size: each thread's order (calls, tokens, cost at the index's
-prices) under an index, what is due for the record pass as a generated column under a partial index, and the
-fleet's sums per model and day kept beside the usage they sum."""
+prices) under an index, what is due for the record pass as a generated column under a partial index, the
+fleet's sums per model and day kept beside the usage they sum, and each thread's model under an index (the
+Config page's threads per model)."""
 
 from decimal import Decimal
 from typing import Any
@@ -32,6 +33,16 @@ def sums_of_kept_usage(apps: Any, schema_editor: Any) -> None:  # noqa: ARG001 -
     unmetered_sum.objects.bulk_create(
         unmetered_sum(store=row["store"], day=row["day"] or NO_DAY, calls=row["n"]) for row in counted
     )
+
+
+def thread_models(apps: Any, schema_editor: Any) -> None:  # noqa: ARG001 - Django's signature
+    # thread_settings.thread_model's rule on the rows the index keeps: the chosen model, else the last run's.
+    fleet = apps.get_model("mycel_dashboard", "FleetThread")
+    for thread in fleet.objects.only("id", "row").iterator(chunk_size=2000):
+        row = thread.row or {}
+        model = row.get("configured_model") or row.get("model") or None
+        if model is not None:
+            fleet.objects.filter(id=thread.id).update(thread_model=model)
 
 
 def records_due_again(apps: Any, schema_editor: Any) -> None:  # noqa: ARG001 - Django's signature
@@ -142,6 +153,16 @@ class Migration(migrations.Migration):
                 fields=("store", "model", "day", "abandoned"), name="fleet_usage_sum_key"
             ),
         ),
+        migrations.AddField(
+            model_name="fleetthread",
+            name="thread_model",
+            field=models.TextField(null=True),
+        ),
+        migrations.AddIndex(
+            model_name="fleetthread",
+            index=models.Index(fields=["store", "thread_model"], name="fleet_thread_model"),
+        ),
+        migrations.RunPython(thread_models, migrations.RunPython.noop),
         migrations.RunPython(sums_of_kept_usage, migrations.RunPython.noop),
         migrations.RunPython(records_due_again, migrations.RunPython.noop),
     ]

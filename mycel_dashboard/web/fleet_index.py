@@ -34,6 +34,7 @@ from memory_core.app.fleet_index import (
     build,
 )
 from memory_core.app.fleet_records import build_records
+from memory_core.app.thread_settings import thread_model
 from memory_core.economics.cost import CallUsage, UsageGroup
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
@@ -130,6 +131,7 @@ class DashboardFleetIndex(FleetIndexStore):
             updated_at=row.updated_at,
             name_key=_key(row.name),
             model_key=_key(row.model),
+            thread_model=thread_model(row),
             messages=row.messages,
             bytes_on_disk=row.bytes_on_disk,
             estimated_tokens=indexed.estimated_tokens,
