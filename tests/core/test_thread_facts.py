@@ -172,6 +172,30 @@ def test_a_fact_is_reused_only_under_its_exact_key(tmp_path: Path) -> None:
     assert DerivedFacts(("leon.db", 1, 3), tmp_path).lookup("t", 3, "id-3") is None, "another file's facts"
 
 
+def test_a_few_lookups_read_their_rows_and_many_load_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A look that caught up one moved thread of a big fleet must not load every thread's facts to find it.
+    monkeypatch.setattr(derived, "POINT_READS", 3)
+    database = ("leon.db", 1, 2)
+    every = {
+        f"t{n}": HeadFacts(n + 1, f"id-{n}", 100 * n, n, "m", breaker_open=bool(n % 2)) for n in range(10)
+    }
+    DerivedFacts(database, tmp_path).remember(every)
+    derived.flush()
+    fresh = DerivedFacts(database, tmp_path)
+    assert fresh.lookup("t4", 5, "id-4") == every["t4"]
+    assert fresh.lookup("t5", 6, "id-5") == every["t5"]  # the flag read back as a bool, as a load reads it
+    assert fresh.lookup("t4", 9, "id-4") is None  # its key, even row by row
+    assert fresh._facts is None  # noqa: SLF001 - what the point reads leave: nothing loaded
+    new = HeadFacts(1, "id-new", 5, 0, None)
+    fresh.remember({"t-new": new})  # not loaded: the file alone takes it, and the next reads find it
+    assert fresh._facts is None  # noqa: SLF001
+    assert fresh.lookup("t1", 2, "id-1") == every["t1"]  # the fourth lookup loads the file whole
+    assert fresh._facts is not None and len(fresh._facts) == 11  # noqa: SLF001
+    assert fresh.lookup("t-new", 1, "id-new") == new
+
+
 def test_an_older_cache_version_is_rebuilt(tmp_path: Path) -> None:
     DerivedFacts(("leon.db", 1, 2), tmp_path).remember({"t": HeadFacts(3, "id-3", 900, 7, "m")})
     [cache] = cache_files(tmp_path)

@@ -18,17 +18,18 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memory_core.memo import Key, Memo
 from memory_core.stores.thread_list.facts_file import another_process_saving, connect_facts_file, set_aside
 
 log = logging.getLogger(__name__)
 
+POINT_READS = 256  # lookups read row by row from the file before a lookup loads it whole
 _VERSION = 5  # bump when what a fact means changes; older files are then rebuilt
 
 
@@ -59,6 +60,7 @@ class DerivedFacts:
         # Held while facts are derived, so requests arriving together derive them once and share them.
         self.deriving = threading.Lock()
         self._facts: dict[str, HeadFacts] | None = None  # by thread id
+        self._point_reads = 0  # lookups answered from the file row by row, before it is loaded
         digest = hashlib.sha256(repr(database).encode()).hexdigest()[:16]
         self._file = folder / f"head-facts-{digest}.sqlite3" if folder is not None else None
 
@@ -77,8 +79,16 @@ class DerivedFacts:
         self._loaded()
 
     def lookup(self, thread_id: str, checkpoints: int, head_checkpoint_id: str) -> HeadFacts | None:
-        """The thread's facts if they were derived under this very key, else None."""
-        found = self._loaded().get(thread_id)
+        """The thread's facts if they were derived under this very key, else None.
+
+        Before the file is loaded, the first POINT_READS lookups read their one row from it: a look that
+        caught up one moved thread of 100,000 reads one row, not the fleet's (a list reads them all)."""
+        facts = self._facts
+        if facts is None and self._file is not None and self._point_reads < POINT_READS:
+            self._point_reads += 1
+            found = self._read_one(thread_id)
+        else:
+            found = self._loaded().get(thread_id)
         if (
             found is None
             or found.checkpoints != checkpoints
@@ -90,10 +100,11 @@ class DerivedFacts:
     def remember(self, found: Mapping[str, HeadFacts]) -> None:
         if not found:
             return
-        self._loaded()  # what the file holds first, so it is kept beside the new facts
-        with self._lock:
-            # A new dict, swapped in whole: lookups running meanwhile never see one half-updated.
-            self._facts = {**(self._facts or {}), **found}
+        if self._facts is not None or self._file is None:
+            with self._lock:
+                # A new dict, swapped in whole: lookups running meanwhile never see one half-updated.
+                self._facts = {**(self._facts or {}), **found}
+        # Not loaded yet: the file alone takes them (a load, or a point read, flushes the saves first).
         if self._file is not None:
             # Written by one background thread, in order: no request waits on the disk.
             _SAVER.submit(self._save, dict(found))
@@ -106,6 +117,22 @@ class DerivedFacts:
                     self._facts = self._load()
                 facts = self._facts
         return facts
+
+    def _read_one(self, thread_id: str) -> HeadFacts | None:
+        flush()
+        if self._file is None or not self._file.exists():
+            return None
+        try:
+            with closing(self._connect()) as conn:
+                row = conn.execute(
+                    "SELECT checkpoints, head_id, checkpoint_bytes, messages, model, estimated_tokens, "
+                    "breaker_failures, breaker_open FROM head_facts WHERE thread_id = ?",
+                    (thread_id,),
+                ).fetchone()
+        except sqlite3.Error as exc:
+            self._set_aside(f"cannot read {self._file}: {exc}")
+            return None
+        return _facts_of(row) if row is not None else None
 
     def _load(self) -> dict[str, HeadFacts]:
         flush()  # what this process has still to write belongs in what it reads
@@ -123,14 +150,7 @@ class DerivedFacts:
         except sqlite3.Error as exc:
             self._set_aside(f"cannot read {self._file}: {exc}")
             return {}
-        found: dict[str, HeadFacts] = {}
-        for thread_id, *values in json.loads(packed):
-            facts = HeadFacts(*values)
-            # SQLite keeps the flag as 0/1.
-            found[thread_id] = (
-                facts if facts.breaker_open is None else facts._replace(breaker_open=bool(facts.breaker_open))
-            )
-        return found
+        return {thread_id: _facts_of(values) for thread_id, *values in json.loads(packed)}
 
     def _save(self, found: Mapping[str, HeadFacts]) -> None:
         if self._file is None:
@@ -167,6 +187,12 @@ class DerivedFacts:
         if self._file is not None:
             set_aside(self._file)
         self._file = None
+
+
+def _facts_of(values: Sequence[Any]) -> HeadFacts:
+    facts = HeadFacts(*values)
+    # SQLite keeps the flag as 0/1.
+    return facts if facts.breaker_open is None else facts._replace(breaker_open=bool(facts.breaker_open))
 
 
 def default_folder(environ: Mapping[str, str]) -> Path:
