@@ -152,16 +152,17 @@ class DashboardFleetIndex(FleetIndexStore):
 
     def put_records(self, store: str, tallies: Sequence[tuple[IndexedThread, RecordTally]]) -> None:
         with transaction.atomic():
+            kept: list[tuple[str, RecordTally]] = []
             for thread, tally in tallies:
                 values = {f"record_{name}": getattr(tally, name) for name in _RECORD_FIELDS}
-                kept = FleetThread.objects.filter(
+                if FleetThread.objects.filter(
                     store=store,
                     thread_id=thread.thread_id,
                     head_checkpoint_id=tally.head,
                     version=thread.version,
-                ).update(**values, record_version=thread.version)
-                if kept:
-                    put_usage(store, thread.thread_id, tally)
+                ).update(**values, record_version=thread.version):
+                    kept.append((thread.thread_id, tally))
+            put_usage(store, kept)
 
     def drop_except(self, store: str, keep: set[str]) -> int:
         held = set(FleetThread.objects.filter(store=store).values_list("thread_id", flat=True))

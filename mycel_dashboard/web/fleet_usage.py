@@ -34,49 +34,58 @@ _BATCH = 1000
 _TOKENS = ("input_tokens", "output_tokens", "reasoning_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
-def put_usage(store: str, thread_id: str, tally: RecordTally) -> None:
-    """Replace the thread's kept usage with the tally's (inside the caller's transaction)."""
-    drop_usage(store, [thread_id])
+def put_usage(store: str, tallies: Sequence[tuple[str, RecordTally]]) -> None:
+    """Replace these threads' kept usage with their tallies' (inside the caller's transaction): one delete,
+    one insert per table and one change of each fleet sum for the whole batch."""
+    drop_usage(store, [thread_id for thread_id, _ in tallies])
+    added: dict[_Key, list[int]] = {}
+    unmetered: dict[date | None, int] = {}
+    for _, tally in tallies:
+        for g in tally.usage:
+            _merge(added, (g.model, g.day, g.abandoned), [g.calls, *_usage_values(g.usage)])
+        for c in tally.unmetered:
+            unmetered[day_of(c.at)] = unmetered.get(day_of(c.at), 0) + 1
     FleetUsage.objects.bulk_create(
-        FleetUsage(
-            store=store,
-            thread_id=thread_id,
-            model=g.model,
-            day=g.day,
-            abandoned=g.abandoned,
-            calls=g.calls,
-            input_tokens=g.usage.input,
-            output_tokens=g.usage.output,
-            reasoning_tokens=g.usage.reasoning,
-            cache_read_tokens=g.usage.cache_read,
-            cache_write_tokens=g.usage.cache_write,
-        )
-        for g in tally.usage
+        (
+            FleetUsage(
+                store=store,
+                thread_id=thread_id,
+                model=g.model,
+                day=g.day,
+                abandoned=g.abandoned,
+                calls=g.calls,
+                input_tokens=g.usage.input,
+                output_tokens=g.usage.output,
+                reasoning_tokens=g.usage.reasoning,
+                cache_read_tokens=g.usage.cache_read,
+                cache_write_tokens=g.usage.cache_write,
+            )
+            for thread_id, tally in tallies
+            for g in tally.usage
+        ),
+        batch_size=_BATCH,
     )
     FleetUnmetered.objects.bulk_create(
-        FleetUnmetered(
-            store=store,
-            thread_id=thread_id,
-            position=i,
-            call=c.call,
-            message_id=c.message_id,
-            model=c.model,
-            model_from=c.model_from,
-            at=c.at,
-            day=day_of(c.at),
-            checkpoint_id=c.checkpoint_id,
-            branch=c.branch,
-            reason=c.no_usage or "",
-        )
-        for i, c in enumerate(tally.unmetered)
+        (
+            FleetUnmetered(
+                store=store,
+                thread_id=thread_id,
+                position=i,
+                call=c.call,
+                message_id=c.message_id,
+                model=c.model,
+                model_from=c.model_from,
+                at=c.at,
+                day=day_of(c.at),
+                checkpoint_id=c.checkpoint_id,
+                branch=c.branch,
+                reason=c.no_usage or "",
+            )
+            for thread_id, tally in tallies
+            for i, c in enumerate(tally.unmetered)
+        ),
+        batch_size=_BATCH,
     )
-    added: dict[_Key, list[int]] = {}
-    for g in tally.usage:
-        _merge(added, (g.model, g.day, g.abandoned), [g.calls, *_usage_values(g.usage)])
-    unmetered: dict[date | None, int] = {}
-    for c in tally.unmetered:
-        day = day_of(c.at)
-        unmetered[day] = unmetered.get(day, 0) + 1
     _add_sums(store, added, unmetered)
 
 
