@@ -188,6 +188,11 @@ class StoreBackend(Protocol):
         `since` (every thread when None), in one query over the checkpoints' keys, with no row cap."""
         ...
 
+    def thread_counts(self, problems: list[StoreProblem], *, since: str) -> tuple[int, int]:
+        """(how many threads have root checkpoints, how many of them have one newer than `since`), one
+        aggregate over the checkpoints' keys: the live poll's question, whatever the number moved."""
+        ...
+
     def newest_heads(
         self, problems: list[StoreProblem], *, limit: int, offset: int, by_id: bool, descending: bool
     ) -> tuple[int, list[ThreadHead]]:

@@ -383,6 +383,12 @@ class PostgresBackend:
                 return fleet_heads.heads_since(found[0], found[1], since)
         return []
 
+    def thread_counts(self, problems: list[StoreProblem], *, since: str) -> tuple[int, int]:
+        with self._read(problems) as found:
+            if found is not None:
+                return fleet_heads.counts_since(found[0], found[1], since)
+        return 0, 0
+
     def newest_heads(
         self, problems: list[StoreProblem], *, limit: int, offset: int, by_id: bool, descending: bool
     ) -> tuple[int, list[ThreadHead]]:

@@ -41,6 +41,18 @@ def heads_since(read: PgRead, layouts: Sequence[PostgresLayout], since: str | No
     return [(str(t), int(n), str(h)) for t, n, h in rows]
 
 
+def counts_since(read: PgRead, layouts: Sequence[PostgresLayout], since: str) -> tuple[int, int]:
+    """(threads with a root checkpoint, those with one whose id is > `since`), in one scan of the keys."""
+    if not layouts:
+        return 0, 0
+    found = read.one(
+        f"WITH k AS ({_keys(layouts)}) SELECT count(DISTINCT thread_id), "
+        "count(DISTINCT thread_id) FILTER (WHERE checkpoint_id > %s) FROM k",
+        (since,),
+    )
+    return (int(found[0]), int(found[1])) if found else (0, 0)
+
+
 def newest_heads(
     read: PgRead, layouts: Sequence[PostgresLayout], *, limit: int, offset: int, by_id: bool, descending: bool
 ) -> tuple[int, list[Head]]:

@@ -184,6 +184,12 @@ class SqliteBackend:
                 return fleet_heads.heads_since(db, since)
         return []
 
+    def thread_counts(self, problems: list[StoreProblem], *, since: str) -> tuple[int, int]:
+        with self._opener.open(StoreRole.MAIN, problems) as db:
+            if db is not None:
+                return fleet_heads.counts_since(db, since)
+        return 0, 0
+
     def newest_heads(
         self, problems: list[StoreProblem], *, limit: int, offset: int, by_id: bool, descending: bool
     ) -> tuple[int, list[ThreadHead]]:

@@ -3,7 +3,9 @@
 - `heads_since`: the threads with a root checkpoint newer than an id (all threads when None), each with
   its checkpoint count and head id: what the fleet index asks on every look to learn what moved;
 - `newest_heads`: one page of threads by newest activity or id, with how many there are: the list's floor,
-  answered by SQL alone while the index is still being built.
+  answered by SQL alone while the index is still being built;
+- `counts_since`: how many threads there are and how many moved after an id: the live poll's question,
+  one aggregate however many moved.
 
 No row cap: a fleet's size is never decided by one (a page is bounded by its LIMIT instead).
 """
@@ -35,6 +37,18 @@ def heads_since(db: ReadOnlyDB, since: str | None) -> list[Head]:
         cap=EVERY_ROW,
     )
     return [(str(t), int(n), str(h)) for t, n, h in rows]
+
+
+def counts_since(db: ReadOnlyDB, since: str) -> tuple[int, int]:
+    """(threads with a root checkpoint, those with one whose id is > `since`), in one scan of the keys."""
+    if not db.require_table("checkpoints"):
+        return 0, 0
+    found = db.one(
+        "SELECT COUNT(DISTINCT thread_id), COUNT(DISTINCT CASE WHEN checkpoint_id > ? THEN thread_id END) "
+        "FROM checkpoints WHERE checkpoint_ns = ''",
+        (since,),
+    )
+    return (int(found[0]), int(found[1])) if found else (0, 0)
 
 
 def newest_heads(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from memory_core.memo import Key, Memo, digest
 from memory_core.messages import Message, MessageType
@@ -154,20 +154,24 @@ def fleet_changes(
     index_from: int,
     problems: list[StoreProblem],
 ) -> ListChanges | None:
-    """At fleet size (`index_from` threads or more), the changes from two questions to the checkpoints' keys
-    (how many threads; which have a checkpoint newer than `since`), never a walk of the fleet; None below.
+    """At fleet size (`index_from` threads or more), the changes from the checkpoints' keys (how many
+    threads; how many have a checkpoint newer than `since`), two aggregates however many moved, never a
+    walk of the fleet; None below.
 
     The list's page counts threads only a registry knows too: those are the ones it may call moved, not new."""
     backend = reader.backend
-    total, newest = backend.newest_heads(problems, limit=1, offset=0, by_id=False, descending=True)
-    if total < index_from:
-        return None
     if since is None:
+        total, newest = backend.newest_heads(problems, limit=1, offset=0, by_id=False, descending=True)
+        if total < index_from:
+            return None
         at = time_of_checkpoint_id(newest[0][2]) if newest else None
         since = at.timestamp() if at is not None else 0.0
-    heads = backend.thread_heads(problems, since=checkpoint_id_at(datetime.fromtimestamp(since, UTC)))
-    times = (time_of_checkpoint_id(head) for _, _, head in heads)
-    changed = sum(1 for at in times if at is not None and at.timestamp() > since)
+    # A head "moved" when its time (whole microseconds, time_of_checkpoint_id) is after `since`: its id is
+    # above the smallest id of the next microsecond's first tick.
+    after = datetime.fromtimestamp(since, UTC) + timedelta(microseconds=1)
+    total, changed = backend.thread_counts(problems, since=checkpoint_id_at(after))
+    if total < index_from:
+        return None
     new = min(max(total - known, 0), changed) if known else 0
     return ListChanges(new=new, moved=changed - new, since=since)
 
