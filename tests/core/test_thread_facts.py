@@ -325,3 +325,28 @@ def test_facts_remembered_before_any_lookup_keep_those_in_the_file(tmp_path: Pat
     later = DerivedFacts(("leon.db", 1, 2), tmp_path)  # a new process that learns something first
     later.remember({"u": HeadFacts(1, "id-1", 10, 1, "m")})
     assert later.lookup("t", 3, "id-3") is not None and later.lookup("u", 1, "id-1") is not None
+
+
+def test_reading_one_thread_in_a_new_process_reads_its_row_not_the_facts_file(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The fleet index's look reads a moved thread alone: loading every thread's facts for it cost a 100,000-
+    # thread leon.db ~280 ms a look (tests/benchmarks/bench_fleet.py, the page after a new checkpoint).
+    facts = tmp_path / "facts"
+    every = {row.thread_id: row for row in listed(home, facts)}
+    loads: list[str] = []
+    load = DerivedFacts._load  # noqa: SLF001
+
+    def counted(self: DerivedFacts) -> dict[str, HeadFacts]:
+        loads.append("load")
+        return load(self)
+
+    monkeypatch.setattr(DerivedFacts, "_load", counted)
+    memo.reset()  # a new process: nothing in memory, the facts file on disk
+    reader = MycelReader(point_locations(home), facts_folder=facts)
+    [one] = reader.read_thread_rows(["t1"]).value
+    derived.flush()
+    assert loads == []
+    again = {row.thread_id: row for row in reader.list_threads().value}  # a whole list loads the file, once
+    assert loads == ["load"]
+    assert one == again["t1"] and again.keys() == every.keys()

@@ -65,8 +65,10 @@ def thread_rows(
         if known.empty():
             # Nothing derived yet: every thread's bytes will be needed, so they are summed beside the heads.
             summed = pool.submit(bytes_part, problems[3]).result
-        else:
-            pool.submit(known.preload)  # a new process reads the facts file while the keys are read
+        elif thread_id is None:
+            # A new process reads the facts file while the keys are read; one thread's row is read alone
+            # (DerivedFacts' point reads), never the fleet's file.
+            pool.submit(known.preload)
         heads = heads_part(problems[0], summed)
         t = tables.result()
         rows = threads_store.combine(heads, t.infos, t.summaries, t.queued, t.sandboxes, written.result())
