@@ -280,3 +280,30 @@ def test_a_thread_only_dev_tables_know_is_listed_as_a_dev_thread(pg_dev_demo: De
     assert len(rows) == len(written) + 1
     fresh = rows["m_devDemo0001-9"]
     assert (fresh.layout, fresh.checkpoints, fresh.queued, fresh.name) == ("dev", 0, 1, "Toad")
+
+
+def test_heads_decoded_a_chunk_at_a_time_list_the_same_rows(
+    pg_dev_sample: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A first list of a big fleet decodes its heads HEAD_CHUNK at a time (it held every head's blobs at once:
+    # ~3 GB at 100,000 threads); chunks of one thread give the very rows one read of every head does.
+    from memory_core import memo
+    from memory_core.stores.postgres import backend
+
+    whole = reader_for(pg_dev_sample, tmp_path / "whole").list_threads()
+    memo.reset()  # nothing derived: every head is decoded again
+    monkeypatch.setattr(backend, "HEAD_CHUNK", 1)
+    reads: list[int] = []
+    payloads = backend.pg.payloads
+
+    def counted(read: Any, layout: Any, pairs: Any) -> Any:
+        reads.append(len(pairs))
+        return payloads(read, layout, pairs)
+
+    monkeypatch.setattr(backend.pg, "payloads", counted)
+    monkeypatch.setenv("MYCEL_MEMORY_CACHE_DIR", str(tmp_path / "no-facts-yet"))
+    chunked = reader_for(pg_dev_sample, tmp_path / "chunked").list_threads()
+    assert chunked.problems == whole.problems == ()
+    assert len(whole.value) > 1 and chunked.value == whole.value
+    assert reads and set(reads) == {1}, reads  # every head decoded again, one a read
+    assert any(r.breaker_open is not None for r in whole.value)  # dev's breaker is read per chunk too

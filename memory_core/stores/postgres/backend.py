@@ -55,6 +55,8 @@ from memory_core.stores.thread_list.listing import _ThreadTables
 R = TypeVar("R")
 _STORE = StoreRole.MAIN.value
 # Under Postgres the SQLite files are optional side stores: their absence is not news.
+# Heads decoded per read: a first list of 100,000 threads held every moved head's blobs at once (~3 GB).
+HEAD_CHUNK = 2_000
 _OPTIONAL = (ProblemKind.MISSING_FILE, ProblemKind.MISSING_TABLE)
 # Where each dev side table falls back to in SQLite (its role), or None: dev dropped that file (§3.9).
 _FALLBACK: dict[str, StoreRole | None] = {
@@ -354,13 +356,14 @@ class PostgresBackend:
                 found[thread] = facts
             else:
                 moved[thread] = (count, head, size)
-        if moved:
-            pairs = [(thread, key[1]) for thread, key in moved.items()]
+        learned: dict[str, HeadFacts] = {}
+        waiting = list(moved.items())
+        for start in range(0, len(waiting), HEAD_CHUNK):
+            pairs = [(thread, key[1]) for thread, key in waiting[start : start + HEAD_CHUNK]]
             models = pg.head_models(read, layout, pairs)
             breakers = (
                 pg.channel_blobs(read, layout, pairs, BREAKER_CHANNEL) if layout.layout == "dev" else {}
             )
-            learned: dict[str, HeadFacts] = {}
             for thread, _, (kind, blob) in pg.payloads(read, layout, pairs):
                 count, head, size = moved[thread]
                 breaker = _breaker(*breakers.get(thread, (None, None)))
@@ -373,6 +376,7 @@ class PostgresBackend:
                     breaker_failures=breaker.failure_count if breaker else None,
                     breaker_open=breaker.open if breaker else None,
                 )
+        if learned:
             known.remember(learned)
             found.update(learned)
         return found
