@@ -14,7 +14,7 @@ limit in force is the one under which that reading explains every row and notice
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from memory_core.call_inputs import CallInput, CallSplitter, call_inputs
@@ -47,6 +47,7 @@ from memory_core.tokens import TokenCounter
 
 # Summary lengths (characters) tried, longest first, when no row gives one.
 UNKNOWN_SUMMARY_SIZES = (2000, 1000, 500, 250)
+SIZE_STEPS = 6  # halvings between two candidate lengths: to within 1/64 of their gap
 _UNEXPLAINED = "No context limit explains"
 
 
@@ -552,18 +553,73 @@ def dev_calls(
     walked = dev_walk(histories, rows, configured.settings, counter)
     calls, points, record = walked.calls, walked.points, walked.record
     # Without a row no summary's length is known, and it decides where the summarized view crosses the
-    # trigger: the first of a few lengths under which some limit explains every notice.
+    # trigger: of the lengths under which some limit explains every notice, one whose reading has the fewest
+    # failed attempts (a summariser seldom fails; a compact notice marks only the run that compacted, so a
+    # length too long moves a compaction to an earlier call of its run and reads a failure after it).
+    readings: dict[int, tuple[bool, int, SettingsInForce, tuple[DevStep, ...]]] = {}
+
+    def read(size: int) -> tuple[bool, int, SettingsInForce, tuple[DevStep, ...]]:
+        if size not in readings:
+            inference, steps = dev_settings_in_force(
+                calls, record, configured, main_guess, summary_chars=size, points=points
+            )
+            unexplained = bool(inference.disagreements) and inference.disagreements[-1].startswith(
+                _UNEXPLAINED
+            )
+            readings[size] = (not unexplained, _failed(steps), inference, steps)
+        return readings[size]
+
     sizes = (summary_chars,) if rows else (summary_chars, *UNKNOWN_SUMMARY_SIZES)
     for size in sizes:
-        inference, steps = dev_settings_in_force(
-            calls, record, configured, main_guess, summary_chars=size, points=points
-        )
-        if not inference.disagreements or not inference.disagreements[-1].startswith(_UNEXPLAINED):
+        explained, failed, _, _ = read(size)
+        if explained and not failed:
             break
+    explained_sizes = [n for n in readings if readings[n][0]]
+    size = min(explained_sizes, key=lambda n: readings[n][1]) if explained_sizes else sizes[-1]
+    if not rows and readings[size][1]:
+        size = _shorter_without_failure(read, size, [n for n in sizes if n < size])
+    _, _, inference, steps = readings[size] if size in readings else read(size)
+    if not rows and any(step.compacted and not step.stored for step in steps):
+        inference = replace(inference, disagreements=(*inference.disagreements, _assumed(size, sizes)))
     recorded = dev_recorded_calls(
         calls, steps, inference, counter=counter, points=points, histories=histories
     )
     return recorded, inference
+
+
+def _shorter_without_failure(
+    read: Callable[[int], tuple[bool, int, SettingsInForce, tuple[DevStep, ...]]],
+    size: int,
+    shorter: Sequence[int],
+) -> int:
+    """Halve the way from `size` (its reading explains the notices, with failed attempts) toward the next
+    shorter candidate (none: a tenth of it) for a length whose reading explains them with fewer: a
+    length too long reads failures, one too short leaves notices unexplained (SIZE_STEPS halvings)."""
+    high, low, best = size, max(shorter, default=size // 10), size
+    for _ in range(SIZE_STEPS):
+        middle = (high + low) // 2
+        if middle in (high, low):
+            break
+        explained, failed, _, _ = read(middle)
+        if not explained:
+            low = middle
+            continue
+        high = middle
+        if failed < read(best)[1]:
+            best = middle
+        if not failed:
+            break
+    return best
+
+
+def _assumed(size: int, sizes: Sequence[int]) -> str:
+    tried = ", ".join(f"{n:,}" for n in sizes)
+    return (
+        "No summary row holds the text of this thread's summaries (dev kept them in memory only), so their "
+        f"length is assumed: {size:,} characters, of {tried} the one under which dev's rules explain every "
+        "compact notice with the fewest failed attempts. The requests after a compaction measure that "
+        "length, and a compaction is placed within its run by it (a notice marks only the run)."
+    )
 
 
 def dev_replayed(
