@@ -63,7 +63,8 @@ def dev_call_json(call: RecordedCall) -> dict[str, Any]:
 def settings_json(
     inference: SettingsInForce, calls: tuple[RecordedCall, ...], *, rules: RulesProfile = RulesProfile.MAIN
 ) -> dict[str, Any]:
-    """The settings in force, segment by segment, and where the record disagrees with the config it was read under."""
+    """The settings in force, segment by segment, where the record disagrees with the config it was read under,
+    and what it assumed where the store keeps no trace."""
     last = inference.segments[-1] if inference.segments else None
     return {
         "context_limit": last.settings.context_limit if last else None,
@@ -86,4 +87,5 @@ def settings_json(
         "compactions_not_stored": [c.call for c in calls if c.compacted and not c.compaction_stored],
         "recompacts_every_call": rules is RulesProfile.MAIN and recompacts_every_call(calls),
         "disagreements": list(inference.disagreements),
+        "assumed": list(inference.assumed),
     }

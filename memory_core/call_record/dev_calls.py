@@ -580,7 +580,7 @@ def dev_calls(
         size = _shorter_without_failure(read, size, [n for n in sizes if n < size])
     _, _, inference, steps = readings[size] if size in readings else read(size)
     if not rows and any(step.compacted and not step.stored for step in steps):
-        inference = replace(inference, disagreements=(*inference.disagreements, _assumed(size, sizes)))
+        inference = replace(inference, assumed=(*inference.assumed, _assumed(size, sizes)))
     recorded = dev_recorded_calls(
         calls, steps, inference, counter=counter, points=points, histories=histories
     )

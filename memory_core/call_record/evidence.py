@@ -54,6 +54,7 @@ class SettingsInForce:
     off_history: tuple[SummaryRow, ...]  # rows written at no model call of this history
     not_stored: frozenset[int]  # AI message indices where Mycel compacted but stored no row
     disagreements: tuple[str, ...]  # where the config compared with could not have produced what is stored
+    assumed: tuple[str, ...] = ()  # what the reading assumed where the store keeps no trace of it
 
     def segment_at(self, position: int) -> Segment:
         for segment in self.segments:

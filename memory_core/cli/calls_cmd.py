@@ -41,6 +41,8 @@ def run_calls(args: argparse.Namespace) -> int:
         return 0
     for line in memory["disagreements"]:
         print(printable(f"note: {line}"))
+    for line in memory["assumed"]:
+        print(printable(f"assumed: {line}"))
     print_table(
         (
             "CALL",

@@ -106,7 +106,7 @@ def test_calls_and_the_thread_page_agree_on_every_figure(
             assert traces["context limit in force"]["y"] == [c["context_limit"] for c in calls]
         thread = cli_json(capsys, "thread", thread_id, "--json")
         assert (f"{thread['context_limit']:,}" in page) and thread["context_limit_source"] in page
-        for line in thread["disagreements"]:
+        for line in (*thread["disagreements"], *thread["assumed"]):
             assert html.escape(line) in page, thread_id
         for call in calls:
             body = viewer_client.get(reverse("call", args=[thread_id, call["call"]])).content.decode()

@@ -49,7 +49,7 @@ class Recorded:
     requests: list[list[list[Any]]]  # per call: [kind, chars] of each message after the system prompt
     replies: list[str | None]  # per call: the id of the AI message it produced (None: refused)
     refused: list[bool]  # per call: the provider refused it (prompt too long), so it produced none
-    notes: list[str]  # what the record says of its own reading (`calls --json`'s memory.disagreements)
+    notes: list[str]  # what the record says it assumed (`thread --json`'s memory.assumed)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def _read(reader: MycelReader, thread_id: str) -> Recorded:
     memory = thread_facts(reader, row)["memory"]
     return Recorded(
         calls=memory["calls"],
-        notes=memory["disagreements"],
+        notes=memory["assumed"],
         requests=requests,
         replies=[None if c.refused else record.messages_of(c)[c.index].id for c in record.calls],
         refused=[c.refused for c in record.calls],

@@ -101,3 +101,18 @@ def test_every_page_of_a_recovered_thread_answers(evidence_client: Client, threa
         response = evidence_client.get(reverse(name))
         assert response.status_code == 200
         assert "Could not compute" not in response.content.decode()  # a section that failed says so
+
+
+def test_the_thread_page_says_what_the_record_assumes_apart_from_what_disagrees(
+    evidence_client: Client,
+) -> None:
+    # m_evNoSumRow26-1's summaries were kept in dev's memory only: their length is the record's assumption,
+    # shown in its own box, not among the record's disagreements with the config.
+    page = evidence_client.get(reverse("thread", args=["m_evNoSumRow26-1"])).content.decode()
+    assumes = page[page.index('id="record-assumes"') :]
+    assumes = assumes[: assumes.index("</section>")]
+    assert "length is assumed: 625 characters" in html.unescape(assumes)
+    disagrees = page[page.index('id="record-disagrees"') :]
+    assert "length is assumed" not in html.unescape(disagrees[: disagrees.index("</section>")])
+    stored = evidence_client.get(reverse("thread", args=["m_evNoSumRow26-2"])).content.decode()
+    assert 'id="record-assumes"' not in stored  # its later summaries are stored rows
