@@ -31,6 +31,7 @@ each fleet page, and of the page after the new checkpoint (then not a fair timin
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import re
@@ -141,7 +142,10 @@ def grow_sqlite(db: Path, threads: int) -> None:
                 conn.execute(f"DELETE FROM {table} WHERE thread_id NOT IN ({marks})", SQLITE_TEMPLATES)
             conn.execute(f"DELETE FROM threads WHERE id NOT IN ({marks})", SQLITE_TEMPLATES)
         series = "WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
+        before = db.stat().st_size
         for step in range(0, copies, 20_000):
+            if step == 20_000:
+                _room_for(db, (db.stat().st_size - before) / step * copies)
             bounds = (step + 1, min(copies, step + 20_000))
             with conn:
                 conn.execute(
@@ -166,6 +170,17 @@ def grow_sqlite(db: Path, threads: int) -> None:
                 conn.execute(f"DELETE FROM {table} WHERE thread_id IN ({marks})", SQLITE_TEMPLATES)
             conn.execute(f"DELETE FROM threads WHERE id IN ({marks})", SQLITE_TEMPLATES)
         conn.execute("VACUUM")
+
+
+def _room_for(db: Path, grown_bytes: float) -> None:
+    """Stop early, and say why, when the grown file and VACUUM's copy of it cannot fit on the disk (1,000,000
+    of the sample's threads are ~63 GB; a full disk stopped a run half-way)."""
+    free = shutil.disk_usage(db.parent).free
+    if free < 2.2 * grown_bytes:
+        raise SystemExit(
+            f"not enough disk for this fleet: ~{grown_bytes / 1e9:.0f} GB of leon.db and as much again for "
+            f"VACUUM, {free / 1e9:.0f} GB free in {db.parent}"
+        )
 
 
 # -- one engine, one size (in its own process: Django is set up once per database) -----------------------
@@ -250,6 +265,7 @@ def profiled(name: str, load: Callable[[], Any]) -> Any:
 
 def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"bench-fleet-{engine}-"))
+    atexit.register(shutil.rmtree, work, ignore_errors=True)  # a 100,000-thread leon.db is 6.3 GB
     env: dict[str, str] = {
         "HOME": str(work),
         "MYCEL_CONFIG_HOME": str(work / "config"),
