@@ -9,7 +9,7 @@ minute older than the one before, so the fleet's activity spans weeks, as a real
 - PostgreSQL: the dev sample (tests/data/mycel-pg-dev, schema `agent`), its small threads, by INSERT…SELECT
   on a throwaway server; the dashboard's own database is PostgreSQL too (DATABASE_URL), as several
   instances would share it;
-- SQLite: the sample home's leon.db (tests/data/mycel-home), its three small threads, with their writes and
+- SQLite: the sample home's leon.db (tests/data/mycel-home), its three small threads (the smallest alone with --smallest), with their writes and
   `threads` rows; the dashboard's database is its SQLite file.
 
 Printed per engine and size: the floor; the first page of a new fleet (no index yet: what SQL alone sorts);
@@ -22,7 +22,7 @@ Targets (issue 27): warm <= 300 ms and <= 3x the floor; first page <= 3 s; build
 new checkpoint <= 2x a warm one.
 
     .venv/bin/python tests/benchmarks/bench_fleet.py [--sizes 10000,100000] [--million] [--engine pg|sqlite]
-        [--pages REGEX] [--profile DIR]
+        [--pages REGEX] [--profile DIR] [--smallest]
 
 --pages times only the fleet pages whose name matches; --profile writes a cProfile of one more warm load of
 each fleet page, and of the page after the new checkpoint (then not a fair timing), to DIR/<page>.prof.
@@ -56,6 +56,10 @@ from tests.support.sample_data import PG_DEV_SAMPLE, SAMPLE_HOME  # noqa: E402
 
 PG_TEMPLATES = ("m_sK5yDq1FvT7a-1", "m_rE2uGx6NbP9w-2")  # dev's small threads (3 checkpoints each)
 SQLITE_TEMPLATES = ("m_0D8EzdJXJhk9-1", "m_0D8EzdJXJhk9-3", "m_npRsndIka9dx-3")  # main's three small ones
+if os.environ.get(
+    "BENCH_FLEET_SMALLEST"
+):  # --smallest: a million of the three is ~68 GB of disk, of this ~30
+    SQLITE_TEMPLATES = SQLITE_TEMPLATES[:1]
 MINUTE = 60 * 10_000_000 >> 12  # one minute in the 48 high bits of a uuid6 (100 ns ticks >> 12)
 SAMPLE_NAIVE = 1000
 
@@ -441,10 +445,8 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
     results["reflected"] = moved in body.split("</tr>")[1] if "</tr>" in body else False
     results["warm for that"] = warm
     results["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    sample = [
-        f"{(SQLITE_TEMPLATES if engine == 'sqlite' else PG_TEMPLATES)[i % 2]}-c{i + 1}"
-        for i in range(SAMPLE_NAIVE)
-    ]
+    templates = SQLITE_TEMPLATES if engine == "sqlite" else PG_TEMPLATES
+    sample = [f"{templates[i % len(templates)]}-c{i + 1}" for i in range(SAMPLE_NAIVE)]
     naive_s = _naive(engine, pg_url if engine == "pg" else env["LEON_DB_PATH"], sample)
     results["naive per thread"] = naive_s / SAMPLE_NAIVE
     results["naive fleet"] = naive_s / SAMPLE_NAIVE * threads
@@ -501,6 +503,11 @@ def main() -> int:
     parser.add_argument("--engine", choices=("pg", "sqlite", "both"), default="both")
     parser.add_argument("--pages", default="", help="time only the fleet pages whose name matches")
     parser.add_argument(
+        "--smallest",
+        action="store_true",
+        help="grow leon.db from the sample's smallest thread alone (1,000,000 of its three need ~68 GB of disk)",
+    )
+    parser.add_argument(
         "--profile", default="", help="write cProfile stats of the fleet pages to this folder"
     )
     parser.add_argument(
@@ -513,6 +520,8 @@ def main() -> int:
         print("RESULT " + json.dumps(found))
         return 0
     os.environ.update(BENCH_FLEET_PAGES=args.pages, BENCH_FLEET_PROFILE=args.profile)  # for the --one runs
+    if args.smallest:
+        os.environ["BENCH_FLEET_SMALLEST"] = "1"
     sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.million else [])
     engines = ["pg", "sqlite"] if args.engine == "both" else [args.engine]
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
