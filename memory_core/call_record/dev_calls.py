@@ -576,7 +576,7 @@ def dev_calls(
             break
     explained_sizes = [n for n in readings if readings[n][0]]
     size = min(explained_sizes, key=lambda n: readings[n][1]) if explained_sizes else sizes[-1]
-    if not rows and readings[size][1]:
+    if not rows and readings[size][0] and readings[size][1]:
         size = _shorter_without_failure(read, size, [n for n in sizes if n < size])
     _, _, inference, steps = readings[size] if size in readings else read(size)
     if not rows and any(step.compacted and not step.stored for step in steps):
@@ -616,9 +616,10 @@ def _assumed(size: int, sizes: Sequence[int]) -> str:
     tried = ", ".join(f"{n:,}" for n in sizes)
     return (
         "No summary row holds the text of this thread's summaries (dev kept them in memory only), so their "
-        f"length is assumed: {size:,} characters, of {tried} the one under which dev's rules explain every "
-        "compact notice with the fewest failed attempts. The requests after a compaction measure that "
-        "length, and a compaction is placed within its run by it (a notice marks only the run)."
+        f"length is assumed: {size:,} characters, a length under which dev's rules explain every compact notice "
+        f"with the fewest failed attempts ({tried} tried, then halved between the nearest two). The requests "
+        "after a compaction measure that length, and a compaction is placed within its run by it (a notice "
+        "marks only the run)."
     )
 
 
