@@ -161,6 +161,11 @@ class StoreBackend(Protocol):
         gives a new version, so what is kept under it is never older than the data it was read from."""
         ...
 
+    def heads_version(self) -> Hashable | None:
+        """A fingerprint of the checkpoints alone, where one costs far less than asking which threads moved
+        (a file's stat); None where it does not (PostgreSQL would count the checkpoints)."""
+        ...
+
     def agents_version(self) -> Hashable:
         """The same, of the agent registry alone (what list_agents reads): a fleet's checkpoints may be
         costly to fingerprint, the registry's file is not."""

@@ -120,6 +120,41 @@ def test_a_new_checkpoint_reaches_the_next_look(sample_home: Path, settings) -> 
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_quiet_leon_db_is_not_asked_again_and_a_write_is_seen_at_once(
+    sample_home: Path, settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The look's question scans every checkpoint's key; while the file's fingerprint stands still nothing can
+    # have moved, so it is not asked. One process throughout: no memo reset hides a write here.
+    index = _built(settings)
+    reader = MycelReader(resolve_locations())
+    asked: list[str | None] = []
+    heads = type(reader.backend).thread_heads
+
+    def counted(self, problems, *, since=None):
+        asked.append(since)
+        return heads(self, problems, since=since)
+
+    monkeypatch.setattr(type(reader.backend), "thread_heads", counted)
+    assert look(reader, index).moved == 0 and len(asked) == 1
+    assert look(reader, index).moved == 0 and len(asked) == 1  # quiet: not asked
+    thread = "m_npRsndIka9dx-1"
+    with closing(sqlite3.connect(sample_home / "leon.db")) as conn, conn:
+        conn.execute(
+            "INSERT INTO checkpoints SELECT thread_id, checkpoint_ns, '1ffffff0-0000-6000-8000-000000000001', "
+            "checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = ? "
+            "ORDER BY checkpoint_id DESC LIMIT 1",
+            (thread,),
+        )
+    found = look(reader, index)
+    assert (found.moved, found.caught_up, len(asked)) == (1, 1, 2)
+    assert (
+        index.indexed_heads(store_name(reader), [thread])[thread][0] == "1ffffff0-0000-6000-8000-000000000001"
+    )
+    assert look(reader, index).moved == 0 and len(asked) == 3  # its own new watermark: asked once more
+    assert look(reader, index).moved == 0 and len(asked) == 3
+
+
+@pytest.mark.django_db(transaction=True)
 def test_one_builder_at_a_time(sample_home: Path, settings) -> None:
     index = DashboardFleetIndex()
     store = store_name(MycelReader(resolve_locations()))

@@ -144,6 +144,9 @@ class SqliteBackend:
             parts.extend(_file_version(path))
         return tuple(parts)
 
+    def heads_version(self) -> Hashable | None:
+        return (self.query_timeout_s, *_file_version(self.locations.databases()[StoreRole.MAIN]))
+
     def agents_version(self) -> Hashable:
         return (self.query_timeout_s, *_file_version(self.locations.databases()[StoreRole.AGENT_REGISTRY]))
 
