@@ -85,3 +85,19 @@ def test_the_dry_run_shows_the_request_dev_would_send(
     assert text.startswith("Summarize this conversation:") and "SUMMARY_PROMPT: 598 characters" in text
     viewer_page.shot("dry-run-dev-summariser", "#dry-run-result")
     assert viewer_page.console_errors == []
+
+
+def test_a_thread_whose_summaries_dev_never_stored_says_what_the_record_assumes(
+    viewer_page: BrowserPage, dashboard_server: Any
+) -> None:
+    # m_evNoSumRow26-1 ran with no summary store: the record measures its summaries at a length it chose and
+    # says so in a card of its own, beside (not inside) the record's disagreements with the config.
+    page = viewer_page.page
+    page.goto(f"{dashboard_server.url}/threads/m_evNoSumRow26-1/")
+    card = page.locator("#record-assumes")
+    assert card.is_visible()
+    words = card.inner_text()
+    assert "What the record assumes" in words and "length is assumed: 625 characters" in words
+    assert "length is assumed" not in page.locator("#record-disagrees").inner_text()
+    viewer_page.shot("thread-assumed-summary-length", "#record-assumes")
+    viewer_page.shot("thread-assumed-summary-length-page")
