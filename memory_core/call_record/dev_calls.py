@@ -578,7 +578,7 @@ def dev_calls(
     size = min(explained_sizes, key=lambda n: readings[n][1]) if explained_sizes else sizes[-1]
     if not rows and readings[size][0] and readings[size][1]:
         size = _shorter_without_failure(read, size, [n for n in sizes if n < size])
-    _, _, inference, steps = readings[size] if size in readings else read(size)
+    _, _, inference, steps = read(size)
     if not rows and any(step.compacted and not step.stored for step in steps):
         inference = replace(inference, assumed=(*inference.assumed, _assumed(size, sizes)))
     recorded = dev_recorded_calls(

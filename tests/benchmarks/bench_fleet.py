@@ -9,8 +9,8 @@ minute older than the one before, so the fleet's activity spans weeks, as a real
 - PostgreSQL: the dev sample (tests/data/mycel-pg-dev, schema `agent`), its small threads, by INSERT…SELECT
   on a throwaway server; the dashboard's own database is PostgreSQL too (DATABASE_URL), as several
   instances would share it;
-- SQLite: the sample home's leon.db (tests/data/mycel-home), its three small threads (the smallest alone with --smallest), with their writes and
-  `threads` rows; the dashboard's database is its SQLite file.
+- SQLite: the sample home's leon.db (tests/data/mycel-home), its three small threads (the smallest alone with
+  --smallest), with their writes and `threads` rows; the dashboard's database is its SQLite file.
 
 Printed per engine and size: the floor; the first page of a new fleet (no index yet: what SQL alone sorts);
 the index build; newest first, by fill, by bytes, page 40 and one id searched, each "first" (a new worker:
@@ -56,9 +56,8 @@ from tests.support.sample_data import PG_DEV_SAMPLE, SAMPLE_HOME  # noqa: E402
 
 PG_TEMPLATES = ("m_sK5yDq1FvT7a-1", "m_rE2uGx6NbP9w-2")  # dev's small threads (3 checkpoints each)
 SQLITE_TEMPLATES = ("m_0D8EzdJXJhk9-1", "m_0D8EzdJXJhk9-3", "m_npRsndIka9dx-3")  # main's three small ones
-if os.environ.get(
-    "BENCH_FLEET_SMALLEST"
-):  # --smallest: a million of the three is ~68 GB of disk, of this ~30
+# --smallest: a million of the three is ~68 GB of disk, of the smallest alone ~39
+if os.environ.get("BENCH_FLEET_SMALLEST"):
     SQLITE_TEMPLATES = SQLITE_TEMPLATES[:1]
 MINUTE = 60 * 10_000_000 >> 12  # one minute in the 48 high bits of a uuid6 (100 ns ticks >> 12)
 SAMPLE_NAIVE = 1000

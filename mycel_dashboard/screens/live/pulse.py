@@ -155,8 +155,8 @@ def fleet_changes(
     problems: list[StoreProblem],
 ) -> ListChanges | None:
     """At fleet size (`index_from` threads or more), the changes from the checkpoints' keys (how many
-    threads; how many have a checkpoint newer than `since`), two aggregates however many moved, never a
-    walk of the fleet; None below.
+    threads; how many have a checkpoint newer than `since`), one aggregate however many moved, never a
+    walk of the fleet; None below. Without `since` the page is as of the newest head now: nothing moved.
 
     The list's page counts threads only a registry knows too: those are the ones it may call moved, not new."""
     backend = reader.backend
@@ -165,7 +165,7 @@ def fleet_changes(
         if total < index_from:
             return None
         at = time_of_checkpoint_id(newest[0][2]) if newest else None
-        since = at.timestamp() if at is not None else 0.0
+        return ListChanges(new=0, moved=0, since=at.timestamp() if at is not None else 0.0)
     # A head "moved" when its time (whole microseconds, time_of_checkpoint_id) is after `since`: its id is
     # above the smallest id of the next microsecond's first tick.
     after = datetime.fromtimestamp(since, UTC) + timedelta(microseconds=1)
