@@ -273,3 +273,41 @@ class FleetIndexState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.store} {self.version} {'complete' if self.complete else f'{self.done}/{self.total}'}"
+
+
+class FleetReduction(models.Model):
+    """One thread's reduction for a kept fleet report (memory_core/app/kept_reports.py), read by the record
+    pass at `head` (the thread's FleetThread.record_head when written)."""
+
+    store = models.CharField(max_length=64)
+    report = models.CharField(max_length=40)
+    thread_id = models.TextField()
+    head = models.TextField()
+    payload = models.JSONField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["store", "report", "thread_id"], name="fleet_reduction_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.report} of {self.thread_id} at {self.head}"
+
+
+class FleetReport(models.Model):
+    """A kept fleet report of one store: how many times its reductions moved, and its page documents as
+    summed from them by the builder (memory_core/app/kept_reports.py refresh_reports)."""
+
+    store = models.CharField(max_length=64)
+    report = models.CharField(max_length=40)
+    generation = models.BigIntegerField(default=0)  # bumped in the transaction that writes reductions
+    summed_generation = models.BigIntegerField(null=True)
+    summed_at = models.DateTimeField(null=True)
+    analysed = models.IntegerField(default=0)
+    documents = models.JSONField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["store", "report"], name="fleet_report_key")]
+
+    def __str__(self) -> str:
+        return f"{self.report} of {self.store}: generation {self.generation}"

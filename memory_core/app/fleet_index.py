@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from memory_core.app.fleet import rows_json
 from memory_core.app.thread_settings import project_folder, thread_memory_settings, thread_model
+from memory_core.economics.calibration import available_encodings
 from memory_core.economics.cost import CallUsage, UsageGroup
 from memory_core.family import registered_only_rows
 from memory_core.memo import Key, Memo, digest
@@ -43,7 +44,7 @@ from memory_core.tokens import default_counter, estimate_tokens
 log = logging.getLogger(__name__)
 
 # Bump when what `indexed_facts` computes changes: every thread is then computed again by the builder.
-INDEX_RULES = 1
+INDEX_RULES = 2  # 2: the record pass keeps the Context reports' reductions
 # A look recomputes up to this many moved threads itself; a fleet that moved more is the builder's work.
 INLINE_MOVED = 200
 # Checkpoints committed this long after their id was made are still found (ids carry their creation time).
@@ -88,6 +89,8 @@ class RecordTally:
     usage_calls: int = 0
     tokens: int = 0
     cost_order: Decimal = Decimal(0)
+    # Each kept report's reduction of the record (memory_core/app/kept_reports.py): (report, JSON payload).
+    reports: tuple[tuple[str, Any], ...] = ()
 
 
 def usage_order(group: UsageGroup) -> tuple[bool, str, bool, date, bool]:
@@ -153,6 +156,17 @@ class IndexQuery:
     context_limit: int | None = None  # one limit for every thread (fill sorts by the estimate alone)
 
 
+@dataclass(frozen=True, slots=True)
+class KeptState:
+    """Where one kept report (memory_core/app/kept_reports.py) of one store stands in the index."""
+
+    generation: int  # reductions written (or dropped) so far: a sum as of another one is behind
+    summed_generation: int | None  # the generation the documents were summed at (None: never)
+    summed_at: datetime | None
+    analysed: int  # the threads the documents sum
+    documents: dict[str, Any] | None
+
+
 class FleetIndexStore(Protocol):
     """Where the index lives (the dashboard's database); every method is one short transaction."""
 
@@ -189,6 +203,18 @@ class FleetIndexStore(Protocol):
         """Keep each tally whose thread is still indexed at the tally's head, under the thread's version."""
         ...
 
+    def report_state(self, store: str, report: str) -> KeptState | None: ...
+
+    def reductions(self, store: str, report: str) -> Iterator[tuple[str, Any]]:
+        """(thread id, payload) of every thread the index keeps the report's reduction of (RecordTally.reports)."""
+        ...
+
+    def save_sum(
+        self, store: str, report: str, generation: int, analysed: int, documents: dict[str, Any]
+    ) -> None:
+        """Keep a report's documents, summed from its reductions as of `generation`."""
+        ...
+
     def builder_lock(self, store: str) -> AbstractContextManager[bool]:
         """True inside when this process is the one builder of `store` across every instance."""
         ...
@@ -210,7 +236,9 @@ def config_digest(reader: MycelReader) -> str:
 
 
 def index_version(reader: MycelReader) -> str:
-    return f"{INDEX_RULES}:{default_counter().encoding_name}:{config_digest(reader)}"
+    # The calibration report's reductions count in every encoding found offline (kept_reports).
+    encodings = ",".join(available_encodings())
+    return f"{INDEX_RULES}:{default_counter().encoding_name}:{encodings}:{config_digest(reader)}"
 
 
 def since_id(watermark: str | None, margin: timedelta = LATE_COMMIT) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -25,6 +26,7 @@ from memory_core.app.fleet_index import (
     store_name,
     usage_order,
 )
+from memory_core.app.kept_reports import thread_reductions
 from memory_core.app.thread import thread_facts
 from memory_core.economics.cost import CallUsage, PriceBook, UsageGroup, group_report, usage_groups
 from memory_core.stores.reader import MycelReader
@@ -88,7 +90,8 @@ def thread_record_tally(
     if head is None:
         return None
     usage, unmetered = thread_usage(reader, thread)
-    return record_tally(thread_facts(reader, thread.row)["memory"], head, usage, unmetered, book)
+    tally = record_tally(thread_facts(reader, thread.row)["memory"], head, usage, unmetered, book)
+    return replace(tally, reports=thread_reductions(reader, thread.row))
 
 
 def build_records(

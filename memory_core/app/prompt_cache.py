@@ -9,13 +9,14 @@ its price the pricing cache's, looked up by memory_core/economics/cost.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from memory_core.app.calls import ThreadCalls
 from memory_core.app.cost import Pricing, list_thread_calls
 from memory_core.app.fleet_calls import FleetProgress, progress_json, recorded_thread, reduce_fleet
+from memory_core.app.kept_reports import Kept, KeptReport
 from memory_core.call_record.evidence import Configured
 from memory_core.economics.cost import PriceBook
 from memory_core.economics.prompt_cache import (
@@ -26,6 +27,8 @@ from memory_core.economics.prompt_cache import (
     call_json,
     priced_totals,
     request_prefixes,
+    tally_from_json,
+    tally_json,
     totals_json,
     unit_of,
 )
@@ -109,18 +112,27 @@ def thread_cache(
 
 @dataclass(frozen=True, slots=True)
 class ThreadTotals:
-    row: ThreadRow
+    thread_id: str
     current: Totals
     proposed: Totals | None
 
 
 @dataclass(frozen=True, slots=True)
 class FleetCache:
-    threads: tuple[ThreadTotals, ...]  # most rewritten first
+    threads: tuple[ThreadTotals, ...]  # most rewritten first (a page's: the first THREADS_SHOWN)
     current: Totals
     proposed: Totals | None
     unit: str
     progress: FleetProgress
+    thread_count: int  # every thread of the report, however many `threads` holds
+    kept: Kept | None = None  # the index's sum it was read from (None: a walk of the fleet)
+
+
+THREADS_SHOWN = 100  # the threads a page lists, most rewritten first; `cache --all --json` lists all
+
+
+def _by_rewrites(threads: Iterable[tuple[str, Tally]]) -> list[tuple[str, Tally]]:
+    return sorted(threads, key=lambda t: (-sum(tokens for *_, tokens in t[1].rows), t[0]))
 
 
 def fleet_cache(
@@ -162,16 +174,71 @@ def fleet_cache(
             then_all = then_all.plus(then)
         rows.append(
             ThreadTotals(
-                row, priced_totals(now, book), priced_totals(then, book) if then is not None else None
+                row.thread_id,
+                priced_totals(now, book),
+                priced_totals(then, book) if then is not None else None,
             )
         )
-    rows.sort(key=lambda t: (-t.current.rewritten_tokens, t.row.thread_id))
+    rows.sort(key=lambda t: (-t.current.rewritten_tokens, t.thread_id))
     return FleetCache(
         threads=tuple(rows),
         current=priced_totals(now_all, book),
         proposed=priced_totals(then_all, book) if propose is not None else None,
         unit=unit_of(default_counter()),
         progress=found.progress,
+        thread_count=len(rows),
+    )
+
+
+def page_cache(fleet: FleetCache) -> FleetCache:
+    """What a page lists of the report: the first THREADS_SHOWN threads, the count of them all kept."""
+    return replace(fleet, threads=fleet.threads[:THREADS_SHOWN])
+
+
+def _reduce(reader: MycelReader, row: ThreadRow, record: ThreadCalls) -> Any:
+    return tally_json(side_prefixes(record, None, models=_models(reader, row), book=None).tally)
+
+
+def _sum(reductions: Iterator[tuple[str, Any]]) -> dict[str, Any]:
+    threads = [(thread_id, tally_from_json(rows)) for thread_id, rows in reductions]
+    fleet = Tally()
+    for _, tally in threads:
+        fleet = fleet.plus(tally)
+    ranked = _by_rewrites(threads)
+    return {
+        "current": tally_json(fleet),
+        "threads": [[thread_id, tally_json(tally)] for thread_id, tally in ranked[:THREADS_SHOWN]],
+        "thread_count": len(threads),
+    }
+
+
+KEPT = KeptReport("prompt cache", _reduce, _sum)
+
+
+def cache_for_page(
+    reader: MycelReader, *, book: PriceBook | None, kept: Kept | None, deadline: float | None
+) -> FleetCache:
+    """The screen's fleet report from the index's sum when there is one, else from a walk within
+    `deadline`; its first THREADS_SHOWN threads."""
+    if kept is not None:
+        return kept_cache(kept, book)
+    return page_cache(fleet_cache(reader, book=book, deadline=deadline))
+
+
+def kept_cache(kept: Kept, book: PriceBook | None) -> FleetCache:
+    """The current side of the fleet report from the index's sum (priced now: the sum is price-free)."""
+    documents = kept.documents
+    return FleetCache(
+        threads=tuple(
+            ThreadTotals(thread_id, priced_totals(tally_from_json(rows), book), None)
+            for thread_id, rows in documents["threads"]
+        ),
+        current=priced_totals(tally_from_json(documents["current"]), book),
+        proposed=None,
+        unit=unit_of(default_counter()),
+        progress=kept.progress,
+        thread_count=documents["thread_count"],
+        kept=kept,
     )
 
 
@@ -209,17 +276,19 @@ def fleet_json(fleet: FleetCache, pricing: Pricing) -> dict[str, Any]:
         "pricing": _pricing_json(pricing),
         "threads": [
             {
-                "thread_id": t.row.thread_id,
+                "thread_id": t.thread_id,
                 "current": totals_json(t.current),
                 "proposed": None if t.proposed is None else totals_json(t.proposed),
             }
             for t in fleet.threads
         ],
+        "thread_count": fleet.thread_count,
         "totals": {
             "current": totals_json(fleet.current),
             "proposed": None if fleet.proposed is None else totals_json(fleet.proposed),
         },
         **progress_json(fleet.progress),
+        **(fleet.kept.note() if fleet.kept is not None else {}),
     }
 
 

@@ -7,18 +7,22 @@ a warm report over 10,000 threads sums small tallies and decodes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from memory_core.app.calls import ThreadCalls
 from memory_core.app.fleet_calls import FleetProgress, progress_json, reduce_fleet
+from memory_core.app.kept_reports import Kept, KeptReport
 from memory_core.economics.tool_pressure import (
     FleetPressure,
     ThreadPressure,
     fleet_pressure,
     pressure_json,
     thread_pressure,
+    thread_pressure_json,
+    thread_pressure_of,
 )
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.stores.checkpoints import time_of_checkpoint_id
@@ -30,6 +34,13 @@ class ToolPressureReport:
     report: FleetPressure
     problems: tuple[StoreProblem, ...]
     progress: FleetProgress
+
+
+# What a page shows of the report's long lists (`tools --json` has them whole, and each one's length).
+THREAD_TOTALS_SHOWN = 30  # the threads that sent the most: the heatmap's columns
+TOOL_THREADS_SHOWN = 50  # per tool, its threads that sent the most of it
+DAY_THREADS_SHOWN = 20  # per tool and day, the threads behind the cell
+RE_REQUESTS_SHOWN = 100
 
 
 @lru_cache(maxsize=65_536)
@@ -51,6 +62,53 @@ def fleet_tool_pressure(reader: MycelReader, *, deadline: float | None = None) -
 def tools_document(found: ToolPressureReport) -> dict[str, Any]:
     """`mycel-memory tools --json`, and every figure of the Tool-output pressure screen."""
     return {**pressure_json(found.report), **progress_json(found.progress)}
+
+
+def page_tools(document: dict[str, Any]) -> dict[str, Any]:
+    """The document a page shows: each long list cut to its first entries, `<list>_count` its length."""
+    return {
+        **_cut(document, "thread_totals", THREAD_TOTALS_SHOWN),
+        **_cut(document, "re_requests", RE_REQUESTS_SHOWN),
+        "tools": [
+            {
+                **_cut(tool, "threads", TOOL_THREADS_SHOWN),
+                "days": [_cut(day, "thread_ids", DAY_THREADS_SHOWN) for day in tool["days"]],
+            }
+            for tool in document["tools"]
+        ],
+    }
+
+
+def _cut(document: dict[str, Any], key: str, shown: int) -> dict[str, Any]:
+    return {**document, key: document[key][:shown], f"{key}_count": len(document[key])}
+
+
+def _reduce(_reader: MycelReader, row: ThreadRow, record: ThreadCalls) -> Any:
+    return thread_pressure_json(_thread(row, record))
+
+
+def _sum(reductions: Iterator[tuple[str, Any]]) -> dict[str, Any]:
+    report = fleet_pressure(thread_pressure_of(thread_id, data) for thread_id, data in reductions)
+    return {"page": page_tools(pressure_json(report))}
+
+
+KEPT = KeptReport("tool pressure", _reduce, _sum)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsPage:
+    document: dict[str, Any]  # `tools --json`, its long lists cut (page_tools)
+    problems: tuple[StoreProblem, ...]
+    progress: FleetProgress
+
+
+def tools_for_page(reader: MycelReader, *, kept: Kept | None, deadline: float | None) -> ToolsPage:
+    """The screen's document from the index's sum when there is one, else from a walk within `deadline`."""
+    if kept is not None:
+        document = {**kept.documents["page"], **progress_json(kept.progress), **kept.note()}
+        return ToolsPage(document, (), kept.progress)
+    found = fleet_tool_pressure(reader, deadline=deadline)
+    return ToolsPage(page_tools(tools_document(found)), found.problems, found.progress)
 
 
 def _thread(row: ThreadRow, record: ThreadCalls) -> ThreadPressure:

@@ -130,9 +130,8 @@ class ThreadCalibration:
     thread_id: str
     calls: tuple[CallFigures, ...]
     kinds: tuple[KindFigures, ...]
-    # The thread's own figures per model and their JSON, computed once with the reduction: a warm fleet
-    # report over 10,000 threads only sums.
-    own: tuple[ModelCalibration, ...] = ()
+    # The thread's own figures per model as their JSON, computed once with the reduction: a fleet report
+    # only gathers them.
     own_json: tuple[dict[str, Any], ...] = ()
 
 
@@ -189,8 +188,70 @@ def thread_calibration(
     kind_figures = _kind_figures(messages, kinds, chars, figures, counters)
     own = own_figures(figures, kind_figures, [c.encoding_name for c in counters])
     return ThreadCalibration(
-        thread_id, tuple(figures), kind_figures, own, tuple(model_json(m, points=False) for m in own)
+        thread_id, tuple(figures), kind_figures, tuple(model_json(m, points=False) for m in own)
     )
+
+
+def thread_calibration_json(thread: ThreadCalibration) -> dict[str, Any]:
+    """One thread's reduction as the fleet index keeps it (its id left out: a row names its thread)."""
+    return {
+        "calls": [
+            [
+                c.call,
+                c.model,
+                c.sent_tokens,
+                c.pruned_tokens,
+                [list(pair) for pair in c.tiktoken],
+                c.provider,
+                c.context_limit,
+                c.trigger_tokens,
+                c.over_trigger,
+                c.kind.value,
+            ]
+            for c in thread.calls
+        ],
+        "kinds": [
+            [k.model, k.kind.value, k.messages, k.chars, [list(pair) for pair in k.tiktoken], list(k.ratios)]
+            for k in thread.kinds
+        ],
+        "own": [
+            {**own, "crossed_limit_unseen": [_nameless(u) for u in own["crossed_limit_unseen"]]}
+            for own in thread.own_json
+        ],
+    }
+
+
+def _nameless(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k != "thread_id"}
+
+
+def thread_calibration_of(thread_id: str, data: dict[str, Any]) -> ThreadCalibration:
+    """The reduction `thread_calibration_json` kept, for a fleet report (its own figures as their JSON)."""
+    calls = tuple(
+        CallFigures(
+            thread_id,
+            call,
+            model,
+            sent,
+            pruned,
+            tuple((e, n) for e, n in counts),
+            provider,
+            limit,
+            trigger,
+            over,
+            Kind(kind),
+        )
+        for call, model, sent, pruned, counts, provider, limit, trigger, over, kind in data["calls"]
+    )
+    kinds = tuple(
+        KindFigures(model, Kind(kind), messages, chars, tuple((e, n) for e, n in counts), tuple(ratios))
+        for model, kind, messages, chars, counts, ratios in data["kinds"]
+    )
+    own = tuple(
+        {**m, "crossed_limit_unseen": [{"thread_id": thread_id, **u} for u in m["crossed_limit_unseen"]]}
+        for m in data["own"]
+    )
+    return ThreadCalibration(thread_id, calls, kinds, own_json=own)
 
 
 def call_model(messages: Sequence[Message], index: int, fallback: str | None) -> str:
@@ -410,8 +471,8 @@ class ModelCalibration:
 class CalibrationReport:
     encodings: tuple[str, ...]
     models: tuple[ModelCalibration, ...]
-    # each thread's own figures per model, and their JSON
-    threads: tuple[tuple[str, tuple[ModelCalibration, ...], tuple[dict[str, Any], ...]], ...]
+    # each thread's own figures per model, as their JSON
+    threads: tuple[tuple[str, tuple[dict[str, Any], ...]], ...]
     notes: tuple[str, ...] = field(default=())
 
 
@@ -497,9 +558,9 @@ def calibration_report(
     """Per model over the fleet, and per thread, optionally one model only."""
     calls: dict[str, list[CallFigures]] = {}
     kinds: dict[str, list[KindFigures]] = {}
-    per_thread: list[tuple[str, tuple[ModelCalibration, ...], tuple[dict[str, Any], ...]]] = []
+    per_thread: list[tuple[str, tuple[dict[str, Any], ...]]] = []
     for thread in threads:
-        mine = [i for i, m in enumerate(thread.own) if model is None or m.model == model]
+        mine = tuple(m for m in thread.own_json if model is None or m["model"] == model)
         if not mine:
             continue
         for c in thread.calls:
@@ -508,9 +569,7 @@ def calibration_report(
         for k in thread.kinds:
             if model is None or k.model == model:
                 kinds.setdefault(k.model, []).append(k)
-        per_thread.append(
-            (thread.thread_id, tuple(thread.own[i] for i in mine), tuple(thread.own_json[i] for i in mine))
-        )
+        per_thread.append((thread.thread_id, mine))
     models = tuple(
         model_calibration(name, calls[name], kinds.get(name, ()), encodings) for name in sorted(calls)
     )
@@ -589,7 +648,7 @@ def calibration_json(report: CalibrationReport) -> dict[str, Any]:
         "ratio": "real / Mycel's estimate (characters / 2)",
         "models": [model_json(m) for m in report.models],
         "threads": [
-            {"thread_id": thread_id, "models": list(own_json)} for thread_id, _own, own_json in report.threads
+            {"thread_id": thread_id, "models": list(own_json)} for thread_id, own_json in report.threads
         ],
         "notes": list(report.notes),
     }

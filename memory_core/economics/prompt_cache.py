@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
 
 from memory_core.call_inputs import CallInput, call_inputs
 from memory_core.call_record.calls import SYSTEM_PROMPT_MESSAGES, RecordedCall, summary_head_tiktoken
@@ -96,6 +97,15 @@ def tally_of(rows: Iterable[tuple[Cause, str | None, int, int]]) -> Tally:
         summed[(cause, model)] = (old_calls + calls, old_tokens + tokens)
     ordered = sorted(summed.items(), key=lambda item: (CAUSES.index(item[0][0]), item[0][1] or ""))
     return Tally(tuple((cause, model, calls, tokens) for (cause, model), (calls, tokens) in ordered))
+
+
+def tally_json(tally: Tally) -> list[list[object]]:
+    """A tally as the fleet index keeps it."""
+    return [[str(cause), model, calls, tokens] for cause, model, calls, tokens in tally.rows]
+
+
+def tally_from_json(rows: list[list[Any]]) -> Tally:
+    return Tally(tuple((Cause(cause), model, calls, tokens) for cause, model, calls, tokens in rows))
 
 
 @dataclass(frozen=True, slots=True)

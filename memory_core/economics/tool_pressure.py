@@ -109,6 +109,33 @@ class ThreadPressure:
     re_requests: tuple[ReRequest, ...]
 
 
+def thread_pressure_json(thread: ThreadPressure) -> dict[str, Any]:
+    """One thread's reduction as the fleet index keeps it (its id left out: a row names its thread)."""
+    return {
+        "calls": thread.calls,
+        "sent_chars": thread.sent_chars,
+        "sent_by_day": [[day, chars] for day, chars in thread.sent_by_day.items()],
+        "by_tool": [[tool, tally.as_json()] for tool, tally in thread.by_tool.items()],
+        "by_tool_day": [[tool, day, tally.as_json()] for (tool, day), tally in thread.by_tool_day.items()],
+        "re_requests": [
+            {k: v for k, v in ask.as_json().items() if k != "thread_id"} for ask in thread.re_requests
+        ],
+    }
+
+
+def thread_pressure_of(thread_id: str, data: dict[str, Any]) -> ThreadPressure:
+    """The reduction `thread_pressure_json` kept."""
+    return ThreadPressure(
+        thread_id=thread_id,
+        calls=data["calls"],
+        sent_chars=data["sent_chars"],
+        sent_by_day={day: chars for day, chars in data["sent_by_day"]},
+        by_tool={tool: Tally(**tally) for tool, tally in data["by_tool"]},
+        by_tool_day={(tool, day): Tally(**tally) for tool, day, tally in data["by_tool_day"]},
+        re_requests=tuple(ReRequest(thread_id=thread_id, **ask) for ask in data["re_requests"]),
+    )
+
+
 def tool_names(messages: Sequence[Message]) -> dict[str, tuple[str, Mapping[str, Any]]]:
     """Each tool call id's (tool name, arguments), from the AI messages that made the calls."""
     named: dict[str, tuple[str, Mapping[str, Any]]] = {}

@@ -30,16 +30,25 @@ from memory_core.app.fleet_index import (
     IndexedThread,
     IndexQuery,
     IndexState,
+    KeptState,
     RecordTally,
     build,
 )
 from memory_core.app.fleet_records import build_records
+from memory_core.app.kept_reports import refresh_reports
 from memory_core.app.thread_settings import thread_model
 from memory_core.economics.cost import CallUsage, UsageGroup
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.models import FleetIndexState, FleetThread
+from mycel_dashboard.web.fleet_reports import (
+    drop_reductions,
+    put_reductions,
+    reductions,
+    report_state,
+    save_sum,
+)
 from mycel_dashboard.web.fleet_usage import drop_usage, put_usage, usage_of
 
 log = logging.getLogger(__name__)
@@ -163,6 +172,7 @@ class DashboardFleetIndex(FleetIndexStore):
                 ).update(**values, record_version=thread.version):
                     kept.append((thread.thread_id, tally))
             put_usage(store, kept)
+            put_reductions(store, kept)
 
     def drop_except(self, store: str, keep: set[str]) -> int:
         held = set(FleetThread.objects.filter(store=store).values_list("thread_id", flat=True))
@@ -170,7 +180,19 @@ class DashboardFleetIndex(FleetIndexStore):
         for start in range(0, len(gone), _SAVE_BATCH):
             FleetThread.objects.filter(store=store, thread_id__in=gone[start : start + _SAVE_BATCH]).delete()
             drop_usage(store, gone[start : start + _SAVE_BATCH])
+            drop_reductions(store, gone[start : start + _SAVE_BATCH])
         return len(gone)
+
+    def report_state(self, store: str, report: str) -> KeptState | None:
+        return report_state(store, report)
+
+    def reductions(self, store: str, report: str) -> Iterator[tuple[str, Any]]:
+        return reductions(store, report)
+
+    def save_sum(
+        self, store: str, report: str, generation: int, analysed: int, documents: dict[str, Any]
+    ) -> None:
+        save_sum(store, report, generation, analysed, documents)
 
     def page(self, store: str, query: IndexQuery) -> tuple[int, int, list[IndexedThread]]:
         every = FleetThread.objects.filter(store=store)
@@ -292,8 +314,8 @@ def _page_rows(matching: QuerySet[FleetThread], query: IndexQuery) -> list[Fleet
     return shown + list(unknown[max(0, start - known_count) : end - known_count])
 
 
-# The tally's columns of FleetThread; its calls' usage is in rows of its own (web/fleet_usage.py).
-_RECORD_FIELDS = tuple(f.name for f in fields(RecordTally) if f.name not in ("usage", "unmetered"))
+# Kept in their own tables: the usage (web/fleet_usage.py), the reports' reductions (web/fleet_reports.py).
+_RECORD_FIELDS = tuple(f.name for f in fields(RecordTally) if f.name not in ("usage", "unmetered", "reports"))
 
 
 def _indexed(
@@ -346,6 +368,7 @@ def start_builder(locations: MycelLocations, store: str, *, full: bool = True) -
             if full:
                 build(lambda cap: builder_reader(locations, cap), index)
             build_records(builder_reader(locations, BUILD_ROW_CAP), index)
+            sum_reports(index, store)
         except Exception:  # noqa: BLE001 - the state row says why; the page keeps answering from SQL
             log.exception("fleet index: background build failed")
         finally:
@@ -355,6 +378,13 @@ def start_builder(locations: MycelLocations, store: str, *, full: bool = True) -
 
     threading.Thread(target=run, name=f"fleet-index-{store[:8]}", daemon=True).start()
     return True
+
+
+def sum_reports(index: DashboardFleetIndex, store: str) -> int | None:
+    """Sum the kept reports whose reductions moved, under the builder's lock (one sum across instances):
+    how many, or None when another builder holds the lock."""
+    with index.builder_lock(store) as mine:
+        return refresh_reports(store, index) if mine else None
 
 
 def wait_for_builders(timeout_s: float = 600.0) -> None:

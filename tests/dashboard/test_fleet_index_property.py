@@ -6,7 +6,7 @@ failure replays."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import astuple, replace
 from pathlib import Path
@@ -14,9 +14,16 @@ from typing import Any
 
 import pytest
 
+from memory_core.app.calibration import KEPT as CALIBRATION
+from memory_core.app.calibration import calibration_for_page
 from memory_core.app.cost import pricing_of
 from memory_core.app.fleet_index import IndexQuery, build, index_version, indexed_facts, look, store_name
 from memory_core.app.fleet_records import build_records, thread_record_tally
+from memory_core.app.kept_reports import Kept, kept_documents, refresh_reports
+from memory_core.app.prompt_cache import KEPT as CACHE
+from memory_core.app.prompt_cache import cache_for_page, fleet_json
+from memory_core.app.tools import KEPT as TOOLS
+from memory_core.app.tools import tools_for_page
 from memory_core.family import registered_only_rows
 from memory_core.memo import reset
 from memory_core.stores.locations import resolve_locations
@@ -120,14 +127,41 @@ def _random_walk(where: Path | str, seed: int) -> None:
         assert index.records_due(store_name(reader), 10) == []
         reset()
         fresh = MycelReader(resolve_locations())
+        store = store_name(fresh)
         for thread_id, facts in _indexed(index).items():
             wanted = thread_record_tally(fresh, expected[thread_id], pricing_of(fresh).book)
-            assert facts.record == wanted, (step, action, thread_id)
+            assert facts.record == replace(wanted, reports=()), (step, action, thread_id)
+            # The Context reports' reductions are kept beside it (web/fleet_reports.py).
+            for report, payload in wanted.reports:
+                assert dict(index.reductions(store, report))[thread_id] == payload, (step, report, thread_id)
+        # Summed, they are the reports a walk of the fleet gives, figure for figure and in its order.
+        assert refresh_reports(store, index) == 3
+        assert _kept_pages(fresh, store, index) == _walked_pages(fresh), (step, action)
         # The kept usage is the Cost report's: some thread has calls with usage by now.
         assert step < 2 or any(f.record and f.record.usage for f in _indexed(index).values()), step
         # The fleet's sums, kept write by write, equal the kept usage summed afresh.
-        store = store_name(fresh)
         assert _kept_sums(store) == _sums_afresh(store), (step, action)
+
+
+def _pages(reader: MycelReader, kept: Callable[[str], Kept | None]) -> list[dict[str, Any]]:
+    book = pricing_of(reader).book
+    pages = [
+        calibration_for_page(reader, model=None, kept=kept(CALIBRATION.name), deadline=None).document,
+        tools_for_page(reader, kept=kept(TOOLS.name), deadline=None).document,
+        fleet_json(
+            cache_for_page(reader, book=book, kept=kept(CACHE.name), deadline=None), pricing_of(reader)
+        ),
+    ]
+    return [{k: v for k, v in page.items() if not k.startswith("kept_")} for page in pages]
+
+
+def _kept_pages(reader: MycelReader, store: str, index: DashboardFleetIndex) -> list[dict[str, Any]]:
+    return _pages(reader, lambda report: kept_documents(store, index, report, records_pending=0))
+
+
+def _walked_pages(reader: MycelReader) -> list[dict[str, Any]]:
+    reset()
+    return _pages(reader, lambda report: None)
 
 
 def _kept_sums(store: str) -> tuple[dict[tuple[Any, ...], tuple[int, ...]], dict[Any, int]]:

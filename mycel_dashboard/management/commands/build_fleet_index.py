@@ -1,5 +1,6 @@
 """`manage.py build_fleet_index`: build the fleet index, or bring it up to date, in the foreground; then
-read the records of model calls it lacks (`--no-records` leaves those to the server's background builder).
+read the records of model calls it lacks and sum the Context reports kept from them (`--no-records` leaves
+those to the server's background builder).
 
 One builder runs at a time across every instance sharing the dashboard's database: when another holds
 the lock, this waits until the index is complete and says so.
@@ -10,9 +11,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from memory_core.app.fleet_index import BUILD_ROW_CAP, IndexState, build_until_done
+from memory_core.app.fleet_index import BUILD_ROW_CAP, IndexState, build_until_done, store_name
 from memory_core.app.fleet_records import build_records
-from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
+from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader, sum_reports
 from mycel_dashboard.web.source import current_source
 
 
@@ -46,5 +47,13 @@ class Command(BaseCommand):
         )
         if read is None:
             self.stdout.write("Records: another builder is reading them")
+            return
+        self.stdout.write(f"Records read: {read:,} in {time.perf_counter() - records_started:.1f} s")
+        sums_started = time.perf_counter()
+        summed = sum_reports(DashboardFleetIndex(), store_name(builder_reader(locations, BUILD_ROW_CAP)))
+        if summed is None:
+            self.stdout.write("Context reports: another builder is summing them")
         else:
-            self.stdout.write(f"Records read: {read:,} in {time.perf_counter() - records_started:.1f} s")
+            self.stdout.write(
+                f"Context reports summed: {summed} in {time.perf_counter() - sums_started:.1f} s"
+            )

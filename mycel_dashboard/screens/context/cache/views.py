@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from memory_core.app.cost import pricing_of
 from memory_core.app.prompt_cache import (
-    fleet_cache,
+    KEPT,
+    cache_for_page,
     fleet_json,
     thread_cache,
     thread_json,
@@ -23,7 +24,7 @@ from mycel_dashboard.screens.context.cache.presenter import (
     cause_rows,
     fleet_lines,
 )
-from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context
+from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, kept_report, progress_context
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.forms import LenientForm
 from mycel_dashboard.web.links import call_urls
@@ -83,11 +84,13 @@ def cache_page(request: HttpRequest) -> HttpResponse:
             return render_screen(request, "context_cache.html", None, context)
     fleet = guarded(
         "the fleet's prompt-cache report",
-        lambda: fleet_cache(reader, book=pricing.book, deadline=deadline),
+        lambda: cache_for_page(
+            reader, book=pricing.book, kept=kept_report(source, reader, KEPT.name), deadline=deadline
+        ),
         problems,
     )
     if fleet is not None:
-        # The very JSON `mycel-memory cache --all --json` prints.
+        # `mycel-memory cache --all --json`'s very dict, its threads cut as a page lists them.
         document = fleet_json(fleet, pricing)
         context.update(
             fleet=document,

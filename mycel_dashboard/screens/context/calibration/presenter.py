@@ -3,11 +3,12 @@ adds: each unseen crossing to its call page, each recommendation to the Config w
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
+
+from memory_core.app.calibration import THREAD_ROWS, row_order
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,12 +27,7 @@ def model_sections(
     """One section per model of the report, with its links."""
     sections: list[ModelSection] = []
     for model in report["models"]:
-        busiest = Counter(p["thread_id"] for p in model.get("points", ())).most_common(1)
-        if not busiest:
-            busiest = Counter(
-                t["thread_id"] for t in report["threads"] for m in t["models"] if m["model"] == model["model"]
-            ).most_common(1)
-        thread = busiest[0][0] if busiest else None
+        thread = model["busiest_thread"]
         limit, trigger = model["recommended_context_limit"], model["recommended_trigger_tokens"]
         sections.append(
             ModelSection(
@@ -50,9 +46,6 @@ def model_sections(
     return sections
 
 
-THREAD_ROWS = 100  # the page lists the threads with most unseen crossings, then most calls; --json has all
-
-
 @dataclass(frozen=True, slots=True)
 class CalibrationRow:
     thread_id: str
@@ -69,8 +62,8 @@ def thread_rows(
         for t in report["threads"]
         for m in t["models"]
     ]
-    rows.sort(key=lambda r: (-len(r.data["crossed_limit_unseen"]), -r.data["calls"], r.thread_id))
-    return rows[:THREAD_ROWS], len(rows)
+    rows.sort(key=lambda r: row_order(r.thread_id, r.data))
+    return rows[:THREAD_ROWS], report["thread_rows_count"]
 
 
 def _whatif(config_url: str, thread: str | None, values: dict[str, object]) -> str:

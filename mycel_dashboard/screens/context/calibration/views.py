@@ -7,10 +7,10 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
-from memory_core.app.calibration import calibration_document, fleet_calibration
+from memory_core.app.calibration import KEPT, calibration_for_page
 from mycel_dashboard.screens.context.calibration.charts import calibration_figure
 from mycel_dashboard.screens.context.calibration.presenter import model_sections, thread_rows
-from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context
+from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, kept_report, progress_context
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.forms import LenientForm
 from mycel_dashboard.web.links import call_urls
@@ -36,7 +36,11 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
     source, reader = open_source()
     problems: list[str] = []
     found = guarded(
-        "the calibration report", lambda: fleet_calibration(reader, model=model, deadline=deadline), problems
+        "the calibration report",
+        lambda: calibration_for_page(
+            reader, model=model, kept=kept_report(source, reader, KEPT.name), deadline=deadline
+        ),
+        problems,
     )
     context: dict[str, object] = {
         "source": source,
@@ -47,21 +51,16 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
     }
     if found is not None:
         problems.extend(problem_text(p) for p in found.problems)
-        if model is not None and model not in found.models:
+        if model is not None and found.model is None:
             notes.append(f"No model call used the model {model!r}; showing every model.")
-            model = None
-            found = guarded(
-                "the calibration report", lambda: fleet_calibration(reader, deadline=deadline), problems
-            )
-    if found is not None:
-        # The very JSON `mycel-memory calibration --json` prints (tests compare them).
-        report = calibration_document(found)
+        # `mycel-memory calibration --json`'s very dict, its long lists cut as a page shows them.
+        report = found.document
         threads, all_threads = thread_rows(
             report, thread_url=lambda thread_id: _reversed("thread", thread_id)
         )
         context.update(
-            model=model,
-            models=sorted(found.models),
+            model=found.model,
+            models=found.models,
             calibration=report,
             sections=model_sections(
                 report,

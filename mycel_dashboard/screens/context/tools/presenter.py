@@ -10,9 +10,10 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlencode
 
+from memory_core.app.tools import THREAD_TOTALS_SHOWN
 from memory_core.ids import short_id
 
-TOP_THREADS = 30  # heatmap columns by thread: the threads that sent the most characters
+TOP_THREADS = THREAD_TOTALS_SHOWN  # heatmap columns by thread: the threads that sent the most characters
 UNKNOWN_DAY = "unknown day"
 COUNTS = ("sent_chars", "chars_removed", "results", "trimmed", "cleared", "spills", "re_requests")
 
@@ -83,7 +84,7 @@ def heatmap(report: dict[str, Any], by: HeatBy, *, thread_url: Callable[[str], s
     if by is HeatBy.THREAD:
         ranked = [t["thread_id"] for t in report["thread_totals"]]
         keys = ranked[:TOP_THREADS]
-        hidden = len(ranked) - len(keys)
+        hidden = report["thread_totals_count"] - len(keys)
         columns = list(zip(keys, unique_labels([short_id(k) for k in keys]), strict=True))
     else:
         keys = [d["day"] or "" for d in report["day_totals"]]

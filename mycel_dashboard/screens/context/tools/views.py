@@ -7,7 +7,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
-from memory_core.app.tools import fleet_tool_pressure, tools_document
+from memory_core.app.tools import KEPT, tools_for_page
 from memory_core.economics.tool_pressure import UNIT
 from mycel_dashboard.screens.context.tools.charts import COLOUR_TITLE, heatmap_figure
 from mycel_dashboard.screens.context.tools.presenter import (
@@ -17,7 +17,7 @@ from mycel_dashboard.screens.context.tools.presenter import (
     heatmap,
     tool_sections,
 )
-from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, progress_context
+from mycel_dashboard.screens.shared.fleet_budget import fleet_deadline, kept_report, progress_context
 from mycel_dashboard.screens.shared.memory import guarded, problem_text
 from mycel_dashboard.web.forms import LenientForm
 from mycel_dashboard.web.links import call_urls
@@ -45,7 +45,9 @@ def tools_page(request: HttpRequest) -> HttpResponse:
     source, reader = open_source()
     problems: list[str] = []
     found = guarded(
-        "the tool-pressure report", lambda: fleet_tool_pressure(reader, deadline=deadline), problems
+        "the tool-pressure report",
+        lambda: tools_for_page(reader, kept=kept_report(source, reader, KEPT.name), deadline=deadline),
+        problems,
     )
     context: dict[str, object] = {
         "source": source,
@@ -59,8 +61,8 @@ def tools_page(request: HttpRequest) -> HttpResponse:
     }
     if found is not None:
         problems.extend(problem_text(p) for p in found.problems)
-        # The very JSON `mycel-memory tools --json` prints (tests compare them).
-        report = tools_document(found)
+        # `mycel-memory tools --json`'s very dict, its long lists cut as a page shows them.
+        report = found.document
         heat = heatmap(report, by, thread_url=_thread_url)
         context.update(
             pressure=report,
