@@ -385,14 +385,19 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
             results["page count"] = found.group(2) if found else "?"
     results["index count"] = everyone
     results["record pass"] = fill_records(locations, index, engine, threads)
+    from mycel_dashboard.web.fleet_index import sum_reports
+
+    # The builder's last step: the Context reports summed from every thread's kept reductions.
+    results["context sums"], summed = timed(lambda: sum_reports(index, store_name(MycelReader(locations))))
+    assert summed == 3, summed
     from django.db.models import Max
 
     from mycel_dashboard.models import FleetUsage
 
     week = FleetUsage.objects.aggregate(newest=Max("day"))["newest"] - timedelta(days=6)
     # The other pages over the whole fleet: the live poll and Config ask the index or the checkpoints' keys;
-    # Cost reads the records' usage in the index; Storage and the Context tabs still walk the fleet (issue 27,
-    # 4 is done for Cost only).
+    # Cost reads the records' usage in the index, the Context tabs the sums of their reductions kept there;
+    # Storage walks the fleet's stores.
     fleet_pages = {
         "live poll, all moved": f"/threads/live/?since=0&known={threads}",  # the worst case: every thread
         "config": "/config/",
@@ -414,6 +419,9 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
         if url == "/metrics":  # the fleet's figures, not a failed readiness answer (which carries none)
             assert "mycel_memory_threads{" in body and "mycel_memory_ready 1.0" in body, body[-2000:]
         results[f"fleet page: {name}"] = (first, again)
+        if url.startswith("/context/"):  # the kept sum, as of every record: not a walk cut short
+            assert 'id="fleet-kept"' in body and 'id="fleet-pending"' not in body, url
+            assert 'id="fleet-kept-behind"' not in body, url
         if url.startswith("/cost/"):  # from the index, every record read: not a walk cut short, nor empty
             assert 'id="cost-records-pending"' not in body and 'id="fleet-pending"' not in body, url
             assert "No thread has a model call" not in body or "since=" in url, url
@@ -470,6 +478,7 @@ def report(r: dict[str, Any]) -> None:
         f"~{r['threads'] / rate / 60 if rate else 0:.0f} min); the rest filled from their template threads in "
         f"{r['record pass']['copied_s']:.0f} s"
     )
+    print(f"Context reports summed from every thread's kept reductions (the builder's): {r['context sums']:.1f} s")
     print(f"{'page':<22}{'first':>10}{'again':>10}{'again/floor':>13}  target")
     for name in ("newest first", "by fill", "by bytes", "page 40", "one id searched"):
         first, again = r[name]
