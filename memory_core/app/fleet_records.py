@@ -17,6 +17,7 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
+from memory_core.app.context_reports import CONTEXT_REPORTS
 from memory_core.app.cost import list_thread_calls, pricing_of
 from memory_core.app.fleet_index import (
     FleetIndexStore,
@@ -91,7 +92,7 @@ def thread_record_tally(
         return None
     usage, unmetered = thread_usage(reader, thread)
     tally = record_tally(thread_facts(reader, thread.row)["memory"], head, usage, unmetered, book)
-    return replace(tally, reports=thread_reductions(reader, thread.row))
+    return replace(tally, reports=thread_reductions(reader, thread.row, CONTEXT_REPORTS))
 
 
 def build_records(

@@ -14,7 +14,7 @@ A page document is the report's `--json` with its long lists cut to what a page 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -39,26 +39,19 @@ class KeptReport:
     sum: Sum
 
 
-def _reports() -> tuple[KeptReport, ...]:
-    # Imported here: the reports' modules build on fleet_calls, as this one does.
-    from memory_core.app.calibration import KEPT as CALIBRATION
-    from memory_core.app.prompt_cache import KEPT as CACHE
-    from memory_core.app.tools import KEPT as TOOLS
-
-    return (CALIBRATION, TOOLS, CACHE)
-
-
-def thread_reductions(reader: MycelReader, row: ThreadRow) -> tuple[tuple[str, Any], ...]:
-    """Every kept report's reduction of the thread's record at its head (read once, for them all)."""
+def thread_reductions(
+    reader: MycelReader, row: ThreadRow, reports: Sequence[KeptReport]
+) -> tuple[tuple[str, Any], ...]:
+    """Each report's reduction of the thread's record at its head (read once, for them all)."""
     record = recorded_thread(reader, row)
-    return tuple((report.name, report.reduce(reader, row, record)) for report in _reports())
+    return tuple((report.name, report.reduce(reader, row, record)) for report in reports)
 
 
-def refresh_reports(store: str, index: FleetIndexStore) -> int:
+def refresh_reports(store: str, index: FleetIndexStore, reports: Sequence[KeptReport]) -> int:
     """Sum the reports whose reductions moved since their last sum (the builder's, under its lock); how
     many were summed."""
     summed = 0
-    for report in _reports():
+    for report in reports:
         state = index.report_state(store, report.name)
         if state is None or state.summed_generation == state.generation:
             continue

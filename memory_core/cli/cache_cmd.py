@@ -1,4 +1,4 @@
-"""`mycel-memory cache THREAD_ID|--all [settings flags] [--json]`: the prompt-cache cost of pruning.
+"""`mycel-memory cache THREAD_ID|--all [settings flags] [--json | --page]`: the prompt-cache cost of pruning.
 
 Per call: the prefix shared with the previous request, what broke it and the tokens re-written (priced
 where Mycel adds prompt caching and the pricing cache has cache prices); totals per cause. With settings
@@ -14,16 +14,18 @@ from typing import Any
 from memory_core.app.cost import pricing_of
 from memory_core.app.errors import UnknownThread
 from memory_core.app.prompt_cache import (
+    KEPT,
     Propose,
+    cache_for_page,
     fleet_cache,
     fleet_json,
     thread_cache,
     thread_json,
 )
 from memory_core.app.status import require_data
-from memory_core.cli.common import print_json
+from memory_core.cli.common import CliError, print_json
 from memory_core.cli.plan import settings_from_flags
-from memory_core.cli.reading import open_reader, warn, warn_lines
+from memory_core.cli.reading import kept_report, open_reader, warn, warn_lines
 from memory_core.cli.table import print_table, short_id
 from memory_core.economics.prompt_cache import CAUSES, Cause
 from memory_core.memory_settings import MemorySettings
@@ -54,9 +56,15 @@ def proposal(args: argparse.Namespace) -> Propose | None:
 
 def run_cache(args: argparse.Namespace) -> int:
     propose = proposal(args)
+    if args.page and (not args.all or propose is not None):
+        raise CliError("--page prints the tab's fleet view: use it with --all and no settings flags")
     reader = open_reader()
     require_data(reader.locations)
     pricing = pricing_of(reader)
+    if args.page:
+        kept = kept_report(args, reader, KEPT.name)
+        print_json(fleet_json(cache_for_page(reader, book=pricing.book, kept=kept, deadline=None), pricing))
+        return 0
     if args.all:
         fleet = fleet_cache(reader, book=pricing.book, propose=propose)
         document = fleet_json(fleet, pricing)

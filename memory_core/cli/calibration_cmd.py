@@ -1,4 +1,4 @@
-"""`mycel-memory calibration [--model M] [--json]`: Mycel's estimate against tiktoken and the provider's
+"""`mycel-memory calibration [--model M] [--json | --page]`: Mycel's estimate against tiktoken and the provider's
 count, per model (memory_core/app/calibration.py `fleet_calibration`, the calibration screen's
 very report). Ratios are real / estimate."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 
 from memory_core import figures
-from memory_core.app.calibration import calibration_document, fleet_calibration
+from memory_core.app.calibration import KEPT, calibration_document, calibration_for_page, fleet_calibration
 from memory_core.app.status import require_data
 from memory_core.cli.common import CliError, print_json
-from memory_core.cli.reading import open_reader, warn
+from memory_core.cli.reading import kept_report, open_reader, warn
 from memory_core.cli.table import print_table, short_id
 from memory_core.economics.calibration import OVERHEAD_NAME, Spread
 
@@ -21,6 +21,13 @@ def run_calibration(args: argparse.Namespace) -> int:
         raise CliError("--model needs a model name")
     reader = open_reader()
     require_data(reader.locations)
+    if args.page:
+        page = calibration_for_page(
+            reader, model=model, kept=kept_report(args, reader, KEPT.name), deadline=None
+        )
+        warn(page.problems)
+        print_json(page.document)
+        return 0
     found = fleet_calibration(reader, model=model)
     if model is not None and model not in found.models:
         known = ", ".join(sorted(found.models)) or "none"

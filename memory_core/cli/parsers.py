@@ -338,6 +338,12 @@ def _footprint(subparsers: Any) -> None:
     cost.set_defaults(handler="memory_core.cli.cost_cmd:run_cost")
 
 
+PAGE_HELP = (
+    "print the Context tab's very document as JSON: from the dashboard's fleet index as last summed (its "
+    "age said), else walked; long lists cut as the page cuts them"
+)
+
+
 def _economics(subparsers: Any) -> None:
     calibration = subparsers.add_parser(
         "calibration",
@@ -351,6 +357,7 @@ def _economics(subparsers: Any) -> None:
     )
     calibration.add_argument("--model", metavar="M", help="only this model's calls")
     calibration.add_argument("--json", action="store_true", help="print JSON")
+    calibration.add_argument("--page", action="store_true", help=PAGE_HELP)
     calibration.set_defaults(handler="memory_core.cli.calibration_cmd:run_calibration")
 
     tools = subparsers.add_parser(
@@ -363,6 +370,7 @@ def _economics(subparsers: Any) -> None:
         ),
     )
     tools.add_argument("--json", action="store_true", help="print JSON")
+    tools.add_argument("--page", action="store_true", help=PAGE_HELP)
     tools.set_defaults(handler="memory_core.cli.tools_cmd:run_tools")
 
     cache = subparsers.add_parser(
@@ -379,6 +387,7 @@ def _economics(subparsers: Any) -> None:
     target.add_argument("--all", action="store_true", help="every thread: totals per thread and fleet")
     add_settings_flags(cache, context_limit_default="default: the thread model's limit, as Mycel resolves it")
     cache.add_argument("--json", action="store_true", help="print JSON")
+    cache.add_argument("--page", action="store_true", help=PAGE_HELP + " (with --all)")
     cache.set_defaults(handler="memory_core.cli.cache_cmd:run_cache")
 
 

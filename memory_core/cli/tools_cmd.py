@@ -1,4 +1,4 @@
-"""`mycel-memory tools [--json]`: per tool name across the fleet, its share of what Mycel sent, results
+"""`mycel-memory tools [--json | --page]`: per tool name across the fleet, its share of what Mycel sent, results
 trimmed and cleared with the characters removed, spills and re-requests after a clear
 (memory_core/app/tools.py `fleet_tool_pressure`, the Tool-output pressure screen's very report).
 """
@@ -9,9 +9,9 @@ import argparse
 
 from memory_core import figures
 from memory_core.app.status import require_data
-from memory_core.app.tools import fleet_tool_pressure, tools_document
+from memory_core.app.tools import KEPT, fleet_tool_pressure, tools_document, tools_for_page
 from memory_core.cli.common import print_json
-from memory_core.cli.reading import open_reader, warn
+from memory_core.cli.reading import kept_report, open_reader, warn
 from memory_core.cli.table import print_table, short_id
 from memory_core.economics.tool_pressure import UNIT
 
@@ -19,6 +19,11 @@ from memory_core.economics.tool_pressure import UNIT
 def run_tools(args: argparse.Namespace) -> int:
     reader = open_reader()
     require_data(reader.locations)
+    if args.page:
+        page = tools_for_page(reader, kept=kept_report(args, reader, KEPT.name), deadline=None)
+        warn(page.problems)
+        print_json(page.document)
+        return 0
     found = fleet_tool_pressure(reader)
     warn(found.problems)
     report = found.report

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
 
+from memory_core.app.context_reports import CONTEXT_REPORTS
 from memory_core.app.fleet_index import (
     BUILD_ROW_CAP,
     RECOMPACTS,
@@ -384,7 +385,7 @@ def sum_reports(index: DashboardFleetIndex, store: str) -> int | None:
     """Sum the kept reports whose reductions moved, under the builder's lock (one sum across instances):
     how many, or None when another builder holds the lock."""
     with index.builder_lock(store) as mine:
-        return refresh_reports(store, index) if mine else None
+        return refresh_reports(store, index, CONTEXT_REPORTS) if mine else None
 
 
 def wait_for_builders(timeout_s: float = 600.0) -> None:

@@ -6,6 +6,7 @@ that moves leaves the sum behind, and the page says so until the builder has rea
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader, sum_reports
 from tests.core.store_builders import build_thread
-from tests.support.cli import cli_json
+from tests.support.cli import cli_json, run_cli
 
 # page, its query, the context key of its document, the CLI's arguments, what a page shows of the CLI's
 PAGES: list[tuple[str, dict[str, str], str, list[str], Callable[[dict[str, Any]], dict[str, Any]]]] = [
@@ -92,6 +93,10 @@ def test_each_tab_reads_the_kept_sum_and_it_equals_the_walk(
     assert 'id="fleet-kept"' in body and "From the fleet index:" in body
     assert 'id="fleet-kept-behind"' not in body and 'id="fleet-pending"' not in body
     assert _comparable(document) == _as_shown(cut, cli_json(capsys, *args, "--json"))
+    # `--page` prints the tab's very document, from the same sum, its age included.
+    code, out, err = run_cli(capsys, *args, "--page", fleet_index=DashboardFleetIndex)
+    assert code == 0, err
+    assert json.loads(out) == json.loads(json.dumps(document))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -146,3 +151,12 @@ def test_long_lists_are_cut_for_the_page_with_their_lengths_kept(
     assert pressure["re_requests"] == [] and pressure["re_requests_count"] == len(tools_cli["re_requests"])
     for shown, whole in zip(pressure["tools"], tools_cli["tools"], strict=True):
         assert shown["threads"] == whole["threads"][:1] and shown["threads_count"] == len(whole["threads"])
+
+
+def test_page_without_an_index_walks_and_cache_page_needs_all(sample_home: Path, capsys) -> None:
+    code, out, err = run_cli(capsys, "tools", "--page")
+    assert code == 0, err
+    page = json.loads(out)
+    assert "kept_as_of" not in page and page == _as_shown(page_tools, cli_json(capsys, "tools", "--json"))
+    code, out, err = run_cli(capsys, "cache", "--all", "--threshold", "0.5", "--page")
+    assert code != 0 and "--page prints the tab's fleet view" in err

@@ -16,6 +16,7 @@ import pytest
 
 from memory_core.app.calibration import KEPT as CALIBRATION
 from memory_core.app.calibration import calibration_for_page
+from memory_core.app.context_reports import CONTEXT_REPORTS
 from memory_core.app.cost import pricing_of
 from memory_core.app.fleet_index import IndexQuery, build, index_version, indexed_facts, look, store_name
 from memory_core.app.fleet_records import build_records, thread_record_tally
@@ -135,7 +136,7 @@ def _random_walk(where: Path | str, seed: int) -> None:
             for report, payload in wanted.reports:
                 assert dict(index.reductions(store, report))[thread_id] == payload, (step, report, thread_id)
         # Summed, they are the reports a walk of the fleet gives, figure for figure and in its order.
-        assert refresh_reports(store, index) == 3
+        assert refresh_reports(store, index, CONTEXT_REPORTS) == 3
         assert _kept_pages(fresh, store, index) == _walked_pages(fresh), (step, action)
         # The kept usage is the Cost report's: some thread has calls with usage by now.
         assert step < 2 or any(f.record and f.record.usage for f in _indexed(index).values()), step
