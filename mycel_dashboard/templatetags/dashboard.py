@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -90,6 +91,18 @@ def delta_size(value: Any) -> str:
 def duration_ms(value: Any) -> str:
     """Milliseconds as a duration: "340 ms", "1.2 s" (figures.duration_ms)."""
     return figures.duration_ms(value)
+
+
+@register.filter
+def utc_minute(value: Any) -> str:
+    """An ISO time (as a --json document carries it) to the minute, in UTC: "2026-12-06 05:32"."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        return ""
+    return (at.astimezone(UTC) if at.tzinfo else at).strftime("%Y-%m-%d %H:%M")
 
 
 @register.filter

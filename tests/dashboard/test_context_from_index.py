@@ -115,7 +115,7 @@ def test_a_thread_that_moves_leaves_the_sum_behind_until_the_builder_catches_up(
         k: v for k, v in before.items() if k not in KEPT_NOTE
     }
     body = html.unescape(response.content.decode())
-    assert "figures as of before 1 thread that moved since" in body
+    assert "figures are as of before 1 thread that moved since" in body
     walked = cli_json(capsys, "tools", "--json")
     assert walked["threads"] == before["threads"] + 1
 

@@ -1,0 +1,116 @@
+"""The Context tabs from the fleet index, as an operator over a fleet of more threads than a page lists:
+Mycel's sample home and 120 more threads written through LangGraph's real SqliteSaver, a real gunicorn
+server whose first /metrics scrape builds the index; its builder reads every record and sums the tabs in the
+background. Each tab then answers from that sum, says so, lists the first of its long lists with their
+counts, and its figures are the CLI's (`--page` prints the tab's very document, `--json` walks the fleet).
+A call made while the server runs leaves the sum behind, which the tab says, until the builder catches up."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.core.store_builders import build_thread
+from tests.support.browser import BrowserPage
+from tests.support.sample_data import SAMPLE_HOME
+from tests.support.server import DashboardServer, running_server
+
+EXTRA = 120  # more threads than the calibration tab's 100 rows
+
+
+@pytest.fixture(scope="module")
+def dashboard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardServer]:
+    base = tmp_path_factory.mktemp("context-index")
+    home = base / "mycel-home"
+    shutil.copytree(SAMPLE_HOME, home)
+    for path in [home, *home.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    for n in range(EXTRA):
+        build_thread(home / "leon.db", f"t-fleet-{n:03}", turns=1 + n % 3, parallel=1 + n % 2, tool_chars=900)
+    with running_server(base, home, workers=1) as server:
+        yield server
+
+
+def cli(server: DashboardServer, *argv: str) -> dict[str, Any]:
+    script = Path(sys.executable).with_name("mycel-memory")
+    done = subprocess.run(
+        [str(script), *argv], env=server.env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def summed(page: Any, url: str, path: str) -> None:
+    """Load the tab until it answers from a sum that is not behind (the first scrape builds the index and
+    the builder then reads every record and sums)."""
+    page.request.get(f"{url}/metrics")
+    for _ in range(240):
+        page.goto(f"{url}{path}")
+        if page.locator("#fleet-kept").count() and not page.locator("#fleet-kept-behind").count():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{path} never answered from a current sum")
+
+
+def test_the_context_tabs_from_the_index(viewer_page: BrowserPage, dashboard_server: DashboardServer) -> None:
+    page, url = viewer_page.page, dashboard_server.url
+    summed(page, url, "/context/calibration/")
+    kept = cli(dashboard_server, "calibration", "--page")
+    walked = cli(dashboard_server, "calibration", "--json")
+    threads = walked["analysed_threads"]
+    assert kept["analysed_threads"] == threads == len(walked["threads"]) > 100
+    assert kept["kept_behind_threads"] == 0 and kept["kept_as_of"]
+    assert re.fullmatch(
+        rf"From the fleet index: {threads:,} threads as summed at \d{{4}}-\d\d-\d\d \d\d:\d\d UTC\.",
+        page.inner_text("#fleet-kept"),
+    )
+    rows = sum(len(t["models"]) for t in walked["threads"])
+    assert kept["thread_rows_count"] == rows
+    body = page.inner_text("main")
+    assert f"the 100 with the most unseen crossings, then the most calls, of {rows:,}" in body
+    table = page.locator("tr[data-thread]")
+    assert table.count() == 100
+    assert [m["model"] for m in kept["models"]] == [m["model"] for m in walked["models"]]
+    for shown, whole in zip(kept["models"], walked["models"], strict=True):
+        assert shown["calls"] == whole["calls"] and shown["fit"] == whole["fit"]
+    viewer_page.shot("context-index-calibration")
+
+    summed(page, url, "/context/tools/")
+    tools = cli(dashboard_server, "tools", "--json")
+    assert page.inner_text("#tools-sent") == f"{tools['sent_chars']:,}"
+    assert page.inner_text("#tools-re-requests") == f"{len(tools['re_requests']):,}"
+    first = tools["tools"][0]
+    assert len(first["threads"]) > 50
+    summary = page.locator("details.tool-threads summary").first.inner_text()
+    assert f"{len(first['threads']):,} threads (the 50 that sent the most of it listed)" in summary
+    viewer_page.shot("context-index-tools")
+
+    summed(page, url, "/context/cache/")
+    cache = cli(dashboard_server, "cache", "--all", "--json")
+    assert page.locator("#cache-threads tbody tr").count() == 100
+    assert f"of {cache['thread_count']:,}" in page.inner_text("#cache-threads-cut")
+    assert cache["thread_count"] == len(cache["threads"]) > 100
+    viewer_page.shot("context-index-cache")
+
+    # A call made while the server runs: the tab says its sum is behind, then catches up.
+    calls = cli(dashboard_server, "tools", "--page")["calls"]
+    build_thread(
+        Path(dashboard_server.env["LEON_DB_PATH"]), "t-fleet-new", turns=1, parallel=1, tool_chars=900
+    )
+    page.goto(
+        f"{url}/context/tools/"
+    )  # its look catches up the head; the record is the builder's, started now
+    assert "figures are as of before 1 thread that moved since" in page.inner_text("#fleet-kept-behind")
+    viewer_page.shot("context-index-tools-behind")
+    summed(page, url, "/context/tools/")
+    assert cli(dashboard_server, "tools", "--page")["calls"] == calls + 2
+    assert viewer_page.console_errors == []
