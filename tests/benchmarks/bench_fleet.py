@@ -478,7 +478,9 @@ def report(r: dict[str, Any]) -> None:
         f"~{r['threads'] / rate / 60 if rate else 0:.0f} min); the rest filled from their template threads in "
         f"{r['record pass']['copied_s']:.0f} s"
     )
-    print(f"Context reports summed from every thread's kept reductions (the builder's): {r['context sums']:.1f} s")
+    print(
+        f"Context reports summed from every thread's kept reductions (the builder's): {r['context sums']:.1f} s"
+    )
     print(f"{'page':<22}{'first':>10}{'again':>10}{'again/floor':>13}  target")
     for name in ("newest first", "by fill", "by bytes", "page 40", "one id searched"):
         first, again = r[name]
