@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
@@ -55,6 +55,10 @@ RECONCILE_EVERY = timedelta(minutes=30)
 # no thread can have moved, so the next look asks nothing (on a 1,000,000-thread leon.db the question scans
 # every checkpoint's key: ~0.7 s).
 _QUIET: Memo[bool] = Memo("fleet_index.quiet_heads", max_entries=64)
+# The newest checkpoint row a look of this process saw when it left nothing behind, per store and version:
+# where the store can tell the rows written after it (SQLite's rowids), the next look reads only those, not
+# every checkpoint's key (~70 ms over 100,000 threads, ~0.7 s over 1,000,000).
+_MARKS: Memo[Hashable] = Memo("fleet_index.row_marks", max_entries=64)
 CHUNK = 500  # threads computed and saved per step of a build (its progress moves by this much)
 BUILD_ROW_CAP = EVERY_ROW  # the builder reads the whole fleet: no row cap decides what it holds
 
@@ -329,14 +333,19 @@ def look(reader: MycelReader, index: FleetIndexStore, *, inline_limit: int = INL
     if quiet is not None and _QUIET.get(quiet):
         return Freshness(state, ready=True, needs_builder=stale_pass)
     problems: list[StoreProblem] = []
-    heads = reader.backend.thread_heads(problems, since=since_id(state.watermark))
+    marked = Key(store, what=state.version)
+    heads, mark = reader.backend.moved_heads(
+        problems, since=since_id(state.watermark), mark=_MARKS.get(marked)
+    )
     if problems and not heads:
         return Freshness(state, ready=True, problems=problems)
+    if problems:  # the question met a problem: its answer may be short, so no later look trusts it
+        mark = None
     held = index.indexed_heads(store, [thread for thread, _, _ in heads])
     moved = [h for h in heads if held.get(h[0], (None, -1, ""))[:2] != (h[2], h[1])]
     if not moved:
-        if quiet is not None and not problems:
-            _QUIET.put(quiet, True)
+        if not problems:
+            _caught_up(quiet, marked, mark)
         return Freshness(state, ready=True, needs_builder=stale_pass, problems=problems)
     if len(moved) > inline_limit:
         return Freshness(
@@ -349,6 +358,8 @@ def look(reader: MycelReader, index: FleetIndexStore, *, inline_limit: int = INL
     newest = max([state.watermark or "", *(head for _, _, head in moved)])
     state = replace(state, watermark=newest or None)
     index.save_state(state)
+    if len(rows) == len(moved):  # every moved thread read (a side store's problem is the watermark's too)
+        _caught_up(None, marked, mark)
     return Freshness(
         state,
         ready=True,
@@ -358,6 +369,15 @@ def look(reader: MycelReader, index: FleetIndexStore, *, inline_limit: int = INL
         records_due=bool(rows),
         problems=problems,
     )
+
+
+def _caught_up(quiet: Key | None, marked: Key, mark: Hashable | None) -> None:
+    """A look left nothing behind: the file is quiet at its fingerprint, and every row up to `mark` is in
+    the index, so the next look in this process asks only for rows after it."""
+    if quiet is not None:
+        _QUIET.put(quiet, True)
+    if mark is not None:
+        _MARKS.put(marked, mark)
 
 
 # -- the builder -----------------------------------------------------------------------------------------

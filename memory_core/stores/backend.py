@@ -193,6 +193,14 @@ class StoreBackend(Protocol):
         `since` (every thread when None), in one query over the checkpoints' keys, with no row cap."""
         ...
 
+    def moved_heads(
+        self, problems: list[StoreProblem], *, since: str | None, mark: Hashable | None
+    ) -> tuple[list[ThreadHead], Hashable | None]:
+        """`thread_heads(since=since)`, or, where the store can tell which rows were written after `mark`
+        (a mark this method returned), the heads of those rows' threads alone; with the mark of the store's
+        newest row now, in the same read (None where the store has no such mark)."""
+        ...
+
     def thread_counts(self, problems: list[StoreProblem], *, since: str) -> tuple[int, int]:
         """(how many threads have root checkpoints, how many of them have one newer than `since`), one
         aggregate over the checkpoints' keys: the live poll's question, whatever the number moved."""

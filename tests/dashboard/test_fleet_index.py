@@ -21,6 +21,7 @@ from memory_core.app.fleet_records import build_records
 from memory_core.memo import reset
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.thread_list import fleet_heads
 from mycel_dashboard.models import FleetIndexState, FleetThread
 from mycel_dashboard.screens.thread_list.presenter import Flag, SortKey
 from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
@@ -128,13 +129,13 @@ def test_a_quiet_leon_db_is_not_asked_again_and_a_write_is_seen_at_once(
     index = _built(settings)
     reader = MycelReader(resolve_locations())
     asked: list[str | None] = []
-    heads = type(reader.backend).thread_heads
+    heads = type(reader.backend).moved_heads
 
-    def counted(self, problems, *, since=None):
+    def counted(self, problems, *, since, mark):
         asked.append(since)
-        return heads(self, problems, since=since)
+        return heads(self, problems, since=since, mark=mark)
 
-    monkeypatch.setattr(type(reader.backend), "thread_heads", counted)
+    monkeypatch.setattr(type(reader.backend), "moved_heads", counted)
     assert look(reader, index).moved == 0 and len(asked) == 1
     assert look(reader, index).moved == 0 and len(asked) == 1  # quiet: not asked
     thread = "m_npRsndIka9dx-1"
@@ -152,6 +153,67 @@ def test_a_quiet_leon_db_is_not_asked_again_and_a_write_is_seen_at_once(
     )
     assert look(reader, index).moved == 0 and len(asked) == 3  # its own new watermark: asked once more
     assert look(reader, index).moved == 0 and len(asked) == 3
+
+
+def _new_head(leon_db: Path, thread: str, checkpoint_id: str) -> None:
+    """A copy of the thread's newest checkpoint under a new id, as a rollback writes one."""
+    with closing(sqlite3.connect(leon_db)) as conn, conn:
+        conn.execute(
+            "INSERT INTO checkpoints SELECT thread_id, checkpoint_ns, ?, checkpoint_id, type, checkpoint, metadata "
+            "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1",
+            (checkpoint_id, thread),
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_look_reads_only_the_rows_written_after_the_last_and_distrusts_renumbered_rowids(
+    sample_home: Path, settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every checkpoint's key is scanned by the first look only; the next reads the rows written after the
+    # newest one it saw, unless that row is gone or renumbered (VACUUM, a deleted newest row's rowid given
+    # again): then the whole question is asked again, and the look is right either way.
+    index = _built(settings)
+    reader = MycelReader(resolve_locations())
+    scans: list[str | None] = []
+    scan = fleet_heads.heads_since
+
+    def counted(db, since):
+        scans.append(since)
+        return scan(db, since)
+
+    monkeypatch.setattr(fleet_heads, "heads_since", counted)
+    leon_db = sample_home / "leon.db"
+    store = store_name(reader)
+
+    def head(thread: str) -> str | None:
+        return index.indexed_heads(store, [thread])[thread][0]
+
+    assert look(reader, index).moved == 0 and len(scans) == 1
+    _new_head(leon_db, "m_npRsndIka9dx-1", "1ffffff0-0000-6000-8000-000000000001")
+    found = look(reader, index)
+    assert (found.moved, found.caught_up, len(scans)) == (1, 1, 1)  # no scan: the rows after the mark
+    assert head("m_npRsndIka9dx-1") == "1ffffff0-0000-6000-8000-000000000001"
+
+    # The newest row deleted and its rowid given to another thread's new checkpoint: the mark names
+    # another row now, so the look scans, and finds the new head all the same.
+    with closing(sqlite3.connect(leon_db)) as conn, conn:
+        conn.execute("DELETE FROM checkpoints WHERE checkpoint_id = '1ffffff0-0000-6000-8000-000000000001'")
+    other = next(t for t in index.indexed_heads(store, None) if t != "m_npRsndIka9dx-1")
+    _new_head(leon_db, other, "1ffffff0-0000-6000-8000-000000000002")
+    found = look(reader, index)
+    assert found.moved >= 1 and len(scans) == 2 and head(other) == "1ffffff0-0000-6000-8000-000000000002"
+
+    # A VACUUM after a thread's rows went renumbers the rowids after them.
+    with closing(sqlite3.connect(leon_db)) as conn:
+        with conn:
+            conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (other,))
+        conn.execute("VACUUM")
+    _new_head(leon_db, "m_npRsndIka9dx-1", "1ffffff0-0000-6000-8000-000000000003")
+    found = look(reader, index)
+    assert len(scans) == 3 and head("m_npRsndIka9dx-1") == "1ffffff0-0000-6000-8000-000000000003"
+    _new_head(leon_db, "m_npRsndIka9dx-1", "1ffffff0-0000-6000-8000-000000000004")
+    assert look(reader, index).caught_up == 1 and len(scans) == 3  # a new mark, trusted again
+    assert head("m_npRsndIka9dx-1") == "1ffffff0-0000-6000-8000-000000000004"
 
 
 @pytest.mark.django_db(transaction=True)

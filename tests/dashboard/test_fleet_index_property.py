@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from memory_core.app import fleet_index
 from memory_core.app.calibration import KEPT as CALIBRATION
 from memory_core.app.calibration import calibration_for_page
 from memory_core.app.context_reports import CONTEXT_REPORTS
@@ -29,6 +30,7 @@ from memory_core.family import registered_only_rows
 from memory_core.memo import reset
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
+from memory_core.stores.thread_list import fleet_heads
 from mycel_dashboard.models import FleetUnmetered, FleetUsage
 from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
 from mycel_dashboard.web.fleet_usage import DashboardCostIndex
@@ -196,6 +198,29 @@ def test_index_equals_facts_from_scratch_on_sqlite(tmp_path: Path, monkeypatch: 
     home.mkdir()
     point_env_at(monkeypatch, home)
     _random_walk(home / "leon.db", seed=27)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_index_equals_facts_from_scratch_when_looks_read_only_the_rows_after_their_mark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One process throughout, as a server is: each look's mark outlives the memo resets the walk makes for
+    # its facts from scratch, so looks read the rows after it (rollbacks delete rows and write new ones).
+    home = tmp_path / "home-data"
+    home.mkdir()
+    point_env_at(monkeypatch, home)
+    monkeypatch.setattr(fleet_index._MARKS, "clear", lambda: None)  # noqa: SLF001 - kept across resets
+    trusted: list[bool] = []
+    after = fleet_heads.heads_after
+
+    def counted(db: Any, mark: Any) -> Any:
+        found = after(db, mark)
+        trusted.append(found is not None)
+        return found
+
+    monkeypatch.setattr(fleet_heads, "heads_after", counted)
+    _random_walk(home / "leon.db", seed=29)
+    assert sum(trusted) >= STEPS // 2, trusted
 
 
 @pytest.mark.django_db(transaction=True)

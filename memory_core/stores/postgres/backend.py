@@ -390,6 +390,12 @@ class PostgresBackend:
                 return fleet_heads.heads_since(found[0], found[1], since)
         return []
 
+    def moved_heads(
+        self, problems: list[StoreProblem], *, since: str | None, mark: Hashable | None
+    ) -> tuple[list[ThreadHead], Hashable | None]:
+        # No row order to trust: a transaction's rows are not ordered by when it committed.
+        return self.thread_heads(problems, since=since), None
+
     def thread_counts(self, problems: list[StoreProblem], *, since: str) -> tuple[int, int]:
         with self._read(problems) as found:
             if found is not None:

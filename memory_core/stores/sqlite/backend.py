@@ -187,6 +187,17 @@ class SqliteBackend:
                 return fleet_heads.heads_since(db, since)
         return []
 
+    def moved_heads(
+        self, problems: list[StoreProblem], *, since: str | None, mark: Hashable | None
+    ) -> tuple[list[ThreadHead], Hashable | None]:
+        with self._opener.open(StoreRole.MAIN, problems) as db:
+            if db is not None and db.require_table("checkpoints"):
+                with db.snapshot():
+                    now = fleet_heads.row_mark(db)
+                    after = fleet_heads.heads_after(db, mark) if isinstance(mark, tuple) else None
+                    return (fleet_heads.heads_since(db, since) if after is None else after), now
+        return [], None
+
     def thread_counts(self, problems: list[StoreProblem], *, since: str) -> tuple[int, int]:
         with self._opener.open(StoreRole.MAIN, problems) as db:
             if db is not None:
