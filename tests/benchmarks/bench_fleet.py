@@ -388,8 +388,11 @@ def run_one(engine: str, threads: int, pg_url: str | None, dash_url: str | None)
     from mycel_dashboard.web.fleet_index import sum_reports
 
     # The builder's last step: the Context reports summed from every thread's kept reductions.
+    before_sums = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     results["context sums"], summed = timed(lambda: sum_reports(index, store_name(MycelReader(locations))))
     assert summed == 3, summed
+    # Peak RSS is a high-water mark: what the sums added to the peak so far (0: they stayed under it).
+    results["context sums rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before_sums
     from django.db.models import Max
 
     from mycel_dashboard.models import FleetUsage
@@ -479,7 +482,8 @@ def report(r: dict[str, Any]) -> None:
         f"{r['record pass']['copied_s']:.0f} s"
     )
     print(
-        f"Context reports summed from every thread's kept reductions (the builder's): {r['context sums']:.1f} s"
+        f"Context reports summed from every thread's kept reductions (the builder's): {r['context sums']:.1f} s, "
+        f"raising peak RSS by {r['context sums rss']:.0f} MB"
     )
     print(f"{'page':<22}{'first':>10}{'again':>10}{'again/floor':>13}  target")
     for name in ("newest first", "by fill", "by bytes", "page 40", "one id searched"):

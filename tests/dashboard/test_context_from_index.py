@@ -21,6 +21,8 @@ from memory_core.app.fleet_records import build_records
 from memory_core.app.tools import page_tools
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
+from mycel_dashboard.models import FleetReport
+from mycel_dashboard.web import fleet_index as web_index
 from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader, sum_reports
 from tests.core.store_builders import build_thread
 from tests.support.cli import cli_json, run_cli
@@ -160,3 +162,33 @@ def test_page_without_an_index_walks_and_cache_page_needs_all(sample_home: Path,
     assert "kept_as_of" not in page and page == _as_shown(page_tools, cli_json(capsys, "tools", "--json"))
     code, out, err = run_cli(capsys, "cache", "--all", "--threshold", "0.5", "--page")
     assert code != 0 and "--page prints the tab's fleet view" in err
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_record_pass_is_summed_as_it_goes(
+    sample_home: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The builder's thread sums the Context reports every SUM_EVERY records it reads, so a record pass of
+    # hours shows the newest threads' figures early (each sum says how many threads are behind).
+    settings.DASHBOARD_FLEET_INDEX_BACKGROUND = True
+    monkeypatch.setattr(web_index, "SUM_EVERY", 2)
+    locations = resolve_locations()
+    store = store_name(MycelReader(locations))
+    analysed: list[int] = []
+    summing = web_index.sum_reports
+
+    def counted(index: DashboardFleetIndex, name: str) -> int | None:
+        summed = summing(index, name)
+        analysed.append(FleetReport.objects.get(store=name, report=tools.KEPT.name).analysed)
+        return summed
+
+    monkeypatch.setattr(web_index, "sum_reports", counted)
+    assert web_index.start_builder(locations, store)
+    web_index.wait_for_builders(timeout_s=120)
+    threads = _walked_threads()
+    assert analysed[:3] == [2, 4, 6] and analysed[-1] == threads
+
+
+def _walked_threads() -> int:
+    """Threads with a model call record, as the walk counts them."""
+    return tools.fleet_tool_pressure(MycelReader(resolve_locations())).progress.analysed
