@@ -29,6 +29,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "data" / "mycel-pg-dev"
 THREAD = "m_sK5yDq1FvT7a-2"  # 5 checkpoints in the sample
 ROUNDS = 4  # concurrent rollbacks of THREAD from both instances
 BUILT = re.compile(r"fleet index: pass over \S+ done: (\d+) threads, (\d+) computed")
+SUMMED = re.compile(r"fleet index: \d+ reports of \S+ summed")
 
 
 def _checkpoint_ids(mycel_url: str, thread_id: str) -> list[str]:
@@ -139,6 +140,16 @@ def test_two_instances_share_logins_rollbacks_locks_and_the_fleet_index(
         computing = [p for p in passes if p[1] > 0]
         assert computing == [(threads, threads)], passes  # one pass computed every thread; any other, none
 
+        # -- the Context tabs: one sum of the kept reports, read by both instances --------------------
+        _wait_for_sums(dashboard_url)
+        sums = sum(len(SUMMED.findall(server.log_text())) for server in (a, b))
+        tabs = [_on(viewer, server).get("/context/tools/") for server in (a, b) for _ in range(2)]
+        assert all(tab.status == 200 and 'id="fleet-kept"' in tab.body for tab in tabs)
+        assert len({re.search(r"From the fleet index: [^<]*", tab.body).group(0) for tab in tabs}) == 1  # type: ignore[union-attr]
+        assert (
+            sum(len(SUMMED.findall(server.log_text())) for server in (a, b)) == sums
+        )  # nothing summed again
+
         # -- a rollback on A is what B shows next ----------------------------------------------------
         operator = Session(a.url, "operator")
         ids = _checkpoint_ids(pg_dev_sample, THREAD)
@@ -203,6 +214,23 @@ def _anonymous_status(server: DashboardServer, path: str) -> int:
         return connection.getresponse().status
     finally:
         connection.close()
+
+
+def _wait_for_sums(dashboard_url: str) -> None:
+    """Until every record is read and the three Context reports are summed as of the last one."""
+    import time
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with psycopg.connect(dashboard_url) as db:
+            due = db.execute("SELECT count(*) FROM mycel_dashboard_fleetthread WHERE record_due").fetchone()
+            summed = db.execute(
+                "SELECT count(*) FROM mycel_dashboard_fleetreport WHERE summed_generation = generation"
+            ).fetchone()
+        if due == (0,) and summed == (3,):
+            return
+        time.sleep(0.2)
+    raise AssertionError("the Context reports were not summed within 2 minutes")
 
 
 def _wait_for_complete_index(dashboard_url: str) -> None:
