@@ -66,9 +66,9 @@ def tools_document(found: ToolPressureReport) -> dict[str, Any]:
 
 def page_tools(document: dict[str, Any]) -> dict[str, Any]:
     """The document a page shows: each long list cut to its first entries, `<list>_count` its length."""
+    cut = _cut(_cut(document, "thread_totals", THREAD_TOTALS_SHOWN), "re_requests", RE_REQUESTS_SHOWN)
     return {
-        **_cut(document, "thread_totals", THREAD_TOTALS_SHOWN),
-        **_cut(document, "re_requests", RE_REQUESTS_SHOWN),
+        **cut,
         "tools": [
             {
                 **_cut(tool, "threads", TOOL_THREADS_SHOWN),

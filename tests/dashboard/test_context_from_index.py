@@ -136,6 +136,7 @@ def test_long_lists_are_cut_for_the_page_with_their_lengths_kept(
     monkeypatch.setattr(calibration, "POINTS_SHOWN", 3)
     monkeypatch.setattr(tools, "RE_REQUESTS_SHOWN", 0)
     monkeypatch.setattr(tools, "TOOL_THREADS_SHOWN", 1)
+    monkeypatch.setattr(tools, "THREAD_TOTALS_SHOWN", 2)
     assert _catch_up() == 3
     cli = cli_json(capsys, "calibration", "--json")
     page = viewer_client.get(reverse("context_calibration")).context["calibration"]
@@ -151,6 +152,8 @@ def test_long_lists_are_cut_for_the_page_with_their_lengths_kept(
     tools_cli = cli_json(capsys, "tools", "--json")
     pressure = viewer_client.get(reverse("context_tools")).context["pressure"]
     assert pressure["re_requests"] == [] and pressure["re_requests_count"] == len(tools_cli["re_requests"])
+    assert pressure["thread_totals"] == tools_cli["thread_totals"][:2]
+    assert pressure["thread_totals_count"] == len(tools_cli["thread_totals"]) > 2
     for shown, whole in zip(pressure["tools"], tools_cli["tools"], strict=True):
         assert shown["threads"] == whole["threads"][:1] and shown["threads_count"] == len(whole["threads"])
 
