@@ -8,6 +8,7 @@ own tables: Mycel's database is never touched.
 """
 
 import logging
+from typing import Any
 
 from django.db import DatabaseError, migrations, transaction
 
@@ -19,7 +20,7 @@ INDEXES = {
 }
 
 
-def add_trigram_indexes(apps, schema_editor):  # noqa: ANN001, ARG001 - a migration's RunPython signature
+def add_trigram_indexes(apps: Any, schema_editor: Any) -> None:  # noqa: ARG001 - Django's signature
     connection = schema_editor.connection
     if connection.vendor != "postgresql":
         return
@@ -36,7 +37,7 @@ def add_trigram_indexes(apps, schema_editor):  # noqa: ANN001, ARG001 - a migrat
             )
 
 
-def drop_trigram_indexes(apps, schema_editor):  # noqa: ANN001, ARG001
+def drop_trigram_indexes(apps: Any, schema_editor: Any) -> None:  # noqa: ARG001 - Django's signature
     if schema_editor.connection.vendor != "postgresql":
         return
     with schema_editor.connection.cursor() as cursor:
