@@ -56,7 +56,11 @@ def test_concurrent_misses_of_one_key_compute_once_and_all_get_the_value() -> No
         nonlocal calls
         calls += 1
         started.set()
-        time.sleep(0.2)  # long enough for every other caller to arrive and wait
+        # Hold the computation until all seven others have arrived and are waiting: a fixed sleep
+        # let a slow CI machine start some of them after the value was kept (hits, not waits).
+        deadline = time.monotonic() + 10
+        while kept.stats().waits < 7 and time.monotonic() < deadline:
+            time.sleep(0.01)
         return "value"
 
     results: list[str] = []
@@ -74,7 +78,7 @@ def test_concurrent_misses_of_one_key_compute_once_and_all_get_the_value() -> No
     for thread in others:
         thread.start()
     for thread in [first, *others]:
-        thread.join(5)
+        thread.join(15)
     assert calls == 1
     assert results == ["value"] * 8
     stats = kept.stats()
