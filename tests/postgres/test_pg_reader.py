@@ -146,6 +146,10 @@ def test_every_read_is_read_only_on_the_server(pg_dev_sample: str, tmp_path: Pat
     # The transaction itself refuses writes: even a bug could not change Mycel's data.
     from memory_core.stores.postgres.connect import PgError, read_only
 
+    # And one snapshot holds for every statement of a read, not only for the first.
+    with read_only(pg_dev_sample, "main", timeout_s=5.0, row_cap=10) as read:
+        assert read.one("SHOW transaction_isolation") == ("repeatable read",)
+        assert read.one("SHOW transaction_read_only") == ("on",)
     with (
         pytest.raises(PgError) as refused,
         read_only(pg_dev_sample, "main", timeout_s=5.0, row_cap=10) as read,

@@ -65,11 +65,19 @@ def _pool(url: str) -> ConnectionPool:
                 min_size=0,
                 max_size=POOL_MAX,
                 kwargs={"prepare_threshold": None, "autocommit": False},
+                configure=_read_only_snapshots,
                 open=True,
                 name="mycel-dashboard",
             )
             _pools[url] = pool
         return pool
+
+
+def _read_only_snapshots(conn: psycopg.Connection[Any]) -> None:
+    # One snapshot for every statement of a read, and the server refuses any write in it. Set on the
+    # connection, psycopg says it in each BEGIN: no statement of its own, nothing left in the session.
+    conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    conn.read_only = True
 
 
 def close_pools() -> None:
@@ -124,8 +132,6 @@ def read_only(url: str, store: str, *, timeout_s: float, row_cap: int) -> Iterat
             raise PgError(problem)
     try:
         with pool.connection(timeout=timeout_s) as conn, conn.transaction():
-            # One snapshot for every statement of the read, and the server refuses any write in it.
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             # SET LOCAL: the timeout ends with the transaction, so nothing is left on a shared connection.
             conn.execute("SELECT set_config('statement_timeout', %s, true)", (f"{int(timeout_s * 1000)}",))
             read = PgRead(conn, store, row_cap)

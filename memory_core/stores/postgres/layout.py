@@ -50,22 +50,26 @@ class PostgresLayout:
 
 def detect_layouts(read: PgRead) -> tuple[list[PostgresLayout], list[StoreProblem]]:
     """Every Mycel layout in the database (dev first), and why a candidate was refused."""
-    search_path = [str(r[0]) for r in read.rows("SELECT unnest(current_schemas(false))")]
     # pg_catalog, not information_schema: the latter hides tables we may not read, which would turn a
-    # missing GRANT into "no such table".
+    # missing GRANT into "no such table". The search_path rides on the same answer (every read asks this
+    # first, so a round trip saved here is saved on each); a row with no table when no table matched.
     found = read.rows(
-        "SELECT n.nspname, c.relname, array_agg(a.attname::text), "
+        "SELECT current_schemas(false), t.* FROM (SELECT 1) AS one LEFT JOIN ("
+        "SELECT n.nspname, c.relname, (SELECT array_agg(a.attname::text) FROM pg_attribute a "
+        "WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), "
         "has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT') "
         "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
-        "WHERE c.relname = ANY(%s) AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
-        "GROUP BY n.nspname, c.relname, c.oid, n.oid",
+        "WHERE c.relname = ANY(%s) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')) AS t ON true",
         (list(_TABLES),),
+        capped=False,  # one row per Mycel table in the database: bounded by its schemas
     )
+    search_path = [str(s) for s in found[0][0]] if found else []
     by_schema: dict[str, dict[str, set[str]]] = {}
     unreadable: dict[str, list[str]] = {}
-    for schema, table, columns, readable in found:
-        by_schema.setdefault(str(schema), {})[str(table)] = set(columns)
+    for _, schema, table, columns, readable in found:
+        if schema is None:
+            continue  # the one row of a database with no such table
+        by_schema.setdefault(str(schema), {})[str(table)] = set(columns or ())
         if not readable:
             unreadable.setdefault(str(schema), []).append(str(table))
     candidates: list[tuple[str, str]] = []
@@ -86,7 +90,7 @@ def detect_layouts(read: PgRead) -> tuple[list[PostgresLayout], list[StoreProble
             continue
         why = _refusal(read, schema, by_schema[schema])
         if why is None:
-            layouts.append(PostgresLayout(schema, name, _migration(read, schema)))
+            layouts.append(PostgresLayout(schema, name, KNOWN_MIGRATION))  # _refusal refuses any other
         else:
             problems.append(
                 StoreProblem(ProblemKind.UNKNOWN_SCHEMA, "main", f"{name} layout in schema {schema}: {why}")
