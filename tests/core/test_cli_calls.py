@@ -121,3 +121,27 @@ def test_an_unknown_thread_is_one_clear_line(sample_home, facts, capsys) -> None
     assert main(["calls", "no-such-thread"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mycel-memory: error: unknown thread 'no-such-thread'") and "Traceback" not in err
+
+
+def test_every_call_of_the_sample_home_is_the_size_the_scripted_model_counted(
+    sample_home, facts, capsys
+) -> None:
+    # Mycel main wrote the sample home with a scripted model that billed chars // 4 of the whole request
+    # (its system prompt and tools, fixed per thread, and the messages); the record's "sent" estimate is
+    # the request's message chars // 2. So where the record's request is the one the model received,
+    # input tokens - sent / 2 is one constant per thread, up to the two floors' rounding (at most 1
+    # token); a message missing, or trimmed where Mycel did not trim, moves it by its chars / 4.
+    threads = cli_json(capsys, "threads", "--json")
+    rows = threads["threads"] if isinstance(threads, dict) else threads
+    checked = 0
+    for thread_id in sorted(r["thread_id"] for r in rows):
+        calls = cli_json(capsys, "calls", thread_id, "--json")
+        if not calls:
+            continue
+        assert all(c["provider_input_tokens"] is not None for c in calls), thread_id
+        overheads = [c["provider_input_tokens"] - c["estimated_tokens"]["sent"] / 2 for c in calls]
+        assert max(overheads) - min(overheads) <= 1, (thread_id, overheads)
+        checked += len(calls)
+    # Every call of the six threads: the soft trim of m_npRsndIka9dx-2 and the compactions of
+    # m_0D8EzdJXJhk9-2 among them.
+    assert checked == 41
