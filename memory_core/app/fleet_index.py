@@ -38,7 +38,7 @@ from memory_core.records import StoreProblem, ThreadRow
 from memory_core.stores.checkpoints import checkpoint_id_at, time_of_checkpoint_id
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.runtime_config import layer_paths, read_json_file
-from memory_core.stores.thread_list.fleet_heads import EVERY_ROW
+from memory_core.stores.sqlite.connect import EVERY_ROW
 from memory_core.tokens import default_counter, estimate_tokens
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from memory_core.app.health import ACTIVE_WINDOW, health_json, health_of
 from memory_core.cli.common import print_json
 from memory_core.cli.reading import open_reader, warn
 from memory_core.cli.table import print_table
-from memory_core.stores.thread_list.fleet_heads import EVERY_ROW
+from memory_core.stores.sqlite.connect import EVERY_ROW
 
 FIRING = 1
 

@@ -17,7 +17,7 @@ from memory_core.cli.reading import open_reader, warn, warn_lines
 from memory_core.cli.table import one_line, print_table, printable, short_id
 from memory_core.records import StoreProblem, ThreadRow
 from memory_core.stores.reader import MycelReader
-from memory_core.stores.thread_list.fleet_heads import EVERY_ROW
+from memory_core.stores.sqlite.connect import EVERY_ROW
 
 
 def run_threads(args: argparse.Namespace) -> int:

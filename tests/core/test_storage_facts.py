@@ -482,3 +482,21 @@ def test_a_moved_thread_reads_only_its_new_checkpoints_and_a_deletion_reads_it_w
     memo.reset()
     assert after == reader_for(home).fleet_bytes().value
     assert fresh.checkpoints[1].checkpoint_id not in {c.checkpoint_id for t in after for c in t.checkpoints}
+
+
+# -- no row cap decides what the fleet's report holds ----------------------------------------------------
+
+
+def test_the_storage_report_holds_every_thread_whatever_the_row_cap(mycel_store: Any) -> None:
+    # Each read of the fleet's bytes answers one row per thread: a row cap there dropped threads (past
+    # 100,000 threads under the default cap), so a reader whose cap is one row still sizes every thread.
+    # (The threads' names still come from the capped thread list: docs/known-limits.md.)
+    from memory_core.app.storage import storage_report
+    from memory_core.stores.locations import resolve_locations
+
+    threads = set(mycel_store.heads())
+    assert len(threads) > 1
+    capped = storage_report(MycelReader(resolve_locations(), row_cap=1)).value
+    whole = storage_report(MycelReader(resolve_locations())).value
+    assert {t.thread_id for t in capped.threads} >= threads
+    assert [(t.thread_id, t.bytes) for t in capped.threads] == [(t.thread_id, t.bytes) for t in whole.threads]

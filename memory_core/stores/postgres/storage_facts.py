@@ -50,7 +50,8 @@ def thread_keys(read: PgRead, layout: PostgresLayout, thread_id: str | None = No
         ),
     ):
         where, params = _among([thread_id] if thread_id is not None else None)
-        for thread, count, extra in read.rows(f"{sql} {where} GROUP BY thread_id", params):
+        # One row per thread, every thread counts: no row cap.
+        for thread, count, extra in read.rows(f"{sql} {where} GROUP BY thread_id", params, capped=False):
             keys.setdefault(str(thread), {})[part] = (int(count), str(extra))
     label = store_label(layout)
     return {thread: (label, tuple(sorted(parts.items()))) for thread, parts in keys.items()}
@@ -73,6 +74,7 @@ def list_thread_bytes(
         "FROM jsonb_each_text(checkpoint -> 'channel_versions') AS v) END) "
         f"ORDER BY checkpoint_ns, checkpoint_id) FROM {layout.table('checkpoints')} {where} GROUP BY thread_id",
         params,
+        capped=False,  # one row per thread: every thread counts
     )
     blobs = _grouped(
         read,
@@ -101,7 +103,7 @@ def list_thread_bytes(
 
 
 def _grouped(read: PgRead, sql: str, params: tuple[Any, ...]) -> dict[str, list[list[Any]]]:
-    return {str(thread): _items(items) for thread, items in read.rows(sql, params)}
+    return {str(thread): _items(items) for thread, items in read.rows(sql, params, capped=False)}
 
 
 def _thread(

@@ -18,7 +18,7 @@ from typing import Any
 
 from memory_core.footprint.facts import ChannelBytes, CheckpointBytes, StoreSpace, TableSpace, ThreadBytes
 from memory_core.stores.msgpack_spans import SpanError, channel_value_spans
-from memory_core.stores.sqlite.connect import ReadOnlyDB, StoreError
+from memory_core.stores.sqlite.connect import EVERY_ROW, ReadOnlyDB, StoreError
 
 _ROOT = ""  # Mycel's graphs checkpoint in the root namespace; others are sub-graphs
 _SOURCE = (
@@ -45,6 +45,7 @@ def thread_keys(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, Hasha
             f"FROM checkpoints {where} GROUP BY thread_id",
             params,
             columns=("thread", "n", "head"),
+            cap=EVERY_ROW,  # one row per thread: every thread counts
         ):
             keys[str(thread)] = (int(count), str(head), 0, 0)
     if db.has_table("writes"):
@@ -53,6 +54,7 @@ def thread_keys(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, Hasha
             f"FROM writes {where} GROUP BY thread_id",
             params,
             columns=("thread", "n", "size"),
+            cap=EVERY_ROW,  # one row per thread: every thread counts
         ):
             before = keys.get(str(thread), (0, "", 0, 0))
             keys[str(thread)] = (before[0], before[1], int(count), int(size or 0))
@@ -95,6 +97,7 @@ def list_thread_bytes(
         "GROUP BY thread",
         params,
         columns=("thread", "items"),
+        cap=EVERY_ROW,  # one row per thread: every thread counts
     )
     found = {str(thread): _items(items) for thread, items in checkpoints}
     written = _writes(db, threads)
@@ -125,6 +128,7 @@ def _root_counts(db: ReadOnlyDB, threads: Sequence[str]) -> dict[str, int]:
         f"{where} AND checkpoint_ns = '' GROUP BY thread_id",
         params,
         columns=("thread", "n"),
+        cap=EVERY_ROW,  # one row per thread: every thread counts
     )
     return {str(t): int(n) for t, n in rows}
 
@@ -141,6 +145,7 @@ def _writes(db: ReadOnlyDB, threads: Sequence[str] | None) -> dict[str, dict[tup
         f"FROM writes {where} GROUP BY thread_id, checkpoint_ns, checkpoint_id) GROUP BY thread",
         params,
         columns=("thread", "items"),
+        cap=EVERY_ROW,  # one row per thread: every thread counts
     )
     return {str(t): {(str(ns), str(cid)): int(n or 0) for ns, cid, n in _items(items)} for t, items in rows}
 

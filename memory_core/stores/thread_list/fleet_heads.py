@@ -14,11 +14,9 @@ No row cap: a fleet's size is never decided by one (a page is bounded by its LIM
 
 from __future__ import annotations
 
-from memory_core.stores.sqlite.connect import ReadOnlyDB, StoreError
+from memory_core.stores.sqlite.connect import EVERY_ROW, ReadOnlyDB, StoreError
 
 Head = tuple[str, int, str]  # thread id, root checkpoint count, head (newest) checkpoint id
-# No cap: the answer has one row per thread, and every thread counts (the most sqlite3 can fetch at once).
-EVERY_ROW = 2**31 - 2
 
 
 def heads_since(db: ReadOnlyDB, since: str | None) -> list[Head]:
