@@ -14,8 +14,9 @@ minute older than the one before, so the fleet's activity spans weeks, as a real
 
 Printed per engine and size: the floor; the first page of a new fleet (no index yet: what SQL alone sorts);
 the index build; newest first, by fill, by bytes, page 40 and one id searched, each "first" (a new worker:
-every in-process memo emptied, the index in the database kept) and "again" (median of 3); after one thread
-gets a new checkpoint, the next page (which catches it up) against a warm one; the live poll, the Config page
+every in-process memo emptied, the index in the database kept) and "again" (median of 3); three times, one
+thread gets a new checkpoint and the next page (which catches it up) is timed against warm pages just before
+it (the median ratio is the figure); the live poll, the Config page
 and the fleet reports (Storage, Cost, the Context tabs) and a /metrics scrape first and again; peak RSS; the
 naive way.
 Targets (issue 27): warm <= 300 ms and <= 3x the floor; first page <= 3 s; build <= 10 min; the page after a
@@ -25,7 +26,7 @@ new checkpoint <= 2x a warm one.
         [--pages REGEX] [--profile DIR] [--smallest]
 
 --pages times only the fleet pages whose name matches; --profile writes a cProfile of one more warm load of
-each fleet page, and of the page after the new checkpoint (then not a fair timing), to DIR/<page>.prof.
+each fleet page, and of the first page after a new checkpoint (then not a fair timing), to DIR/<page>.prof.
 """
 
 from __future__ import annotations
