@@ -214,6 +214,16 @@ def test_a_row_cap_becomes_a_truncated_problem(sample_home: Path) -> None:
     assert any(p.kind is ProblemKind.TRUNCATED for p in result.problems)
 
 
+def test_a_capped_list_is_not_served_to_an_uncapped_reader_of_the_same_process(sample_home: Path) -> None:
+    # A page's reader (capped) and the index builder's (no cap) share one process and one version of the
+    # files: the reader's cap is part of its store version, so the builder lists every thread whichever
+    # of the two read first.
+    every = len(MycelReader(point_locations(sample_home)).list_threads().value)
+    capped = MycelReader(point_locations(sample_home), row_cap=1).list_threads()
+    assert any(p.kind is ProblemKind.TRUNCATED for p in capped.problems)
+    assert len(MycelReader(point_locations(sample_home)).list_threads().value) == every > len(capped.value)
+
+
 # -- a demo home, written by the demo builders (LangGraph's AsyncSqliteSaver driving a real graph) --------
 
 
