@@ -131,10 +131,8 @@ def test_every_call_of_the_sample_home_is_the_size_the_scripted_model_counted(
     # the request's message chars // 2. So where the record's request is the one the model received,
     # input tokens - sent / 2 is one constant per thread, up to the two floors' rounding (at most 1
     # token); a message missing, or trimmed where Mycel did not trim, moves it by its chars / 4.
-    threads = cli_json(capsys, "threads", "--json")
-    rows = threads["threads"] if isinstance(threads, dict) else threads
     checked = 0
-    for thread_id in sorted(r["thread_id"] for r in rows):
+    for thread_id in sorted(r["thread_id"] for r in cli_json(capsys, "threads", "--json")):
         calls = cli_json(capsys, "calls", thread_id, "--json")
         if not calls:
             continue

@@ -50,8 +50,7 @@ def thread_keys(read: PgRead, layout: PostgresLayout, thread_id: str | None = No
         ),
     ):
         where, params = _among([thread_id] if thread_id is not None else None)
-        # One row per thread, every thread counts: no row cap.
-        for thread, count, extra in read.rows(f"{sql} {where} GROUP BY thread_id", params, capped=False):
+        for thread, count, extra in _per_thread(read, f"{sql} {where} GROUP BY thread_id", params):
             keys.setdefault(str(thread), {})[part] = (int(count), str(extra))
     label = store_label(layout)
     return {thread: (label, tuple(sorted(parts.items()))) for thread, parts in keys.items()}
@@ -67,14 +66,14 @@ def list_thread_bytes(
 ) -> list[ThreadBytes]:
     """These threads' bytes per checkpoint in this layout (every thread's when None), oldest first."""
     where, params = _among(threads)
-    checkpoints = read.rows(
+    checkpoints = _per_thread(
+        read,
         "SELECT thread_id, json_agg(json_build_array(checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
         "pg_column_size(checkpoint), pg_column_size(metadata), metadata ->> 'source', metadata ->> 'step', "
         "CASE WHEN checkpoint_ns = '' THEN (SELECT COALESCE(json_agg(json_build_array(v.key, v.value)), '[]') "
         "FROM jsonb_each_text(checkpoint -> 'channel_versions') AS v) END) "
         f"ORDER BY checkpoint_ns, checkpoint_id) FROM {layout.table('checkpoints')} {where} GROUP BY thread_id",
         params,
-        capped=False,  # one row per thread: every thread counts
     )
     blobs = _grouped(
         read,
@@ -102,8 +101,14 @@ def list_thread_bytes(
     return out
 
 
+def _per_thread(read: PgRead, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """A fleet query's rows, one per thread: with no row cap, since every thread counts and a cap would
+    drop threads from the fleet's bytes."""
+    return read.rows(sql, params, capped=False)
+
+
 def _grouped(read: PgRead, sql: str, params: tuple[Any, ...]) -> dict[str, list[list[Any]]]:
-    return {str(thread): _items(items) for thread, items in read.rows(sql, params, capped=False)}
+    return {str(thread): _items(items) for thread, items in _per_thread(read, sql, params)}
 
 
 def _thread(

@@ -146,11 +146,12 @@ def _lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-# Each file's tables and columns per schema: every open of a store asks, and reading them is 1 + a query
-# per table. Keyed by the file's identity and change time and its schema cookie.
 # No cap, for an answer of one row per thread where every thread counts (the fleet index's questions, the
 # fleet's bytes): the most sqlite3 can fetch at once.
 EVERY_ROW = 2**31 - 2
+
+# Each file's tables and columns per schema: every open of a store asks, and reading them is 1 + a query
+# per table. Keyed by the file's identity and change time and its schema cookie.
 _SCHEMAS: Memo[dict[str, tuple[str, ...]]] = Memo("sqlite.schemas", max_entries=256)
 
 

@@ -33,6 +33,14 @@ def _among(threads: Sequence[str] | None) -> tuple[str, tuple[Any, ...]]:
     return "WHERE thread_id IN (SELECT value FROM json_each(?))", (json.dumps(list(threads)),)
 
 
+def _per_thread(
+    db: ReadOnlyDB, sql: str, params: Sequence[Any], *, columns: Sequence[str]
+) -> list[list[Any]]:
+    """A fleet query's rows, one per thread (packed as ReadOnlyDB.rows_as_json packs them): with no row
+    cap, since every thread counts and a cap would drop threads from the fleet's bytes."""
+    return db.rows_as_json(sql, params, columns=columns, cap=EVERY_ROW)
+
+
 def thread_keys(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, Hashable]:
     """Per thread, what changes whenever its bytes do: checkpoint count and greatest id (in any namespace;
     checkpoints are only appended) and its writes' count and bytes (a task's writes grow under the head).
@@ -40,21 +48,21 @@ def thread_keys(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, Hasha
     keys: dict[str, tuple[int, str, int, int]] = {}
     where, params = _among([thread_id] if thread_id is not None else None)
     if db.has_table("checkpoints"):
-        for thread, count, head in db.rows_as_json(
+        for thread, count, head in _per_thread(
+            db,
             "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS n, CAST(MAX(checkpoint_id) AS TEXT) AS head "
             f"FROM checkpoints {where} GROUP BY thread_id",
             params,
             columns=("thread", "n", "head"),
-            cap=EVERY_ROW,  # one row per thread: every thread counts
         ):
             keys[str(thread)] = (int(count), str(head), 0, 0)
     if db.has_table("writes"):
-        for thread, count, size in db.rows_as_json(
+        for thread, count, size in _per_thread(
+            db,
             "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS n, SUM(COALESCE(length(value), 0)) AS size "
             f"FROM writes {where} GROUP BY thread_id",
             params,
             columns=("thread", "n", "size"),
-            cap=EVERY_ROW,  # one row per thread: every thread counts
         ):
             before = keys.get(str(thread), (0, "", 0, 0))
             keys[str(thread)] = (before[0], before[1], int(count), int(size or 0))
@@ -88,7 +96,8 @@ def list_thread_bytes(
     else:
         where, params = _among(threads)
         rows_from = f"FROM checkpoints {where}"
-    checkpoints = db.rows_as_json(
+    checkpoints = _per_thread(
+        db,
         "SELECT thread, json_group_array(json_array(ns, id, parent, c, m, source)) AS items FROM ("
         "SELECT CAST(thread_id AS TEXT) AS thread, CAST(checkpoint_ns AS TEXT) AS ns, "
         "CAST(checkpoint_id AS TEXT) AS id, CAST(parent_checkpoint_id AS TEXT) AS parent, "
@@ -97,7 +106,6 @@ def list_thread_bytes(
         "GROUP BY thread",
         params,
         columns=("thread", "items"),
-        cap=EVERY_ROW,  # one row per thread: every thread counts
     )
     found = {str(thread): _items(items) for thread, items in checkpoints}
     written = _writes(db, threads)
@@ -123,12 +131,12 @@ def list_thread_bytes(
 
 def _root_counts(db: ReadOnlyDB, threads: Sequence[str]) -> dict[str, int]:
     where, params = _among(threads)
-    rows = db.rows_as_json(
+    rows = _per_thread(
+        db,
         "SELECT CAST(thread_id AS TEXT) AS thread, COUNT(*) AS n FROM checkpoints "
         f"{where} AND checkpoint_ns = '' GROUP BY thread_id",
         params,
         columns=("thread", "n"),
-        cap=EVERY_ROW,  # one row per thread: every thread counts
     )
     return {str(t): int(n) for t, n in rows}
 
@@ -138,14 +146,14 @@ def _writes(db: ReadOnlyDB, threads: Sequence[str] | None) -> dict[str, dict[tup
     if not db.has_table("writes"):
         return {}
     where, params = _among(threads)
-    rows = db.rows_as_json(
+    rows = _per_thread(
+        db,
         "SELECT thread, json_group_array(json_array(ns, id, total)) AS items FROM ("
         "SELECT CAST(thread_id AS TEXT) AS thread, CAST(checkpoint_ns AS TEXT) AS ns, "
         "CAST(checkpoint_id AS TEXT) AS id, SUM(COALESCE(length(value), 0)) AS total "
         f"FROM writes {where} GROUP BY thread_id, checkpoint_ns, checkpoint_id) GROUP BY thread",
         params,
         columns=("thread", "items"),
-        cap=EVERY_ROW,  # one row per thread: every thread counts
     )
     return {str(t): {(str(ns), str(cid)): int(n or 0) for ns, cid, n in _items(items)} for t, items in rows}
 
