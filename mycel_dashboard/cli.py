@@ -86,10 +86,13 @@ def _fleet_index() -> FleetIndexStore | None:
         if connection.vendor == "sqlite" and not Path(str(connection.settings_dict["NAME"])).exists():
             return None  # connecting would make the file
 
-        from mycel_dashboard.models import FleetThread
+        from django.db.migrations.loader import MigrationLoader
+
         from mycel_dashboard.web.fleet_index import DashboardFleetIndex
 
-        if FleetThread._meta.db_table not in connection.introspection.table_names():
+        # An index whose tables predate this version's migrations (the dashboard migrates when it starts).
+        loader = MigrationLoader(connection, ignore_no_migrations=True)
+        if not set(loader.graph.leaf_nodes()) <= set(loader.applied_migrations):
             return None
         return DashboardFleetIndex()
     except Exception:  # noqa: BLE001 - no index is a slower list, never a failed command

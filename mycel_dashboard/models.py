@@ -125,6 +125,21 @@ class FleetThread(models.Model):
     record_usage_calls = models.IntegerField(default=0)
     record_tokens = models.BigIntegerField(default=0)
     record_cost_order = models.DecimalField(max_digits=30, decimal_places=12, default=Decimal(0))
+    # The thread's footprint (memory_core.footprint.growth.Footprint, with its Pace): what the Storage report
+    # ranks, pages and sums in SQL (web/fleet_storage.py). NULL when no checkpoint store held it when indexed.
+    storage_store = models.TextField(null=True)  # noqa: DJ001 - the store label ("leon.db", "postgresql agent")
+    storage_layout = models.CharField(max_length=8, null=True)  # noqa: DJ001
+    storage_checkpoints = models.IntegerField(null=True)
+    storage_bytes = models.BigIntegerField(null=True)
+    storage_turns = models.IntegerField(null=True)
+    storage_per_turn = models.BigIntegerField(null=True)
+    storage_basis = models.CharField(max_length=60, null=True)  # noqa: DJ001
+    storage_quadratic = models.BooleanField(null=True)
+    storage_fit_a = models.FloatField(null=True)  # the fitted line; NULL with fewer turns than a fit needs
+    storage_fit_b = models.FloatField(null=True)
+    storage_fit_r2 = models.FloatField(null=True)
+    storage_rising_from = models.IntegerField(null=True)
+    storage_rising_until = models.IntegerField(null=True)  # NULL: the line never falls to zero again
     # Due for the record pass (web/fleet_index.py `_due`'s rule), kept by the database itself: counting and
     # listing what is due read a small partial index, never the whole fleet.
     record_due = models.GeneratedField(
@@ -155,6 +170,23 @@ class FleetThread(models.Model):
             models.Index(fields=["store", "name_key", "thread_id"], name="fleet_by_name"),
             models.Index(fields=["store", "model_key", "thread_id"], name="fleet_by_model"),
             models.Index(fields=["store", "thread_model"], name="fleet_thread_model"),
+            # The Storage report's orders (rank_key): by bytes, by growth per turn.
+            models.Index(
+                fields=["store", "-storage_bytes", "thread_id"],
+                name="fleet_storage_by_bytes",
+                condition=Q(storage_bytes__isnull=False),
+            ),
+            models.Index(
+                fields=["store", "-storage_per_turn", "-storage_bytes", "thread_id"],
+                name="fleet_storage_by_growth",
+                condition=Q(storage_bytes__isnull=False),
+            ),
+            # The threads indexed without bytes (the report counts them): few, so a small partial index.
+            models.Index(
+                fields=["store", "checkpoints"],
+                name="fleet_without_footprint",
+                condition=Q(storage_bytes__isnull=True),
+            ),
         ]
 
     def __str__(self) -> str:

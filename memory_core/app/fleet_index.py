@@ -26,10 +26,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memory_core.app.fleet import rows_json
+from memory_core.app.storage import StorageSort
 from memory_core.app.thread_settings import project_folder, thread_memory_settings, thread_model
 from memory_core.economics.calibration import available_encodings
 from memory_core.economics.cost import CallUsage, UsageGroup
 from memory_core.family import registered_only_rows
+from memory_core.footprint.growth import Footprint, footprint
 from memory_core.memo import Key, Memo, digest
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
@@ -44,7 +46,7 @@ from memory_core.tokens import default_counter, estimate_tokens
 log = logging.getLogger(__name__)
 
 # Bump when what `indexed_facts` computes changes: every thread is then computed again by the builder.
-INDEX_RULES = 2  # 2: the record pass keeps the Context reports' reductions
+INDEX_RULES = 3  # 2: the record pass keeps the Context reports' reductions; 3: each thread's footprint
 # A look recomputes up to this many moved threads itself; a fleet that moved more is the builder's work.
 INLINE_MOVED = 200
 # Checkpoints committed this long after their id was made are still found (ids carry their creation time).
@@ -112,6 +114,9 @@ class IndexedThread:
     pruned: bool  # a tool result is trimmed or cleared under the thread's settings
     version: str
     record: RecordTally | None = None  # None until the record pass has read one of its heads
+    # Its bytes and pace as the Storage report ranks them; None when no checkpoint store holds it or the
+    # read failed (the report counts those).
+    footprint: Footprint | None = None
 
     @property
     def thread_id(self) -> str:
@@ -171,6 +176,15 @@ class KeptState:
     documents: dict[str, Any] | None
 
 
+@dataclass(frozen=True, slots=True)
+class FootprintSums:
+    """The indexed footprints summed per store label (the Storage report's totals)."""
+
+    threads: int
+    bytes: int
+    projected_bytes: int  # every thread's Pace.projected_bytes at the asked turns, summed
+
+
 class FleetIndexStore(Protocol):
     """Where the index lives (the dashboard's database); every method is one short transaction."""
 
@@ -217,6 +231,16 @@ class FleetIndexStore(Protocol):
         self, store: str, report: str, generation: int, analysed: int, documents: dict[str, Any]
     ) -> None:
         """Keep a report's documents, summed from its reductions as of `generation`."""
+        ...
+
+    def footprint_sums(self, store: str, turns_ahead: int) -> tuple[dict[str, FootprintSums], int]:
+        """(the footprints summed per store label, threads indexed with a checkpoint but no footprint)."""
+        ...
+
+    def footprints(
+        self, store: str, sort: StorageSort, turns_ahead: int, offset: int, limit: int
+    ) -> list[tuple[str, str | None, Footprint]]:
+        """(thread id, name, footprint) of one page of threads in the Storage report's order (rank_key)."""
         ...
 
     def builder_lock(self, store: str) -> AbstractContextManager[bool]:
@@ -283,6 +307,7 @@ def indexed_facts(
     with_heads = [row for row in rows if row.head_checkpoint_id and row.messages]
     for row, messages in reader.head_messages(with_heads, problems):
         messages_of[row.thread_id] = messages
+    footprints = footprints_of(reader, [row.thread_id for row in rows], problems)
     out: list[IndexedThread] = []
     for row in rows:
         settings, limit = settings_of(row)
@@ -298,8 +323,19 @@ def indexed_facts(
                 d.action.changes_content for d in prune_decisions(messages, settings=settings).decisions
             )
         kept = replace(row, estimated_tokens=estimate)
-        out.append(IndexedThread(kept, estimate, limit, pruned, version))
+        out.append(
+            IndexedThread(kept, estimate, limit, pruned, version, footprint=footprints.get(row.thread_id))
+        )
     return out
+
+
+def footprints_of(
+    reader: MycelReader, thread_ids: Sequence[str], problems: list[StoreProblem]
+) -> dict[str, Footprint]:
+    """These threads' footprints, their bytes read in one pass."""
+    found = reader.read_thread_bytes(thread_ids)
+    problems.extend(found.problems)
+    return {thread_id: footprint(thread) for thread_id, thread in found.value.items()}
 
 
 # -- a look ----------------------------------------------------------------------------------------------
@@ -471,6 +507,12 @@ def _refresh_side_facts(
         for r in rows
         if r.thread_id in kept
         and replace(r, estimated_tokens=None) != replace(kept[r.thread_id].row, estimated_tokens=None)
+    ]
+    # Pending writes grow a thread's bytes under a standing head: its footprint is read again.
+    regrown = [t.thread_id for t in changed if t.row.bytes_on_disk != kept[t.thread_id].row.bytes_on_disk]
+    footprints = footprints_of(reader, regrown, []) if regrown else {}
+    changed = [
+        replace(t, footprint=footprints[t.thread_id]) if t.thread_id in footprints else t for t in changed
     ]
     for start in range(0, len(changed), CHUNK):
         index.put(store, changed[start : start + CHUNK])

@@ -9,13 +9,13 @@ from typing import Any
 
 from memory_core import figures
 from memory_core.app.errors import UnknownThread
+from memory_core.app.fleet_storage import fleet_storage_report
 from memory_core.app.inputs import parse_bounded
 from memory_core.app.status import refuse_unreadable, require_data
 from memory_core.app.storage import (
     DEFAULT_TURNS_AHEAD,
     MAX_TURNS_AHEAD,
     storage_as_json,
-    storage_report,
     thread_storage,
     thread_storage_as_json,
 )
@@ -34,8 +34,10 @@ def run_storage(args: argparse.Namespace) -> int:
     require_data(reader.locations)
     if args.thread_id is not None:
         return _one_thread(reader, args.thread_id, turns, as_json=args.json)
-    result = storage_report(reader, turns_ahead=turns)
-    if not result.value.threads:
+    # From the dashboard's fleet index when it is built (what the Storage page shows), else walked.
+    limit = None if args.json else _TOP  # --json has every thread; the table the biggest
+    result = fleet_storage_report(reader, args.fleet_index(), turns_ahead=turns, limit=limit)
+    if not result.value.thread_count:
         refuse_unreadable(result.problems)
     warn(result.problems)
     data = storage_as_json(result)
@@ -82,7 +84,7 @@ def _print_fleet(data: dict[str, Any]) -> None:
         print("(no threads)")
     elif len(threads) > _TOP:
         print(f"... {len(threads) - _TOP:,} more threads (--json lists every one)")
-    print(f"\n{figures.count(len(threads))} threads, {figures.size(data['total_bytes'])}")
+    print(f"\n{figures.count(data['thread_count'])} threads, {figures.size(data['total_bytes'])}")
     if any(t["growth_basis"] != "fitted" for t in threads[:_TOP]):
         print(f"(mean): {MIN_TURNS_TO_FIT} turns or more are fitted; fewer grow at their mean per turn")
     for store in data["stores"]:

@@ -18,10 +18,16 @@ line at the 5 % level (Pearson's r >= 0.707 with 6 degrees of freedom): turns of
 about one time in forty. Over 3 turns they pass it one time in four, and a line through 3 points,
 extrapolated 50 turns, projected a 608 KB thread past the biggest one. A shorter thread grows at its mean
 bytes per turn, labelled so (TOO_FEW_TURNS), and is never called quadratic.
+
+The projection (`Pace.projected_bytes`) adds the fitted line's bytes over the next turns where the line is
+above zero, summed exactly and rounded half up once: a form SQL computes from a handful of columns, so the
+fleet index ranks a fleet by its projection for any number of turns (mycel_dashboard/web/fleet_storage.py,
+tested equal to this one).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,16 +66,55 @@ class GrowthFit:
         # A turn never adds negative bytes, whatever a falling line says.
         return max(0, round(self.a + self.b * turn))
 
-    def bytes_of_turns(self, first: int, last: int) -> int:
-        """The fitted bytes of turns first..last, each at least 0 (summed exactly, rounded once)."""
-        if last < first:
-            return 0
-        if self.a + self.b * first >= 0 and self.a + self.b * last >= 0:
-            # A line positive at both ends is positive between them: its sum in closed form, so a
-            # projection over 10,000 threads costs no loop per turn.
-            n = last - first + 1
-            return max(0, round(n * self.a + self.b * (first + last) * n / 2))
-        return sum(self.bytes_of_turn(t) for t in range(first, last + 1))
+    def rising_turns(self, after: int) -> tuple[int, int | None]:
+        """(first, last) of the turns after `after` whose fitted bytes are above zero: a line is above zero
+        on one run of turns; last None when it never falls to zero again, last < first when it is nowhere."""
+        a, b, first = self.a, self.b, after + 1
+        if b > 0:
+            if a + b * first <= 0:
+                first = max(first, math.floor(-a / b))
+                while a + b * first <= 0:  # the division's rounding, settled on the line itself
+                    first += 1
+            return first, None
+        if b == 0:
+            return first, None if a > 0 else after
+        last = max(after, math.ceil(-a / b))
+        while a + b * (last + 1) > 0:
+            last += 1
+        while last >= first and a + b * last <= 0:
+            last -= 1
+        return first, last
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """What projects a thread, in the scalars the fleet index keeps: today's bytes, its turns, its pace
+    per turn and how it was found, the fitted line and the run of next turns where that line is above 0."""
+
+    total_bytes: int  # today's bytes (ThreadBytes.total)
+    turns: int
+    growth_bytes_per_turn: int  # the fitted bytes of the next turn; the mean per turn when not fitted
+    basis: str  # FITTED | TOO_FEW_TURNS | NO_CHECKPOINTS
+    quadratic: bool
+    fit: GrowthFit | None = None
+    rising_from: int = 0  # with a fit: the first next turn whose fitted bytes are above zero
+    rising_until: int | None = None  # with a fit: the last one (None: no end)
+
+    def projected_bytes(self, turns_ahead: int) -> int:
+        """Today's bytes plus what the next `turns_ahead` turns add at the thread's pace (the module says
+        how; fleet_storage.py says it again in SQL, in this very order of operations)."""
+        if turns_ahead <= 0:
+            return self.total_bytes
+        if self.fit is None:
+            return self.total_bytes + turns_ahead * self.growth_bytes_per_turn
+        last = self.turns + turns_ahead
+        if self.rising_until is not None:
+            last = min(last, self.rising_until)
+        n = last - self.rising_from + 1
+        if n <= 0:
+            return self.total_bytes
+        a, b = self.fit.a, self.fit.b
+        return self.total_bytes + math.floor(n * a + b * (self.rising_from + last) * n / 2 + 0.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +128,27 @@ class Growth:
     basis: str  # FITTED | TOO_FEW_TURNS | NO_CHECKPOINTS: how growth_bytes_per_turn was found
     total_bytes: int  # today's bytes (ThreadBytes.total)
 
+    @property
+    def pace(self) -> Pace:
+        if self.fit is None:
+            return Pace(
+                self.total_bytes, len(self.turns), self.growth_bytes_per_turn, self.basis, self.quadratic
+            )
+        rising_from, rising_until = self.fit.rising_turns(len(self.turns))
+        return Pace(
+            self.total_bytes,
+            len(self.turns),
+            self.growth_bytes_per_turn,
+            self.basis,
+            self.quadratic,
+            self.fit,
+            rising_from,
+            rising_until,
+        )
+
     def projected_bytes(self, turns_ahead: int) -> int:
         """Today's bytes plus what the next `turns_ahead` turns add at the thread's pace."""
-        if turns_ahead <= 0:
-            return self.total_bytes
-        if self.fit is None:
-            return self.total_bytes + turns_ahead * self.growth_bytes_per_turn
-        return self.total_bytes + self.fit.bytes_of_turns(len(self.turns) + 1, len(self.turns) + turns_ahead)
+        return self.pace.projected_bytes(turns_ahead)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,3 +262,18 @@ def bytes_per_checkpoint(thread: ThreadBytes) -> tuple[CheckpointPoint, ...]:
             )
         )
     return tuple(points)
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """A thread's place in the Storage report, less its name: the store holding it, its root checkpoints
+    and its pace (what the fleet index keeps of its bytes)."""
+
+    store: str
+    layout: str
+    checkpoints: int
+    pace: Pace
+
+
+def footprint(thread: ThreadBytes) -> Footprint:
+    return Footprint(thread.store, thread.layout, len(thread.checkpoints), thread_growth(thread).pace)

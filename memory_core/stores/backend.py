@@ -247,9 +247,9 @@ class StoreBackend(Protocol):
         ...
 
     def thread_bytes(
-        self, thread_id: str | None, problems: list[StoreProblem], known: KnownBytes | None = None
+        self, threads: Sequence[str] | None, problems: list[StoreProblem], known: KnownBytes | None = None
     ) -> list[ThreadBytes]:
-        """Every thread's bytes per checkpoint (or just `thread_id`'s), in every checkpoint store; no blob
+        """Every thread's bytes per checkpoint (or just these `threads`'), in every checkpoint store; no blob
         decoded; facts `known` under an unmoved key reused. Their totals are the thread list's
         `bytes_on_disk` (one accounting)."""
         ...

@@ -502,10 +502,20 @@ class MycelReader:
         def read() -> Result[ThreadBytes | None]:
             problems: list[StoreProblem] = []
             # The facts kept per thread serve here too: a commit elsewhere does not re-read this thread.
-            found = self.backend.thread_bytes(thread_id, problems, _KeptBytes(self.backend.identity()))
+            found = self.backend.thread_bytes([thread_id], problems, _KeptBytes(self.backend.identity()))
             return Result(found[0] if found else None, tuple(problems))
 
         return THREAD_BYTES.get_or_compute(Key(version, thread=thread_id), read, keep=_clean)
+
+    def read_thread_bytes(self, thread_ids: Sequence[str]) -> Result[dict[str, ThreadBytes]]:
+        """These threads' bytes per checkpoint, read now in one pass and not kept (the fleet index's, for
+        the threads it recomputes); a thread no checkpoint store holds has no entry."""
+        problems: list[StoreProblem] = []
+        found: dict[str, ThreadBytes] = {}
+        if thread_ids:
+            for thread in self.backend.thread_bytes(list(thread_ids), problems):
+                found.setdefault(thread.thread_id, thread)  # the store the thread list reads it from first
+        return Result(found, tuple(problems))
 
     def store_space(self) -> Result[tuple[StoreSpace, ...]]:
         """One StoreSpace per Mycel SQLite file that exists (dbstat, or estimated where it is not built

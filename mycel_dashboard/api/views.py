@@ -21,10 +21,11 @@ from memory_core.app import search as engine
 from memory_core.app import whatif as what_if
 from memory_core.app.errors import AppError, StoreUnreadable, UnknownThread
 from memory_core.app.fleet import fleet_rows
+from memory_core.app.fleet_storage import fleet_storage_report
 from memory_core.app.inputs import parse_bounded, parse_day, parse_rules_name
 from memory_core.app.search import results_json
 from memory_core.app.status import refuse_unreadable, require_data
-from memory_core.app.storage import DEFAULT_TURNS_AHEAD, MAX_TURNS_AHEAD, storage_as_json, storage_report
+from memory_core.app.storage import DEFAULT_TURNS_AHEAD, MAX_TURNS_AHEAD, storage_as_json
 from memory_core.app.thread import find_thread, thread_detail, thread_facts
 from memory_core.app.whatif import Proposal
 from memory_core.records import loud_messages
@@ -33,6 +34,7 @@ from mycel_dashboard.api.checkpoint import checkpoint_json
 from mycel_dashboard.api.paging import BadPaging, page_of, paging_of
 from mycel_dashboard.api.tokens import authenticate, token_from_header
 from mycel_dashboard.screens.checkpoint.presenter import NoSuchCheckpoint, checkpoint_page
+from mycel_dashboard.web.fleet_index import DashboardFleetIndex
 from mycel_dashboard.web.source import open_source
 
 log = logging.getLogger(__name__)
@@ -247,7 +249,8 @@ def storage(request: HttpRequest) -> HttpResponse:
     turns = parse_bounded(
         request.GET.get("turns"), "turns", low=0, high=MAX_TURNS_AHEAD, default=DEFAULT_TURNS_AHEAD
     )
-    result = storage_report(open_reader(), turns_ahead=turns)
+    # Every thread, from the fleet index when it can answer (as the Storage page), else by walking the fleet.
+    result = fleet_storage_report(open_reader(), DashboardFleetIndex(), turns_ahead=turns)
     refuse_unreadable(result.problems)
     return json_response(storage_as_json(result))
 

@@ -28,6 +28,7 @@ from memory_core.app.fleet_index import (
     BUILD_ROW_CAP,
     RECOMPACTS,
     FleetIndexStore,
+    FootprintSums,
     IndexedThread,
     IndexQuery,
     IndexState,
@@ -37,8 +38,10 @@ from memory_core.app.fleet_index import (
 )
 from memory_core.app.fleet_records import build_records
 from memory_core.app.kept_reports import refresh_reports
+from memory_core.app.storage import StorageSort
 from memory_core.app.thread_settings import thread_model
 from memory_core.economics.cost import CallUsage, UsageGroup
+from memory_core.footprint.growth import Footprint
 from memory_core.records import ThreadRow
 from memory_core.stores.locations import MycelLocations
 from memory_core.stores.reader import MycelReader
@@ -50,6 +53,7 @@ from mycel_dashboard.web.fleet_reports import (
     report_state,
     save_sum,
 )
+from mycel_dashboard.web.fleet_storage import footprint_columns, footprint_of, footprint_sums, footprints
 from mycel_dashboard.web.fleet_usage import drop_usage, put_usage, usage_of
 
 log = logging.getLogger(__name__)
@@ -154,6 +158,7 @@ class DashboardFleetIndex(FleetIndexStore):
             flags="," + ",".join(flags) + "," if flags else "",
             flag_count=len(flags),
             row=_row_json(row),
+            **footprint_columns(indexed.footprint),
         )
 
     def records_due(self, store: str, limit: int) -> list[str]:
@@ -206,6 +211,14 @@ class DashboardFleetIndex(FleetIndexStore):
         all_threads = total if matching is every else every.count()
         usage = usage_of(store, [t.thread_id for t in shown if t.record_head is not None])
         return total, all_threads, [_indexed(t, *usage.get(t.thread_id, ((), ()))) for t in shown]
+
+    def footprint_sums(self, store: str, turns_ahead: int) -> tuple[dict[str, FootprintSums], int]:
+        return footprint_sums(store, turns_ahead)
+
+    def footprints(
+        self, store: str, sort: StorageSort, turns_ahead: int, offset: int, limit: int
+    ) -> list[tuple[str, str | None, Footprint]]:
+        return footprints(store, sort, turns_ahead, offset, limit)
 
     @contextmanager
     def builder_lock(self, store: str) -> Iterator[bool]:
@@ -336,6 +349,7 @@ def _indexed(
         stored.pruned,
         stored.version,
         record,
+        footprint_of(stored),
     )
 
 

@@ -114,3 +114,48 @@ def test_the_context_tabs_from_the_index(viewer_page: BrowserPage, dashboard_ser
     summed(page, url, "/context/tools/")
     assert cli(dashboard_server, "tools", "--page")["calls"] == calls + 2
     assert viewer_page.console_errors == []
+
+
+def test_storage_from_the_index(viewer_page: BrowserPage, dashboard_server: DashboardServer) -> None:
+    """Storage over the same fleet: once the index is built the page ranks, pages and sums each thread's
+    footprint kept there, and its figures are `storage --json`'s (which reads the same index); a thread
+    written while the server runs is in the next load."""
+    page, url = viewer_page.page, dashboard_server.url
+    page.request.get(f"{url}/metrics")  # the first scrape builds the index (if the other journey did not)
+    for _ in range(240):
+        page.goto(f"{url}/storage/")
+        if page.locator('#storage-totals[data-from-index="yes"]').count():
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError("Storage never answered from the fleet index")
+    report = cli(dashboard_server, "storage", "--json")
+    assert report["from_index"] is True and report["behind"] == 0 and report["without_bytes"] == 0
+    threads = report["threads"]
+    assert report["thread_count"] == len(threads) > EXTRA
+    assert page.inner_text("#storage-threads") == f"{len(threads):,}"
+    assert page.get_attribute("#storage-total", "title") == f"{report['total_bytes']:,} bytes"
+    shown = page.eval_on_selector_all("#storage-rows tbody tr", "rs => rs.map(r => r.dataset.thread)")
+    assert shown == [t["thread_id"] for t in threads[:50]]
+    viewer_page.shot("storage-index")
+    page.get_by_role("link", name="Smaller →").first.click()
+    shown = page.eval_on_selector_all("#storage-rows tbody tr", "rs => rs.map(r => r.dataset.thread)")
+    assert shown == [t["thread_id"] for t in threads[50:100]]
+    page.goto(f"{url}/storage/?sort=projected&turns=200")
+    projected = cli(dashboard_server, "storage", "--json", "--turns", "200")["threads"]
+    ranked = sorted(projected, key=lambda t: (-t["projected_bytes"], -t["bytes"], t["thread_id"]))
+    rows = page.eval_on_selector_all(
+        "#storage-rows tbody tr", "rs => rs.map(r => [r.dataset.thread, Number(r.dataset.projected)])"
+    )
+    assert rows == [[t["thread_id"], t["projected_bytes"]] for t in ranked[:50]]
+    viewer_page.shot("storage-index-projected")
+
+    build_thread(
+        Path(dashboard_server.env["LEON_DB_PATH"]), "t-storage-new", turns=2, parallel=1, tool_chars=900
+    )
+    page.goto(f"{url}/storage/")
+    assert page.inner_text("#storage-threads") == f"{len(threads) + 1:,}"
+    after = cli(dashboard_server, "storage", "--json")
+    assert "t-storage-new" in {t["thread_id"] for t in after["threads"]}
+    assert page.get_attribute("#storage-total", "title") == f"{after['total_bytes']:,} bytes"
+    assert viewer_page.console_errors == []

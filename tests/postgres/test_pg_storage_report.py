@@ -12,7 +12,12 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
+from memory_core.app.fleet_index import build
+from memory_core.app.storage import storage_as_json
 from memory_core.demo.graph import FAKE_API_KEY
+from memory_core.stores.locations import resolve_locations
+from memory_core.stores.reader import Result
+from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
 from tests.support.cli import run_cli
 from tests.support.mycel_env import point_env_at_postgres
 
@@ -75,3 +80,34 @@ def test_main_layout_page_shows_the_cli_figures(
     assert breakdown.status_code == 200
     assert 'id="checkpoint-rows"' in breakdown.content.decode()
     assert FAKE_API_KEY not in breakdown.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("sort", ["bytes", "growth", "projected"])
+def test_dev_sample_from_the_fleet_index_equals_the_walk(
+    pg_dev_sample: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    viewer_client: Any,
+    settings: Any,
+    sort: str,
+) -> None:
+    """Each thread's footprint read from dev's checkpoint_blobs into the index, ranked and summed in SQL:
+    the page's figures are the walked report's."""
+    point_env_at_postgres(monkeypatch, tmp_path, pg_dev_sample)
+    settings.DASHBOARD_FLEET_INDEX_BACKGROUND = False
+    walked = _json(capsys, "storage", "--json", "--turns", "120")
+    locations = resolve_locations()
+    assert build(lambda cap: builder_reader(locations, cap), DashboardFleetIndex()) is not None
+    response = viewer_client.get(reverse("storage"), {"sort": sort, "turns": 120})
+    assert response.status_code == 200
+    page = storage_as_json(Result(response.context["report"], ()))
+    assert page["from_index"] is True and walked["from_index"] is False
+    provenance = ("from_index", "behind", "without_bytes", "threads", "sort")
+    assert {k: v for k, v in page.items() if k not in provenance} == {
+        k: v for k, v in walked.items() if k not in provenance
+    }
+    order = {"bytes": "bytes", "growth": "growth_bytes_per_turn", "projected": "projected_bytes"}[sort]
+    ranked = sorted(walked["threads"], key=lambda t: (-t[order], -t["bytes"], t["thread_id"]))
+    assert page["threads"] == ranked and len(ranked) == 5

@@ -462,7 +462,7 @@ class PostgresBackend:
     # -- storage ---------------------------------------------------------------------------------------
 
     def thread_bytes(
-        self, thread_id: str | None, problems: list[StoreProblem], known: KnownBytes | None = None
+        self, threads: Sequence[str] | None, problems: list[StoreProblem], known: KnownBytes | None = None
     ) -> list[ThreadBytes]:
         out: list[ThreadBytes] = []
         with self._read(problems) as found:
@@ -471,12 +471,11 @@ class PostgresBackend:
                 # Dev first, as detect_layouts orders them: the thread list reads a thread both hold from dev.
                 for layout in layouts:
                     if known is None:
-                        only = [thread_id] if thread_id is not None else None
-                        out.extend(pg_storage.list_thread_bytes(read, layout, only))
+                        out.extend(pg_storage.list_thread_bytes(read, layout, threads))
                         continue
-                    keys = pg_storage.thread_keys(read, layout, thread_id)
+                    keys = pg_storage.thread_keys(read, layout, threads)
                     reading = partial(pg_storage.list_thread_bytes, read, layout)
-                    out.extend(known_or_read(keys, known, reading, every_thread=thread_id is None))
+                    out.extend(known_or_read(keys, known, reading, every_thread=threads is None))
         return out
 
     def schema_bytes(self, problems: list[StoreProblem]) -> dict[str, int]:

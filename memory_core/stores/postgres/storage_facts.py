@@ -36,7 +36,9 @@ def _among(threads: Sequence[str] | None) -> tuple[str, tuple[Any, ...]]:
     return ("WHERE thread_id = ANY(%s)", (list(threads),)) if threads is not None else ("", ())
 
 
-def thread_keys(read: PgRead, layout: PostgresLayout, thread_id: str | None = None) -> dict[str, Hashable]:
+def thread_keys(
+    read: PgRead, layout: PostgresLayout, threads: Sequence[str] | None = None
+) -> dict[str, Hashable]:
     """Per thread, what changes whenever its bytes do: checkpoint count and greatest id (in any namespace;
     the saver only appends), blob count, and its writes' count and bytes (a task's grow under the head)."""
     keys: dict[str, dict[str, tuple[int, str]]] = {}
@@ -49,7 +51,7 @@ def thread_keys(read: PgRead, layout: PostgresLayout, thread_id: str | None = No
             f"FROM {layout.table('checkpoint_writes')}",
         ),
     ):
-        where, params = _among([thread_id] if thread_id is not None else None)
+        where, params = _among(threads)
         for thread, count, extra in _per_thread(read, f"{sql} {where} GROUP BY thread_id", params):
             keys.setdefault(str(thread), {})[part] = (int(count), str(extra))
     label = store_label(layout)

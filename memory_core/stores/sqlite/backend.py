@@ -317,7 +317,7 @@ class SqliteBackend:
     # -- storage ------------------------------------------------------------------------------------------
 
     def thread_bytes(
-        self, thread_id: str | None, problems: list[StoreProblem], known: KnownBytes | None = None
+        self, threads: Sequence[str] | None, problems: list[StoreProblem], known: KnownBytes | None = None
     ) -> list[ThreadBytes]:
         label = self.locations.main.name
         with self._opener.open(StoreRole.MAIN, problems) as db:
@@ -325,15 +325,14 @@ class SqliteBackend:
                 with db.snapshot():
                     check_checkpoint_layout(db)
                     if known is None:
-                        only = [thread_id] if thread_id is not None else None
-                        return storage_facts.list_thread_bytes(db, only, store=label)
-                    keys = {t: (label, key) for t, key in storage_facts.thread_keys(db, thread_id).items()}
+                        return storage_facts.list_thread_bytes(db, threads, store=label)
+                    keys = {t: (label, key) for t, key in storage_facts.thread_keys(db, threads).items()}
 
                     def read_moved(moved: Sequence[str] | None) -> list[ThreadBytes]:
                         before = {t: kept for t in moved or () if (kept := known.latest(t)) is not None}
                         return storage_facts.list_thread_bytes(db, moved, store=label, before=before)
 
-                    return known_or_read(keys, known, read_moved, every_thread=thread_id is None)
+                    return known_or_read(keys, known, read_moved, every_thread=threads is None)
         return []
 
     def schema_bytes(self, problems: list[StoreProblem]) -> dict[str, int]:

@@ -41,12 +41,12 @@ def _per_thread(
     return db.rows_as_json(sql, params, columns=columns, cap=EVERY_ROW)
 
 
-def thread_keys(db: ReadOnlyDB, thread_id: str | None = None) -> dict[str, Hashable]:
+def thread_keys(db: ReadOnlyDB, threads: Sequence[str] | None = None) -> dict[str, Hashable]:
     """Per thread, what changes whenever its bytes do: checkpoint count and greatest id (in any namespace;
     checkpoints are only appended) and its writes' count and bytes (a task's writes grow under the head).
     Answered from the primary-key indexes and the record headers; far cheaper than the facts themselves."""
     keys: dict[str, tuple[int, str, int, int]] = {}
-    where, params = _among([thread_id] if thread_id is not None else None)
+    where, params = _among(threads)
     if db.has_table("checkpoints"):
         for thread, count, head in _per_thread(
             db,

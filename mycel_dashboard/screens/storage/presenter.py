@@ -30,8 +30,8 @@ PER_PAGE = 50
 def growth_words(row: ThreadStorage, turns_ahead: int) -> str:
     """ "+12.3 KB per turn, projected 4.56 MB after 50 more turns" (and how the pace was found)."""
     pace = f"{fig.delta_size(row.growth_bytes_per_turn)} per turn"
-    if row.growth.basis != FITTED:
-        pace += f" ({row.growth.basis}: the mean per turn)" if row.turns else " (no checkpoints)"
+    if row.pace.basis != FITTED:
+        pace += f" ({row.pace.basis}: the mean per turn)" if row.turns else " (no checkpoints)"
     return f"{pace}, projected {fig.size(row.projected_bytes)} after {fig.count(turns_ahead)} more turns"
 
 
@@ -68,23 +68,24 @@ class RankingPage:
         return self.number + 1 if self.number < self.pages else None
 
 
-def ranking_page(
-    report: StorageReport, sort: StorageSort, page: int, notes: list[str], *, per_page: int = PER_PAGE
-) -> RankingPage:
-    """One page of the threads ranked by `sort`; a page past the end shows the last (and says so)."""
-    ranked = report.ranked(sort)
-    pages = max(1, -(-len(ranked) // per_page))
-    if page > pages:
-        notes.append(
-            f"There are only {fig.count(pages)} page{'s' if pages != 1 else ''} of threads: showing the last."
-        )
-        page = pages
-    start = (page - 1) * per_page
+def page_offset(page: int, *, per_page: int = PER_PAGE) -> int:
+    """Where page `page` (1-based) of the ranking starts."""
+    return (max(1, page) - 1) * per_page
+
+
+def last_page(threads: int, *, per_page: int = PER_PAGE) -> int:
+    return max(1, -(-threads // per_page))
+
+
+def ranking_page(report: StorageReport, *, per_page: int = PER_PAGE) -> RankingPage:
+    """The report's page of threads (it holds one page, ranked by its sort, from its offset)."""
+    start = report.offset
     rows = tuple(
         RankedRow(rank, row, thread_param(row.thread_id), growth_words(row, report.turns_ahead))
-        for rank, row in enumerate(ranked[start : start + per_page], start=start + 1)
+        for rank, row in enumerate(report.threads[:per_page], start=start + 1)
     )
-    return RankingPage(rows, sort, page, pages, len(ranked))
+    pages = last_page(report.thread_count, per_page=per_page)
+    return RankingPage(rows, report.sort, start // per_page + 1, pages, report.thread_count)
 
 
 @dataclass(frozen=True, slots=True)
