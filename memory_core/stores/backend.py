@@ -166,6 +166,11 @@ class StoreBackend(Protocol):
         (a file's stat); None where it does not (PostgreSQL would count the checkpoints)."""
         ...
 
+    def space_version(self) -> Hashable:
+        """A fingerprint of the stores' space alone (what store_space measures), cheaper than `version` where
+        that one is costly: PostgreSQL's relation sizes from the catalog, not its checkpoints counted."""
+        ...
+
     def agents_version(self) -> Hashable:
         """The same, of the agent registry alone (what list_agents reads): a fleet's checkpoints may be
         costly to fingerprint, the registry's file is not."""

@@ -526,7 +526,7 @@ class MycelReader:
             spaces = self.backend.store_space(problems)
             return Result(tuple(spaces), tuple(problems))
 
-        return STORE_SPACE.get_or_compute(Key(self.backend.version()), read, keep=_clean)
+        return STORE_SPACE.get_or_compute(Key(self.backend.space_version()), read, keep=_clean)
 
     def channel_bytes(
         self, thread_id: str, checkpoint_id: str | None = None

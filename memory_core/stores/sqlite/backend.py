@@ -147,6 +147,9 @@ class SqliteBackend:
     def heads_version(self) -> Hashable | None:
         return (self.query_timeout_s, *_file_version(self.locations.databases()[StoreRole.MAIN]))
 
+    def space_version(self) -> Hashable:
+        return self.version()  # the files' stats: as cheap as it gets
+
     def agents_version(self) -> Hashable:
         return (self.query_timeout_s, *_file_version(self.locations.databases()[StoreRole.AGENT_REGISTRY]))
 
