@@ -26,6 +26,7 @@ from mycel_dashboard.models import FleetIndexState, FleetThread
 from mycel_dashboard.screens.thread_list.presenter import Flag, SortKey
 from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
 from mycel_dashboard.web.fleet_usage import DashboardCostIndex
+from tests.support.heads import new_head
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -106,13 +107,7 @@ def test_a_new_checkpoint_reaches_the_next_look(sample_home: Path, settings) -> 
     thread = "m_npRsndIka9dx-1"
     before = index.indexed_heads(store, [thread])[thread]
     # A new head for one thread, as a rollback writes it: the head's row copied under a newer id.
-    with closing(sqlite3.connect(sample_home / "leon.db")) as conn, conn:
-        conn.execute(
-            "INSERT INTO checkpoints SELECT thread_id, checkpoint_ns, '1ffffff0-0000-6000-8000-000000000000', "
-            "checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = ? "
-            "ORDER BY checkpoint_id DESC LIMIT 1",
-            (thread,),
-        )
+    new_head(sample_home / "leon.db", thread)
     reset()
     found = look(MycelReader(resolve_locations()), index)
     assert (found.moved, found.caught_up) == (1, 1)
@@ -139,13 +134,7 @@ def test_a_quiet_leon_db_is_not_asked_again_and_a_write_is_seen_at_once(
     assert look(reader, index).moved == 0 and len(asked) == 1
     assert look(reader, index).moved == 0 and len(asked) == 1  # quiet: not asked
     thread = "m_npRsndIka9dx-1"
-    with closing(sqlite3.connect(sample_home / "leon.db")) as conn, conn:
-        conn.execute(
-            "INSERT INTO checkpoints SELECT thread_id, checkpoint_ns, '1ffffff0-0000-6000-8000-000000000001', "
-            "checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = ? "
-            "ORDER BY checkpoint_id DESC LIMIT 1",
-            (thread,),
-        )
+    new_head(sample_home / "leon.db", thread, "1ffffff0-0000-6000-8000-000000000001")
     found = look(reader, index)
     assert (found.moved, found.caught_up, len(asked)) == (1, 1, 2)
     assert (
@@ -153,16 +142,6 @@ def test_a_quiet_leon_db_is_not_asked_again_and_a_write_is_seen_at_once(
     )
     assert look(reader, index).moved == 0 and len(asked) == 3  # its own new watermark: asked once more
     assert look(reader, index).moved == 0 and len(asked) == 3
-
-
-def _new_head(leon_db: Path, thread: str, checkpoint_id: str) -> None:
-    """A copy of the thread's newest checkpoint under a new id, as a rollback writes one."""
-    with closing(sqlite3.connect(leon_db)) as conn, conn:
-        conn.execute(
-            "INSERT INTO checkpoints SELECT thread_id, checkpoint_ns, ?, checkpoint_id, type, checkpoint, metadata "
-            "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1",
-            (checkpoint_id, thread),
-        )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -189,7 +168,7 @@ def test_a_look_reads_only_the_rows_written_after_the_last_and_distrusts_renumbe
         return index.indexed_heads(store, [thread])[thread][0]
 
     assert look(reader, index).moved == 0 and len(scans) == 1
-    _new_head(leon_db, "m_npRsndIka9dx-1", "1ffffff0-0000-6000-8000-000000000001")
+    new_head(leon_db, "m_npRsndIka9dx-1", "1ffffff0-0000-6000-8000-000000000001")
     found = look(reader, index)
     assert (found.moved, found.caught_up, len(scans)) == (1, 1, 1)  # no scan: the rows after the mark
     assert head("m_npRsndIka9dx-1") == "1ffffff0-0000-6000-8000-000000000001"
@@ -199,7 +178,7 @@ def test_a_look_reads_only_the_rows_written_after_the_last_and_distrusts_renumbe
     with closing(sqlite3.connect(leon_db)) as conn, conn:
         conn.execute("DELETE FROM checkpoints WHERE checkpoint_id = '1ffffff0-0000-6000-8000-000000000001'")
     other = next(t for t in index.indexed_heads(store, None) if t != "m_npRsndIka9dx-1")
-    _new_head(leon_db, other, "1ffffff0-0000-6000-8000-000000000002")
+    new_head(leon_db, other, "1ffffff0-0000-6000-8000-000000000002")
     found = look(reader, index)
     assert found.moved >= 1 and len(scans) == 2 and head(other) == "1ffffff0-0000-6000-8000-000000000002"
 
@@ -208,10 +187,10 @@ def test_a_look_reads_only_the_rows_written_after_the_last_and_distrusts_renumbe
         with conn:
             conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (other,))
         conn.execute("VACUUM")
-    _new_head(leon_db, "m_npRsndIka9dx-1", "1ffffff0-0000-6000-8000-000000000003")
+    new_head(leon_db, "m_npRsndIka9dx-1", "1ffffff0-0000-6000-8000-000000000003")
     found = look(reader, index)
     assert len(scans) == 3 and head("m_npRsndIka9dx-1") == "1ffffff0-0000-6000-8000-000000000003"
-    _new_head(leon_db, "m_npRsndIka9dx-1", "1ffffff0-0000-6000-8000-000000000004")
+    new_head(leon_db, "m_npRsndIka9dx-1", "1ffffff0-0000-6000-8000-000000000004")
     assert look(reader, index).caught_up == 1 and len(scans) == 3  # a new mark, trusted again
     assert head("m_npRsndIka9dx-1") == "1ffffff0-0000-6000-8000-000000000004"
 

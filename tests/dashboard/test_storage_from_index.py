@@ -7,8 +7,6 @@ bytes of is said, never silently missing."""
 from __future__ import annotations
 
 import json
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from mycel_dashboard.models import FleetThread
 from mycel_dashboard.screens.storage.presenter import PER_PAGE
 from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader
 from tests.support.cli import cli_json, run_cli
+from tests.support.heads import new_head
 
 # What only the index's report says: where it came from, how far behind it is.
 _PROVENANCE = ("from_index", "behind", "without_bytes")
@@ -121,13 +120,7 @@ def test_the_cli_and_the_api_read_the_index_as_the_page(client, viewer, index, c
 def test_a_new_checkpoint_shows_at_the_next_load(viewer_client, index, sample_home: Path) -> None:
     before = _page_json(viewer_client, {"turns": 50})
     thread = "m_npRsndIka9dx-1"
-    with closing(sqlite3.connect(sample_home / "leon.db")) as conn, conn:
-        conn.execute(
-            "INSERT INTO checkpoints SELECT thread_id, checkpoint_ns, '1ffffff0-0000-6000-8000-000000000000', "
-            "checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = ? "
-            "ORDER BY checkpoint_id DESC LIMIT 1",
-            (thread,),
-        )
+    new_head(sample_home / "leon.db", thread)
     reset()
     after = _page_json(viewer_client, {"turns": 50})
     grown = {t["thread_id"]: t for t in after["threads"]}[thread]

@@ -188,14 +188,7 @@ class PostgresBackend:
         return ("postgresql", self.masked_url)
 
     def version(self) -> tuple[Any, ...]:
-        problems: list[StoreProblem] = []
-        parts: list[Any] = [self.sqlite.version()]
-        with self._read(problems) as found:
-            if found is not None:
-                read, layouts = found
-                parts.extend((layout, pg.fingerprint(read, layout)) for layout in layouts)
-        parts.extend(p.message for p in problems)
-        return tuple(parts)
+        return self._fingerprint(pg.fingerprint)
 
     def heads_version(self) -> Hashable | None:
         return None  # only counting the checkpoints would tell: the look's one question costs no more
@@ -203,12 +196,16 @@ class PostgresBackend:
     def space_version(self) -> Hashable:
         # Each schema's relation sizes (one catalog query), where `version` counts every checkpoint (~70 ms
         # at 100,000 threads): a new page anywhere changes them.
+        return self._fingerprint(pg_storage.schema_bytes)
+
+    def _fingerprint(self, of_layout: Callable[[PgRead, PostgresLayout], Hashable]) -> tuple[Any, ...]:
+        """The side files' version and `of_layout` of each schema holding Mycel's tables (and what failed)."""
         problems: list[StoreProblem] = []
         parts: list[Any] = [self.sqlite.version()]
         with self._read(problems) as found:
             if found is not None:
                 read, layouts = found
-                parts.extend((layout, pg_storage.schema_bytes(read, layout)) for layout in layouts)
+                parts.extend((layout, of_layout(read, layout)) for layout in layouts)
         parts.extend(p.message for p in problems)
         return tuple(parts)
 
