@@ -9,7 +9,7 @@ kept checkpoint still names it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
 
@@ -93,3 +93,19 @@ class ChannelBytes:
     @property
     def total(self) -> int:
         return self.inline + self.blob + self.writes
+
+
+@dataclass(frozen=True, slots=True)
+class TableMeasure:
+    """A SQLite file's tables and indexes as measured (dbstat walks every page), and the file's page and
+    free-page counts then: reused while those counts stay within MEASURE_DRIFT of it."""
+
+    pages: int
+    free_pages: int
+    tables: tuple[TableSpace, ...]
+    measured_by: str
+    estimated: tuple[str, ...]
+    file: Hashable = None  # the file's fingerprint then (stat and header): the same now, the same tables
+
+
+MEASURE_DRIFT = 0.01  # a file whose pages or free pages moved by more than this share is measured again

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
+from memory_core.footprint.facts import ChannelBytes, StoreSpace, TableMeasure, ThreadBytes
 from memory_core.records import (
     AgentRecord,
     CheckpointLocation,
@@ -55,6 +55,14 @@ class KnownBytes(Protocol):
     def latest(self, thread_id: str) -> ThreadBytes | None:
         """The thread's facts remembered last, under whatever key: rows never rewritten need no re-read."""
         ...
+
+
+class KnownTables(Protocol):
+    """Files' table measures kept between reads (the reader's memo), by the file's path and inode."""
+
+    def lookup(self, where: Hashable) -> TableMeasure | None: ...
+
+    def remember(self, where: Hashable, measure: TableMeasure) -> None: ...
 
 
 S = TypeVar("S")
@@ -259,8 +267,9 @@ class StoreBackend(Protocol):
         `bytes_on_disk` (one accounting)."""
         ...
 
-    def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:
-        """One StoreSpace per SQLite file that exists and per PostgreSQL schema holding Mycel's tables."""
+    def store_space(self, problems: list[StoreProblem], known: KnownTables | None = None) -> list[StoreSpace]:
+        """One StoreSpace per SQLite file that exists and per PostgreSQL schema holding Mycel's tables; a
+        file's tables measured `known` are reused while its pages barely moved (the space says so)."""
         ...
 
     def schema_bytes(self, problems: list[StoreProblem]) -> dict[str, int]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from memory_core.breaker import breaker_of
-from memory_core.footprint.facts import ChannelBytes, StoreSpace, ThreadBytes
+from memory_core.footprint.facts import ChannelBytes, StoreSpace, TableMeasure, ThreadBytes
 from memory_core.memo import Key, Memo
 from memory_core.messages import Message, MessageType
 from memory_core.records import (
@@ -89,6 +89,9 @@ THREAD_BYTES: Memo[Result[ThreadBytes | None]] = Memo("stores.thread_bytes", max
 # commit re-read every thread: 26 s of Storage on PostgreSQL). The values are the fleet's own, shared.
 KEPT_THREAD_BYTES: Memo[ThreadBytes] = Memo("stores.kept_thread_bytes", max_entries=250_000)
 STORE_SPACE: Memo[Result[tuple[StoreSpace, ...]]] = Memo("stores.store_space", max_entries=4)
+# Each SQLite file's tables as last measured, by path and inode: a commit re-reads the file's size and free
+# pages, not every page of it (TableMeasure: until its pages move by more than MEASURE_DRIFT).
+KEPT_TABLES: Memo[TableMeasure] = Memo("stores.kept_tables", max_entries=64)
 CHANNEL_BYTES: Memo[Result[tuple[str | None, tuple[ChannelBytes, ...]]]] = Memo(
     "stores.channel_bytes", max_entries=64
 )
@@ -523,7 +526,7 @@ class MycelReader:
 
         def read() -> Result[tuple[StoreSpace, ...]]:
             problems: list[StoreProblem] = []
-            spaces = self.backend.store_space(problems)
+            spaces = self.backend.store_space(problems, _KeptTables())
             return Result(tuple(spaces), tuple(problems))
 
         return STORE_SPACE.get_or_compute(Key(self.backend.space_version()), read, keep=_clean)
@@ -606,6 +609,16 @@ class _KeptBytes:
 
     def latest(self, thread_id: str) -> ThreadBytes | None:
         return KEPT_THREAD_BYTES.get(Key(self.store, thread=thread_id, what="latest"))
+
+
+class _KeptTables:
+    """KnownTables over KEPT_TABLES."""
+
+    def lookup(self, where: Hashable) -> TableMeasure | None:
+        return KEPT_TABLES.get(Key(where))
+
+    def remember(self, where: Hashable, measure: TableMeasure) -> None:
+        KEPT_TABLES.put(Key(where), measure)
 
 
 def _decoded_key(payload: Payload) -> Key:

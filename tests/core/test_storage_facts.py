@@ -202,6 +202,42 @@ def test_dbstat_unavailable_falls_back_and_says_what_is_estimated(
     assert all(t.kind == "table" for t in leon.tables)
 
 
+def test_a_small_commit_reuses_the_tables_measured_and_a_big_one_measures_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # dbstat visits every page of the file: after a commit that moved its pages by 1 % or less, the space
+    # is the file's size, WAL and free pages read afresh beside the tables as measured, and says so.
+    home = tmp_path / "home-m"
+    home.mkdir()
+    for n in range(60):
+        build_thread(home / "leon.db", f"t{n}", turns=2, tool_chars=3000)
+    measured: list[int] = []
+    real = storage_facts._measure_tables
+
+    def counted(*args: Any) -> Any:
+        found = real(*args)
+        measured.append(found.pages)
+        return found
+
+    monkeypatch.setattr(storage_facts, "_measure_tables", counted)
+
+    def leon() -> Any:
+        return next(s for s in reader_for(home).store_space().value if s.store == "leon.db")
+
+    first = leon()
+    assert len(measured) == 1 and first.estimated == ()
+    with closing(sqlite3.connect(home / "leon.db")) as conn, conn:  # one small row: no new page
+        conn.execute("CREATE TABLE IF NOT EXISTS probe (x)")
+    small = leon()
+    assert len(measured) == 1 and small.tables == first.tables
+    assert small.file_bytes == (home / "leon.db").stat().st_size
+    assert any("as measured when the file had" in e for e in small.estimated)
+    build_thread(home / "leon.db", "big", turns=8, tool_chars=200_000)  # far more than 1 % of the pages
+    grown = leon()
+    assert len(measured) == 2 and grown.estimated == () and grown.file_bytes > first.file_bytes
+    assert sum(t.bytes for t in grown.tables) + (grown.free_bytes or 0) == grown.file_bytes
+
+
 # -- namespaces other than the root, and writes whose checkpoint is gone ------------------------------
 
 

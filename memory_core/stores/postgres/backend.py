@@ -34,7 +34,15 @@ from memory_core.records import (
     ThreadRow,
 )
 from memory_core.rollback import CheckpointCopy, RollbackApplied, RollbackRefused
-from memory_core.stores.backend import KnownBytes, Metadata, Payload, ThreadHead, known_or_read, one_snapshot
+from memory_core.stores.backend import (
+    KnownBytes,
+    KnownTables,
+    Metadata,
+    Payload,
+    ThreadHead,
+    known_or_read,
+    one_snapshot,
+)
 from memory_core.stores.checkpoints import CheckpointMeta
 from memory_core.stores.decode import UnreadableBlob, count_checkpoint_messages, decode_typed
 from memory_core.stores.locations import SQLITE_PATH_VARIABLES, MycelLocations, StoreRole
@@ -496,7 +504,7 @@ class PostgresBackend:
                 pg_storage.store_label(layout): pg_storage.schema_bytes(read, layout) for layout in layouts
             }
 
-    def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:
+    def store_space(self, problems: list[StoreProblem], known: KnownTables | None = None) -> list[StoreSpace]:
         out: list[StoreSpace] = []
         dev_only = False
         with self._read(problems) as found:
@@ -506,7 +514,7 @@ class PostgresBackend:
                 out.extend(pg_storage.store_space(read, layout, self.masked_url) for layout in layouts)
         # The side stores Mycel still keeps in SQLite files, where they exist; dev has no ~/.leon defaults,
         # so on a dev-only database a file counts only where its variable names it.
-        files = self._optional(self.sqlite.store_space, problems)
+        files = self._optional(partial(self.sqlite.store_space, known=known), problems)
         if dev_only:
             named = {str(self.locations.path(role)) for role in SQLITE_PATH_VARIABLES if self._named(role)}
             files = [space for space in files if space.location in named]

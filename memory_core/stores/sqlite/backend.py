@@ -31,7 +31,15 @@ from memory_core.records import (
     ThreadRow,
 )
 from memory_core.rollback import CheckpointCopy, RollbackApplied
-from memory_core.stores.backend import KnownBytes, Metadata, Payload, ThreadHead, known_or_read, one_snapshot
+from memory_core.stores.backend import (
+    KnownBytes,
+    KnownTables,
+    Metadata,
+    Payload,
+    ThreadHead,
+    known_or_read,
+    one_snapshot,
+)
 from memory_core.stores.checkpoints import (
     CheckpointMeta,
     checkpoint_metadata,
@@ -341,7 +349,7 @@ class SqliteBackend:
     def schema_bytes(self, problems: list[StoreProblem]) -> dict[str, int]:
         return {}
 
-    def store_space(self, problems: list[StoreProblem]) -> list[StoreSpace]:
+    def store_space(self, problems: list[StoreProblem], known: KnownTables | None = None) -> list[StoreSpace]:
         out: list[StoreSpace] = []
         # Several roles may name one file (queue.db beside leon.db by default): measure each file once.
         seen: set[Path] = set()
@@ -352,7 +360,16 @@ class SqliteBackend:
             with self._opener.open(role, problems) as db:
                 if db is not None:
                     with db.snapshot():
-                        out.append(storage_facts.store_space(db, path.name))
+                        where = (str(path), _inode(path))
+                        space, measure = storage_facts.store_space(
+                            db,
+                            path.name,
+                            known.lookup(where) if known is not None else None,
+                            file=tuple(_file_version(path)),
+                        )
+                        if known is not None:
+                            known.remember(where, measure)
+                        out.append(space)
         return out
 
     def channel_bytes(
@@ -369,6 +386,13 @@ class SqliteBackend:
                         )
                     return found, channels
         return None, []
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return None
 
 
 def _file_version(path: Path) -> list[tuple[Any, ...]]:
