@@ -181,6 +181,22 @@ class FleetThread(models.Model):
                 name="fleet_storage_by_growth",
                 condition=Q(storage_bytes__isnull=False),
             ),
+            # The report's sums per store (for any projection): read from this index alone, not the rows.
+            models.Index(
+                fields=[
+                    "store",
+                    "storage_store",
+                    "storage_bytes",
+                    "storage_turns",
+                    "storage_per_turn",
+                    "storage_fit_a",
+                    "storage_fit_b",
+                    "storage_rising_from",
+                    "storage_rising_until",
+                ],
+                name="fleet_storage_sums",
+                condition=Q(storage_bytes__isnull=False),
+            ),
             # The threads indexed without bytes (the report counts them): few, so a small partial index.
             models.Index(
                 fields=["store", "checkpoints"],

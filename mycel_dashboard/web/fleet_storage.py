@@ -111,7 +111,7 @@ def footprint_sums(store: str, turns_ahead: int) -> tuple[dict[str, FootprintSum
     sums = (
         _measured(store)
         .values("storage_store")
-        .annotate(threads=Count("id"), bytes=Sum("storage_bytes"), projected=Sum(_projected(turns_ahead)))
+        .annotate(threads=Count("*"), bytes=Sum("storage_bytes"), projected=Sum(_projected(turns_ahead)))
         .order_by()
     )
     found = {
