@@ -365,7 +365,7 @@ class SqliteBackend:
                             db,
                             path.name,
                             known.lookup(where) if known is not None else None,
-                            file=tuple(_file_version(path)),
+                            file=_content_version(path),
                         )
                         if known is not None:
                             known.remember(where, measure)
@@ -393,6 +393,13 @@ def _inode(path: Path) -> int | None:
         return path.stat().st_ino
     except OSError:
         return None
+
+
+def _content_version(path: Path) -> tuple[Any, ...]:
+    """The file's version less what a reader's open may change: an empty -wal made (or left) by a connection
+    is no new content, so only a -wal holding frames counts, by its size and header."""
+    main, wal = _file_version(path)
+    return (main, wal[2:5:2] if len(wal) > 2 and wal[2] else ())
 
 
 def _file_version(path: Path) -> list[tuple[Any, ...]]:
