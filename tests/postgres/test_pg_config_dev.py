@@ -20,6 +20,7 @@ from memory_core.stores.write.agent_config_writer import (
     apply_compact_json,
     compact_json_sha256,
 )
+from tests.support.postgres import write_counts
 
 AGENT = "m_rE2uGx6NbP9w"
 THREAD = f"{AGENT}-1"
@@ -48,14 +49,6 @@ def stored(url: str) -> Any:
             "SELECT compact_json FROM agent.agent_configs WHERE id = %s", (CONFIG_ID,)
         ).fetchone()
     return row[0] if row else None
-
-
-def write_counts(url: str) -> list[tuple[Any, ...]]:
-    with psycopg.connect(url) as conn:
-        conn.execute("SELECT pg_stat_clear_snapshot()")
-        return conn.execute(
-            "SELECT schemaname, relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables ORDER BY 1, 2"
-        ).fetchall()
 
 
 def select_only_url(url: str) -> str:

@@ -18,7 +18,8 @@ from memory_core.cli import main
 from memory_core.demo.dev_layout import WrittenDevThread
 from memory_core.lineage import file_operations_by_time, join_by_time, run_events_by_time
 from memory_core.records import BreakerState
-from tests.postgres.test_pg_reader import DATA, TRUTH, reader_for, write_counts
+from tests.postgres.test_pg_reader import DATA, TRUTH, reader_for
+from tests.support.postgres import write_counts
 
 Demo = tuple[str, list[WrittenDevThread]]
 

@@ -16,6 +16,7 @@ from memory_core.stores.locations import resolve_locations
 from memory_core.stores.postgres.backend import PostgresBackend
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import content_chars
+from tests.support.postgres import write_counts
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mycel-pg-dev"
 TRUTH = json.loads((DATA / "truth.json").read_text())
@@ -25,15 +26,6 @@ def reader_for(url: str, tmp_path: Path, **env: str) -> MycelReader:
     """A reader configured as Mycel is: LEON_POSTGRES_URL, and a data home with no SQLite file."""
     environ = {"HOME": str(tmp_path / "home"), "LEON_POSTGRES_URL": url, **env}
     return MycelReader(resolve_locations(environ), query_timeout_s=5.0)
-
-
-def write_counts(url: str) -> list[tuple[Any, ...]]:
-    """Every write the server counted on the user tables (inserts, updates, deletes) since it started."""
-    with psycopg.connect(url) as conn:
-        conn.execute("SELECT pg_stat_clear_snapshot()")
-        return conn.execute(
-            "SELECT schemaname, relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables ORDER BY 1, 2"
-        ).fetchall()
 
 
 def test_dev_sample_list_thread_and_checkpoints_match_truth(pg_dev_sample: str, tmp_path: Path) -> None:

@@ -25,7 +25,8 @@ from memory_core.app.rollback import (
 )
 from memory_core.rollback import ROLLBACK_METADATA_KEY, RollbackApplied, RollbackRefused
 from memory_core.stores.reader import MycelReader
-from tests.postgres.test_pg_reader import DATA, TRUTH, reader_for, write_counts
+from tests.postgres.test_pg_reader import DATA, TRUTH, reader_for
+from tests.support.postgres import write_counts
 
 SUMMARIES_THREAD = "m_rE2uGx6NbP9w-1"  # 9 checkpoints, summaries up to 4, 8 and 12 in leon.db
 BREAKER_THREAD = "m_sK5yDq1FvT7a-2"  # the head's breaker is open (3 failures)

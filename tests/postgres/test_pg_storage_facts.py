@@ -16,7 +16,7 @@ from memory_core.records import ProblemKind
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.postgres.connect import mask_url
 from memory_core.stores.reader import MycelReader
-from tests.postgres.test_pg_reader import write_counts
+from tests.support.postgres import write_counts
 
 _TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
 

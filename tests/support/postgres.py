@@ -20,7 +20,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from glob import glob
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
+
+import psycopg
 
 SUPERUSER = "mycel"
 # One role logs in with a real password (scram-sha-256), so a wrong password is refused as on a real server;
@@ -226,3 +229,22 @@ def running_postgres() -> Iterator[PostgresServer]:
     finally:
         server.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def write_counts(url: str) -> list[tuple[Any, ...]]:
+    """Every write the server counted on the user tables (inserts, updates, deletes) since it started, once
+    two reads a moment apart agree: a backend that wrote (a fixture's, just closed) reports its counts as it
+    exits, which on a loaded machine can land after the test's first read."""
+    with psycopg.connect(url) as conn:
+        found: list[tuple[Any, ...]] | None = None
+        for _ in range(40):
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            now = conn.execute(
+                "SELECT schemaname, relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables "
+                "ORDER BY 1, 2"
+            ).fetchall()
+            if now == found:
+                return now
+            found = now
+            time.sleep(0.25)
+        raise AssertionError(f"the server's write counts never settled: {found}")
