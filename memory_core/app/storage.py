@@ -279,11 +279,7 @@ def thread_storage(
     growth = thread_growth(thread)
     detail = ThreadDetail(
         thread=storage_row(
-            thread_id,
-            name,
-            Footprint(thread.store, thread.layout, len(thread.checkpoints), growth.pace),
-            fleet_bytes=fleet_bytes,
-            turns_ahead=turns_ahead,
+            thread_id, name, footprint(thread, growth), fleet_bytes=fleet_bytes, turns_ahead=turns_ahead
         ),
         turns=growth.turns,
         rows=rows,

@@ -275,5 +275,7 @@ class Footprint:
     pace: Pace
 
 
-def footprint(thread: ThreadBytes) -> Footprint:
-    return Footprint(thread.store, thread.layout, len(thread.checkpoints), thread_growth(thread).pace)
+def footprint(thread: ThreadBytes, growth: Growth | None = None) -> Footprint:
+    """The thread's footprint; `growth`, when the caller fitted it already, is not fitted again."""
+    pace = (growth if growth is not None else thread_growth(thread)).pace
+    return Footprint(thread.store, thread.layout, len(thread.checkpoints), pace)
