@@ -23,6 +23,8 @@ def call_json(call: RecordedCall) -> dict[str, Any]:
         "summary_id": call.summary_id,
         "summary_stored": call.summary_stored,
         "summary_compact_up_to_index": call.summary.compact_up_to_index if call.summary else None,
+        # An unstored summary's size by the provider's counts (call_record.provider_counts), else None.
+        "summary_tokens_by_provider": call.summary_tokens,
         "estimated_tokens": {
             "stored": call.stored_tokens,
             "after_pruning": call.pruned_tokens,

@@ -71,6 +71,9 @@ class RecordedCall:
     # The requests Mycel's summariser got before this call (memory_core.rules.summariser): a compaction's,
     # or a failed attempt's first; call_record.summariser fills them in.
     summariser: tuple[SummariserRequest, ...] = ()
+    # The size in tokens of an unstored summary in front, by the provider's counts
+    # (memory_core.call_record.provider_counts); counted in tiktoken_tokens. None: stored, or no counts.
+    summary_tokens: int | None = None
 
     @property
     def request_messages(self) -> int:

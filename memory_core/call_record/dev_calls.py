@@ -27,6 +27,13 @@ from memory_core.call_record.evidence import (
     rows_on_history,
 )
 from memory_core.call_record.intervals import Limits
+from memory_core.call_record.provider_counts import (
+    chars_per_token,
+    estimated_chars,
+    measured_note,
+    measured_summaries,
+    with_measured,
+)
 from memory_core.compaction import SUMMARY_HEADER, compact_up_to_index, summary_text_for
 from memory_core.memory_settings import MYCEL_COMPACTION_THRESHOLD, MemorySettings
 from memory_core.messages import Message, MessageType
@@ -579,12 +586,32 @@ def dev_calls(
     if not rows and readings[size][0] and readings[size][1]:
         size = _shorter_without_failure(read, size, [n for n in sizes if n < size])
     _, _, inference, steps = read(size)
-    if not rows and any(step.compacted and not step.stored for step in steps):
-        inference = replace(inference, assumed=(*inference.assumed, _assumed(size, sizes)))
-    recorded = dev_recorded_calls(
-        calls, steps, inference, counter=counter, points=points, histories=histories
-    )
-    return recorded, inference
+
+    def recorded_at(steps: Sequence[DevStep], inference: SettingsInForce) -> tuple[RecordedCall, ...]:
+        return dev_recorded_calls(
+            calls, steps, inference, counter=counter, points=points, histories=histories
+        )
+
+    recorded = recorded_at(steps, inference)
+    if rows or not any(step.compacted and not step.stored for step in steps):
+        return recorded, inference
+    # The provider's counts are a trace of the unstored summaries' size: taken before any guess.
+    inputs = [histories[point.history].messages for point in points]
+    measured = measured_summaries(recorded, inputs, counter)
+    ratio = chars_per_token(histories[-1].messages, counter) if counter is not None else None
+    estimate = None
+    if measured is not None and ratio is not None:
+        estimate = estimated_chars(measured, ratio)
+        size = _nearest_explaining(read, estimate, size)
+        _, _, inference, steps = read(size)
+        recorded = recorded_at(steps, inference)
+        measured = measured_summaries(recorded, inputs, counter) or measured
+    if measured is None or counter is None:
+        note = _assumed(size, sizes)
+    else:
+        recorded = with_measured(recorded, measured, counter)
+        note = measured_note(measured, size, ratio, estimate)
+    return recorded, replace(inference, assumed=(*inference.assumed, note))
 
 
 def _shorter_without_failure(
@@ -610,6 +637,26 @@ def _shorter_without_failure(
         if not failed:
             break
     return best
+
+
+def _nearest_explaining(
+    read: Callable[[int], tuple[bool, int, SettingsInForce, tuple[DevStep, ...]]], estimate: int, size: int
+) -> int:
+    """The length nearest `estimate` that reads the record as `size` does (which explains every notice):
+    every notice explained, no more failed attempts, the same context limit (a length and a limit trade
+    off against each other; the limit is the one inferred without the estimate). Halving the way."""
+    explained, failed, inference, _ = read(size)
+    limit = inference.segments[-1].settings.context_limit
+
+    def same(length: int) -> bool:
+        ok, more, reading, _ = read(length)
+        return ok and more <= failed and reading.segments[-1].settings.context_limit == limit
+
+    good, bad = size, estimate
+    while abs(good - bad) > 1:
+        middle = (good + bad) // 2
+        good, bad = (middle, bad) if same(middle) else (good, middle)
+    return bad if same(bad) else good
 
 
 def _assumed(size: int, sizes: Sequence[int]) -> str:

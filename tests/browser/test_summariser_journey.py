@@ -90,14 +90,23 @@ def test_the_dry_run_shows_the_request_dev_would_send(
 def test_a_thread_whose_summaries_dev_never_stored_says_what_the_record_assumes(
     viewer_page: BrowserPage, dashboard_server: Any
 ) -> None:
-    # m_evNoSumRow26-1 ran with no summary store: the record measures its summaries at a length it chose and
-    # says so in a card of its own, beside (not inside) the record's disagreements with the config.
+    # m_evNoSumRow26-1 ran with no summary store: the record sizes its summaries by the provider's counts,
+    # estimates their characters, and says so in a card of its own, beside (not inside) the record's
+    # disagreements with the config; the call page marks the summary's size as the provider's.
     page = viewer_page.page
     page.goto(f"{dashboard_server.url}/threads/m_evNoSumRow26-1/")
     card = page.locator("#record-assumes")
     assert card.is_visible()
     words = card.inner_text()
-    assert "What the record assumes" in words and "length is assumed: 625 characters" in words
-    assert "length is assumed" not in page.locator("#record-disagrees").inner_text()
+    assert "What the record assumes" in words
+    assert "The provider's counts give their size: 146, 146, 146 tokens" in words
+    assert "No summary row holds" not in page.locator("#record-disagrees").inner_text()
     viewer_page.shot("thread-assumed-summary-length", "#record-assumes")
     viewer_page.shot("thread-assumed-summary-length-page")
+    page.goto(f"{dashboard_server.url}/threads/m_evNoSumRow26-1/calls/8/")
+    summary = page.locator("#req-1")
+    assert "146 tokens (provider)" in summary.inner_text()
+    assert page.locator("#summary-by-provider").is_visible()
+    viewer_page.shot("call-unstored-summary-by-provider", "#req-1")
+    viewer_page.shot("call-unstored-summary-by-provider-page")
+    assert viewer_page.console_errors == []

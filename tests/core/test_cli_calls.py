@@ -15,7 +15,7 @@ from tests.support.mycel_env import point_env_at
 COMPACTING = "m_0D8EzdJXJhk9-2"
 CALL_KEYS = {
     "call", "checkpoint_id", "message_index", "request_messages", "compacted", "split_turn", "summary_id",
-    "summary_stored", "summary_compact_up_to_index", "estimated_tokens", "tiktoken_tokens",
+    "summary_stored", "summary_compact_up_to_index", "summary_tokens_by_provider", "estimated_tokens", "tiktoken_tokens",
     "provider_input_tokens", "soft_trimmed", "hard_cleared", "over_trigger", "trigger_tokens", "context_limit",
     "context_limit_source", "summariser_requests",
 }  # fmt: skip

@@ -23,6 +23,7 @@ import pytest
 from memory_core.app.calls import ThreadCalls, configured_for, thread_calls
 from memory_core.app.thread import thread_facts
 from memory_core.app.thread_settings import thread_memory_settings
+from memory_core.compaction import SUMMARY_HEADER
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from memory_core.tokens import default_counter
@@ -32,6 +33,9 @@ from tests.support.postgres import database_name
 from tests.support.sample_data import DEV_EVIDENCE
 
 LOG = json.loads((DEV_EVIDENCE / "driver_log.json").read_text())
+TRUTH = {t["thread_id"]: t for t in json.loads((DEV_EVIDENCE / "truth.json").read_text())["threads"]}
+# The scripted provider counts with cl100k_base (generate.py), as the record does offline.
+COUNTER = default_counter()
 THREADS = tuple(LOG["threads"])
 # The call page names dev's summary message apart; the model got a system message.
 _KIND = {"summary": "system"}
@@ -47,6 +51,7 @@ class Recorded:
 
     calls: list[dict[str, Any]]  # what `mycel-memory calls --json` prints
     requests: list[list[list[Any]]]  # per call: [kind, chars] of each message after the system prompt
+    provider_sized: list[list[int | None]]  # per call and message: an unstored summary's provider tokens
     replies: list[str | None]  # per call: the id of the AI message it produced (None: refused)
     refused: list[bool]  # per call: the provider refused it (prompt too long), so it produced none
     notes: list[str]  # what the record says it assumed (`thread --json`'s memory.assumed)
@@ -80,15 +85,15 @@ def _read(reader: MycelReader, thread_id: str) -> Recorded:
         configured_for(locations, thread_memory_settings(locations, row)),
         counter=default_counter(),
     )
-    requests = [
-        [[_KIND.get(item.kind, item.kind), item.chars] for item in call_page(record, n).items]
-        for n in range(1, len(record.calls) + 1)
-    ]
+    pages = [call_page(record, n) for n in range(1, len(record.calls) + 1)]
+    requests = [[[_KIND.get(item.kind, item.kind), item.chars] for item in page.items] for page in pages]
+    provider_sized = [[item.provider_tokens for item in page.items] for page in pages]
     memory = thread_facts(reader, row)["memory"]
     return Recorded(
         calls=memory["calls"],
         notes=memory["assumed"],
         requests=requests,
+        provider_sized=provider_sized,
         replies=[None if c.refused else record.messages_of(c)[c.index].id for c in record.calls],
         refused=[c.refused for c in record.calls],
     )
@@ -96,12 +101,7 @@ def _read(reader: MycelReader, thread_id: str) -> Recorded:
 
 # -- what the record does not reproduce yet (issue 26), call by call ---------------------------------------
 
-_NO_ROW_SIZE = (
-    "issue 26: no summary row and no store: the summary's text is not stored, so the record assumes its length "
-    "(625 characters, the length under which dev's rules explain every compact notice with no failed attempt: "
-    "memory_core.call_record.dev_calls) where the model received 595 (618 with [Conversation Summary])"
-)
-DIFFERS: dict[tuple[str, int], str] = {("m_evNoSumRow26-1", n): _NO_ROW_SIZE for n in (8, 9, 10, 11, 12)}
+DIFFERS: dict[tuple[str, int], str] = {}
 # Prompt-too-long recoveries, refused requests, dev's terminal error and the breaker across a rewrite are
 # reproduced (memory_core.rules.dev_recovery, memory_core.call_record.dev_calls.dev_walk): no xfail.
 THREAD_DIFFERS: dict[str, str] = {}
@@ -136,7 +136,25 @@ def test_each_answered_call_is_in_the_record_as_the_model_received_it(
     at = record.replies.index(seen["out_id"])
     assert seen["sent"][0][0] == "system"  # Mycel's system prompt: never stored, counted not shown
     assert record.calls[at]["request_messages"] == seen["n_in"]
-    assert record.requests[at] == seen["sent"][1:]
+    unstored = _unstored_summaries(thread_id, seen)
+    # A summary no store holds is sized by the provider's counts, in tokens: its characters are estimated.
+    assert [n for n, tokens in enumerate(record.provider_sized[at]) if tokens is not None] == list(unstored)
+    assert [record.provider_sized[at][n] for n in unstored] == list(unstored.values())
+    sent = [kind_chars for n, kind_chars in enumerate(seen["sent"][1:]) if n not in unstored]
+    assert [item for n, item in enumerate(record.requests[at]) if n not in unstored] == sent
+    assert [record.requests[at][n][0] for n in unstored] == [seen["sent"][1 + n][0] for n in unstored]
+
+
+def _unstored_summaries(thread_id: str, seen: dict[str, Any]) -> dict[int, int]:
+    """The summaries the model got that no store holds (the thread has no summary row: dev kept them in
+    memory), by position after the system prompt, with their tokens as the scripted provider counted."""
+    if TRUTH[thread_id]["summaries"]:
+        return {}
+    return {
+        n: COUNTER.count(m["text"])
+        for n, m in enumerate(seen["messages"][1:])
+        if m["type"] == "system" and m.get("text", "").startswith(SUMMARY_HEADER)
+    }
 
 
 # -- and only those --------------------------------------------------------------------------------------
@@ -155,15 +173,39 @@ def test_the_record_has_a_call_for_every_request_and_no_other(
     assert record.refused == [c["step_action"] != "ok" for c in seen]  # ... and where it refused them
 
 
-def test_a_summary_length_the_store_does_not_hold_is_said_to_be_assumed(
+def test_a_summary_the_store_does_not_hold_is_sized_by_the_providers_counts_and_said_so(
     recorded: dict[str, Recorded],
 ) -> None:
-    # Dev kept m_evNoSumRow26-1's summaries in memory only: the record measures them at a length it chose,
-    # and says so; every other thread's summaries are stored rows, measured as they are.
-    assumed = {t: [n for n in r.notes if "length is assumed" in n] for t, r in recorded.items()}
-    assert {t for t, lines in assumed.items() if lines} == {"m_evNoSumRow26-1"}
-    [line] = assumed["m_evNoSumRow26-1"]
-    assert "625 characters" in line and "fewest failed attempts" in line
+    # Dev kept m_evNoSumRow26-1's summaries in memory only: the record sizes them by the provider's counts
+    # (exactly, in tokens: the scripted provider counts with the record's encoding) and says its characters
+    # are estimated; every other thread's summaries are stored rows, measured as they are.
+    said = {t: [n for n in r.notes if "No summary row holds" in n] for t, r in recorded.items()}
+    assert {t for t, lines in said.items() if lines} == {"m_evNoSumRow26-1"}
+    [line] = said["m_evNoSumRow26-1"]
+    texts = [
+        m["text"]
+        for c in _steps("m_evNoSumRow26-1")
+        for m in c["messages"]
+        if m.get("text", "").startswith(SUMMARY_HEADER)
+    ]
+    received = [
+        COUNTER.count(text) for text in dict.fromkeys(texts)
+    ]  # each summary, in the order dev sent it
+    assert len(received) == 3
+    assert f"give their size: {', '.join(f'{n:,}' for n in received)} tokens" in line
+    assert "fitted exactly" in line and "every call agrees" in line and "stored nowhere" in line
+    record = recorded["m_evNoSumRow26-1"]
+    assert {c["summary_tokens_by_provider"] for c in record.calls if not c["summary_stored"]} == set(received)
+    [agent] = [a for a in LOG["actions"] if a["action"] == "agent" and a["thread"] == "m_evNoSumRow26-1"]
+    assert {c["context_limit"] for c in record.calls} == {agent["context_limit"]}  # the limit dev had
+    # The estimate of its characters is near what the model got (595, and 23 for the header).
+    estimated = {
+        r[n][1]
+        for r, sized in zip(record.requests, record.provider_sized, strict=True)
+        for n, t in enumerate(sized)
+        if t
+    }
+    assert len(estimated) == 1 and abs(estimated.pop() - 618) <= 618 * 0.05
 
 
 # -- where dev called its summariser, and the breaker after each call ------------------------------------

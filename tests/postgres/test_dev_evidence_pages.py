@@ -91,6 +91,14 @@ def test_a_call_of_a_rewritten_history_shows_that_history(evidence_client: Clien
     assert "refused by the provider" not in page
 
 
+def test_an_unstored_summary_on_the_call_page_is_sized_by_the_provider(evidence_client: Client) -> None:
+    page = _call(evidence_client, "m_evNoSumRow26-1", 8)
+    assert "146 tokens by the provider's counts, its characters estimated" in page
+    assert "146 tokens (provider)" in page and "chars (estimated)" in page
+    stored = _call(evidence_client, "m_evNoSumRow26-2", 12)  # a summary row's text: measured as stored
+    assert 'id="summary-by-provider"' not in stored and "(estimated)" not in stored
+
+
 @pytest.mark.parametrize("thread_id", [RECOVERED, EXHAUSTED, BREAKER])
 def test_every_page_of_a_recovered_thread_answers(evidence_client: Client, thread_id: str) -> None:
     for name in ("thread", "dry_run"):
@@ -106,13 +114,14 @@ def test_every_page_of_a_recovered_thread_answers(evidence_client: Client, threa
 def test_the_thread_page_says_what_the_record_assumes_apart_from_what_disagrees(
     evidence_client: Client,
 ) -> None:
-    # m_evNoSumRow26-1's summaries were kept in dev's memory only: their length is the record's assumption,
-    # shown in its own box, not among the record's disagreements with the config.
+    # m_evNoSumRow26-1's summaries were kept in dev's memory only: sized by the provider's counts, their
+    # characters estimated, shown in its own box, not among the record's disagreements with the config.
     page = evidence_client.get(reverse("thread", args=["m_evNoSumRow26-1"])).content.decode()
     assumes = page[page.index('id="record-assumes"') :]
-    assumes = assumes[: assumes.index("</section>")]
-    assert "length is assumed: 625 characters" in html.unescape(assumes)
+    assumes = html.unescape(assumes[: assumes.index("</section>")])
+    assert "The provider's counts give their size: 146, 146, 146 tokens" in assumes
+    assert "characters is stored nowhere" in assumes
     disagrees = page[page.index('id="record-disagrees"') :]
-    assert "length is assumed" not in html.unescape(disagrees[: disagrees.index("</section>")])
+    assert "No summary row holds" not in html.unescape(disagrees[: disagrees.index("</section>")])
     stored = evidence_client.get(reverse("thread", args=["m_evNoSumRow26-2"])).content.decode()
     assert 'id="record-assumes"' not in stored  # its later summaries are stored rows

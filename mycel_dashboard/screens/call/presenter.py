@@ -38,6 +38,7 @@ class RequestItem:
     notice: NoticeView | None = None  # one of Mycel dev's own notices, sent as a user turn
     added_at_call_time: bool = False  # Mycel added it to the request and never stored it
     owner_steer: bool = False  # what makes Mycel dev add its steer note
+    provider_tokens: int | None = None  # an unstored summary's size by the provider's counts
 
     @property
     def preview(self) -> str:
@@ -122,6 +123,7 @@ def call_page(record: ThreadCalls, number: int) -> CallPage:
                 badge=badge,
                 notice=None if item.is_summary else notice_of(message),
                 owner_steer=is_owner_steer(message),
+                provider_tokens=call.summary_tokens if item.is_summary else None,
             )
         )
     by_id = {r.summary_id: r for r in record.summaries}
