@@ -9,7 +9,7 @@ its price the pricing cache's, looked up by memory_core/economics/cost.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -32,6 +32,7 @@ from memory_core.economics.prompt_cache import (
     totals_json,
     unit_of,
 )
+from memory_core.leaders import Leaders
 from memory_core.memo import Key, Memo, digest
 from memory_core.memory_settings import MemorySettings
 from memory_core.messages import Message
@@ -131,8 +132,9 @@ class FleetCache:
 THREADS_SHOWN = 100  # the threads a page lists, most rewritten first; `cache --all --json` lists all
 
 
-def _by_rewrites(threads: Iterable[tuple[str, Tally]]) -> list[tuple[str, Tally]]:
-    return sorted(threads, key=lambda t: (-sum(tokens for *_, tokens in t[1].rows), t[0]))
+def _rewrites_order(thread: tuple[str, Tally]) -> tuple[int, str]:
+    """Most tokens rewritten first."""
+    return (-sum(tokens for *_, tokens in thread[1].rows), thread[0])
 
 
 def fleet_cache(
@@ -200,15 +202,17 @@ def _reduce(reader: MycelReader, row: ThreadRow, record: ThreadCalls) -> Any:
 
 
 def _sum(reductions: Iterator[tuple[str, Any]]) -> dict[str, Any]:
-    threads = [(thread_id, tally_from_json(rows)) for thread_id, rows in reductions]
+    # The fleet's tally and the first THREADS_SHOWN threads by rewrites, summed thread by thread.
     fleet = Tally()
-    for _, tally in threads:
+    first: Leaders[tuple[str, Tally]] = Leaders(THREADS_SHOWN)
+    for thread_id, rows in reductions:
+        tally = tally_from_json(rows)
         fleet = fleet.plus(tally)
-    ranked = _by_rewrites(threads)
+        first.add(_rewrites_order((thread_id, tally)), (thread_id, tally))
     return {
         "current": tally_json(fleet),
-        "threads": [[thread_id, tally_json(tally)] for thread_id, tally in ranked[:THREADS_SHOWN]],
-        "thread_count": len(threads),
+        "threads": [[thread_id, tally_json(tally)] for thread_id, tally in first.values()],
+        "thread_count": first.count,
     }
 
 

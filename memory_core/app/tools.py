@@ -7,7 +7,7 @@ a warm report over 10,000 threads sums small tallies and decodes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 from memory_core.app.calls import ThreadCalls
 from memory_core.app.fleet_calls import FleetProgress, progress_json, reduce_fleet
 from memory_core.app.kept_reports import Kept, KeptReport
+from memory_core.app.tool_pages import ToolPages
 from memory_core.economics.tool_pressure import (
     FleetPressure,
     ThreadPressure,
@@ -36,13 +37,6 @@ class ToolPressureReport:
     progress: FleetProgress
 
 
-# What a page shows of the report's long lists (`tools --json` has them whole, and each one's length).
-THREAD_TOTALS_SHOWN = 30  # the threads that sent the most: the heatmap's columns
-TOOL_THREADS_SHOWN = 50  # per tool, its threads that sent the most of it
-DAY_THREADS_SHOWN = 20  # per tool and day, the threads behind the cell
-RE_REQUESTS_SHOWN = 100
-
-
 @lru_cache(maxsize=65_536)
 def call_day(checkpoint_id: str | None) -> str | None:
     """The UTC day a call's checkpoint was written (its uuid6 id carries the time), None when unknown."""
@@ -54,9 +48,13 @@ def fleet_tool_pressure(reader: MycelReader, *, deadline: float | None = None) -
     """Every thread's tools, summed over the fleet, with the problems met reading them; with `deadline`,
     over the threads analysed by then."""
     found = reduce_fleet(reader, "tool pressure", _thread, deadline=deadline)
+    return ToolPressureReport(fleet_pressure(found.values), _problems(reader, found.problems), found.progress)
+
+
+def _problems(reader: MycelReader, found: Iterable[StoreProblem]) -> tuple[StoreProblem, ...]:
     problems = list(reader.list_threads().problems)
-    problems.extend(p for p in found.problems if p not in problems)
-    return ToolPressureReport(fleet_pressure(found.values), tuple(problems), found.progress)
+    problems.extend(p for p in found if p not in problems)
+    return tuple(problems)
 
 
 def tools_document(found: ToolPressureReport) -> dict[str, Any]:
@@ -64,32 +62,13 @@ def tools_document(found: ToolPressureReport) -> dict[str, Any]:
     return {**pressure_json(found.report), **progress_json(found.progress)}
 
 
-def page_tools(document: dict[str, Any]) -> dict[str, Any]:
-    """The document a page shows: each long list cut to its first entries, `<list>_count` its length."""
-    cut = _cut(_cut(document, "thread_totals", THREAD_TOTALS_SHOWN), "re_requests", RE_REQUESTS_SHOWN)
-    return {
-        **cut,
-        "tools": [
-            {
-                **_cut(tool, "threads", TOOL_THREADS_SHOWN),
-                "days": [_cut(day, "thread_ids", DAY_THREADS_SHOWN) for day in tool["days"]],
-            }
-            for tool in document["tools"]
-        ],
-    }
-
-
-def _cut(document: dict[str, Any], key: str, shown: int) -> dict[str, Any]:
-    return {**document, key: document[key][:shown], f"{key}_count": len(document[key])}
-
-
 def _reduce(_reader: MycelReader, row: ThreadRow, record: ThreadCalls) -> Any:
     return thread_pressure_json(_thread(row, record))
 
 
 def _sum(reductions: Iterator[tuple[str, Any]]) -> dict[str, Any]:
-    report = fleet_pressure(thread_pressure_of(thread_id, data) for thread_id, data in reductions)
-    return {"page": page_tools(pressure_json(report))}
+    pages = ToolPages().add_all(thread_pressure_of(thread_id, data) for thread_id, data in reductions)
+    return {"page": pages.page()}
 
 
 KEPT = KeptReport("tool pressure", _reduce, _sum)
@@ -97,7 +76,7 @@ KEPT = KeptReport("tool pressure", _reduce, _sum)
 
 @dataclass(frozen=True, slots=True)
 class ToolsPage:
-    document: dict[str, Any]  # `tools --json`, its long lists cut (page_tools)
+    document: dict[str, Any]  # `tools --json`, its long lists cut (tool_pages)
     problems: tuple[StoreProblem, ...]
     progress: FleetProgress
 
@@ -107,8 +86,9 @@ def tools_for_page(reader: MycelReader, *, kept: Kept | None, deadline: float | 
     if kept is not None:
         document = {**kept.documents["page"], **progress_json(kept.progress), **kept.note()}
         return ToolsPage(document, (), kept.progress)
-    found = fleet_tool_pressure(reader, deadline=deadline)
-    return ToolsPage(page_tools(tools_document(found)), found.problems, found.progress)
+    found = reduce_fleet(reader, "tool pressure", _thread, deadline=deadline)
+    document = {**ToolPages().add_all(found.values).page(), **progress_json(found.progress)}
+    return ToolsPage(document, _problems(reader, found.problems), found.progress)
 
 
 def _thread(row: ThreadRow, record: ThreadCalls) -> ThreadPressure:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -352,15 +353,20 @@ class Fit:
 
 def least_squares(points: Sequence[tuple[int, int]]) -> Fit | None:
     """The line through (estimate, provider) points; None under MIN_FIT_CALLS or with one estimate."""
-    n = len(points)
+    return line_through([x for x, _ in points], [y for _, y in points])
+
+
+def line_through(xs: Sequence[int], ys: Sequence[int]) -> Fit | None:
+    """least_squares over the points' coordinates apart (a fleet's sum keeps them as two int arrays)."""
+    n = len(xs)
     if n < MIN_FIT_CALLS:
         return None
-    mean_x = sum(x for x, _ in points) / n
-    mean_y = sum(y for _, y in points) / n
-    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    mean_x = sum(xs) / n
+    mean_y = sum(ys) / n
+    sxx = sum((x - mean_x) ** 2 for x in xs)
     if sxx == 0:
         return None
-    rate = sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx
+    rate = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
     return Fit(mean_y - rate * mean_x, rate, n)
 
 
@@ -480,63 +486,127 @@ def _ratio(real: int | None, estimate: int) -> float | None:
     return real / estimate if real is not None and estimate > 0 else None
 
 
+class ModelSum:
+    """One model's figures summed call by call: what a percentile or the fit needs kept as numbers in
+    arrays, the long lists (points, unseen crossings) kept whole or, with `keep`, their first entries
+    and their lengths. A fleet's sum over a million threads holds numbers, not objects."""
+
+    def __init__(self, model: str, encodings: Sequence[str], *, keep: tuple[int, int] | None = None) -> None:
+        self.model = model
+        self.encodings = tuple(encodings)
+        self.keep = keep  # (points, unseen) kept; None: all
+        self.calls = 0
+        self.provider_ratios = array("d")
+        self.tiktoken_ratios = {e: array("d") for e in self.encodings}
+        self.xs, self.ys = array("q"), array("q")
+        self.points: list[tuple[str, int, int, int]] = []
+        self.unseen: list[Unseen] = []
+        self.unseen_count = 0
+        self.limits: Counter[int] = Counter()
+        self.kinds: dict[Kind, _KindSum] = {}
+        # The thread with most points (the first of equals), and the first thread with a call at all.
+        self.first_thread: str | None = None
+        self.busiest: tuple[int, str] | None = None
+        self._run: tuple[int, str] | None = None  # the current thread's points so far
+
+    def add_call(self, c: CallFigures) -> None:
+        self.calls += 1
+        if self.first_thread is None:
+            self.first_thread = c.thread_id
+        self.limits[c.context_limit] += 1
+        for e in self.encodings:
+            if (r := _ratio(c.tiktoken_of(e), c.sent_tokens)) is not None:
+                self.tiktoken_ratios[e].append(r)
+        if c.provider is not None and c.sent_tokens > 0:
+            self.provider_ratios.append(c.provider / c.sent_tokens)
+            self.xs.append(c.sent_tokens)
+            self.ys.append(c.provider)
+            if self.keep is None or len(self.points) < self.keep[0]:
+                self.points.append((c.thread_id, c.call, c.sent_tokens, c.provider))
+            self._count_point(c.thread_id)
+            self._kind(c.kind).dominated.append(c.provider / c.sent_tokens)
+        if (u := unseen_crossing(c, self.encodings[0] if self.encodings else None)) is not None:
+            self.unseen_count += 1
+            if self.keep is None or len(self.unseen) < self.keep[1]:
+                self.unseen.append(u)
+
+    def _count_point(self, thread_id: str) -> None:
+        # A thread's calls come together, so its points are counted as one run.
+        count = self._run[0] + 1 if self._run is not None and self._run[1] == thread_id else 1
+        self._run = (count, thread_id)
+        if self.busiest is None or count > self.busiest[0]:
+            self.busiest = (count, thread_id)
+
+    def add_kind(self, k: KindFigures) -> None:
+        found = self._kind(k.kind)
+        found.figures += 1
+        found.messages += k.messages
+        found.chars += k.chars
+        found.tokens.update(dict(k.tiktoken))
+        found.ratios.extend(k.ratios)
+
+    def _kind(self, kind: Kind) -> _KindSum:
+        if kind not in self.kinds:
+            self.kinds[kind] = _KindSum()
+        return self.kinds[kind]
+
+    def result(self) -> ModelCalibration:
+        fit = line_through(self.xs, self.ys)
+        limit = max(self.limits, key=lambda value: (self.limits[value], value)) if self.limits else 0
+        return ModelCalibration(
+            model=self.model,
+            calls=self.calls,
+            provider_calls=len(self.xs),
+            provider_ratio=spread(self.provider_ratios),
+            tiktoken_ratio=tuple((e, spread(self.tiktoken_ratios[e])) for e in self.encodings),
+            by_kind=tuple(
+                self.kinds[kind].report(kind, self.encodings)
+                for kind in KINDS
+                if kind in self.kinds and (self.kinds[kind].figures or self.kinds[kind].dominated)
+            ),
+            fit=fit,
+            unseen=tuple(self.unseen),
+            recommendation=recommend(fit, limit, len(self.xs)),
+            points=tuple(self.points),
+        )
+
+
+@dataclass(slots=True)
+class _KindSum:
+    """The messages of one kind a model first received, and the calls that kind dominates."""
+
+    figures: int = 0
+    messages: int = 0
+    chars: int = 0
+    tokens: Counter[str] = field(default_factory=Counter)
+    ratios: array[float] = field(default_factory=lambda: array("d"))
+    dominated: array[float] = field(default_factory=lambda: array("d"))  # provider / estimate
+
+    def report(self, kind: Kind, encodings: Sequence[str]) -> KindReport:
+        estimate = self.chars / 2
+        return KindReport(
+            kind=kind,
+            messages=self.messages,
+            estimate_tokens=estimate,
+            tiktoken=tuple(
+                (e, self.tokens[e], round(self.tokens[e] / estimate, 4) if estimate else None)
+                for e in encodings
+            ),
+            message_ratio=spread(self.ratios),
+            provider_ratio=spread(self.dominated),
+        )
+
+
 def model_calibration(
     model: str, calls: Sequence[CallFigures], kinds: Sequence[KindFigures], encodings: Sequence[str]
 ) -> ModelCalibration:
     """Every figure of one model over the given calls and message kinds."""
-    with_provider = [c for c in calls if c.provider is not None and c.sent_tokens > 0]
-    provider_ratio = spread(c.provider / c.sent_tokens for c in with_provider if c.provider is not None)
-    tiktoken_ratio = tuple(
-        (e, spread(r for c in calls if (r := _ratio(c.tiktoken_of(e), c.sent_tokens)) is not None))
-        for e in encodings
-    )
-    points = tuple((c.thread_id, c.call, c.sent_tokens, c.provider or 0) for c in with_provider)
-    fit = least_squares([(x, y) for _, _, x, y in points])
-    limits = Counter(c.context_limit for c in calls)
-    limit = max(limits, key=lambda value: (limits[value], value)) if limits else 0
-    first = encodings[0] if encodings else None
-    unseen = tuple(u for c in calls if (u := unseen_crossing(c, first)) is not None)
-    return ModelCalibration(
-        model=model,
-        calls=len(calls),
-        provider_calls=len(with_provider),
-        provider_ratio=provider_ratio,
-        tiktoken_ratio=tiktoken_ratio,
-        by_kind=_by_kind(calls, kinds, encodings),
-        fit=fit,
-        unseen=unseen,
-        recommendation=recommend(fit, limit, len(with_provider)),
-        points=points,
-    )
-
-
-def _by_kind(
-    calls: Sequence[CallFigures], kinds: Sequence[KindFigures], encodings: Sequence[str]
-) -> tuple[KindReport, ...]:
-    out: list[KindReport] = []
-    for kind in KINDS:
-        mine = [k for k in kinds if k.kind is kind]
-        dominated = [c for c in calls if c.kind is kind and c.provider is not None and c.sent_tokens > 0]
-        if not mine and not dominated:
-            continue
-        chars = sum(k.chars for k in mine)
-        estimate = chars / 2
-        tokens: Counter[str] = Counter()
-        for k in mine:
-            tokens.update(dict(k.tiktoken))
-        out.append(
-            KindReport(
-                kind=kind,
-                messages=sum(k.messages for k in mine),
-                estimate_tokens=estimate,
-                tiktoken=tuple(
-                    (e, tokens[e], round(tokens[e] / estimate, 4) if estimate else None) for e in encodings
-                ),
-                message_ratio=spread(r for k in mine for r in k.ratios),
-                provider_ratio=spread((c.provider or 0) / c.sent_tokens for c in dominated),
-            )
-        )
-    return tuple(out)
+    summed = ModelSum(model, encodings)
+    for c in calls:
+        summed.add_call(c)
+    for k in kinds:
+        summed.add_kind(k)
+    return summed.result()
 
 
 def own_figures(

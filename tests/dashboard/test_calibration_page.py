@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from memory_core import figures
-from memory_core.app.calibration import page_calibration
+from tests.support.calibration_cut import page_calibration
 from tests.support.cli import cli_json
 
 

@@ -14,18 +14,18 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from memory_core.app import calibration, tools
-from memory_core.app.calibration import page_calibration
+from memory_core.app import calibration_pages, tool_pages, tools
 from memory_core.app.fleet_index import BUILD_ROW_CAP, build, store_name
 from memory_core.app.fleet_records import build_records
-from memory_core.app.tools import page_tools
 from memory_core.stores.locations import resolve_locations
 from memory_core.stores.reader import MycelReader
 from mycel_dashboard.models import FleetReport
 from mycel_dashboard.web import fleet_index as web_index
 from mycel_dashboard.web.fleet_index import DashboardFleetIndex, builder_reader, sum_reports
 from tests.core.store_builders import build_thread
+from tests.support.calibration_cut import page_calibration
 from tests.support.cli import cli_json, run_cli
+from tests.support.tools_cut import page_tools
 
 # page, its query, the context key of its document, the CLI's arguments, what a page shows of the CLI's
 PAGES: list[tuple[str, dict[str, str], str, list[str], Callable[[dict[str, Any]], dict[str, Any]]]] = [
@@ -132,11 +132,11 @@ def test_long_lists_are_cut_for_the_page_with_their_lengths_kept(
     viewer_client, sample_home: Path, settings: Any, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.DASHBOARD_FLEET_INDEX_BACKGROUND = False
-    monkeypatch.setattr(calibration, "THREAD_ROWS", 2)
-    monkeypatch.setattr(calibration, "POINTS_SHOWN", 3)
-    monkeypatch.setattr(tools, "RE_REQUESTS_SHOWN", 0)
-    monkeypatch.setattr(tools, "TOOL_THREADS_SHOWN", 1)
-    monkeypatch.setattr(tools, "THREAD_TOTALS_SHOWN", 2)
+    monkeypatch.setattr(calibration_pages, "THREAD_ROWS", 2)
+    monkeypatch.setattr(calibration_pages, "POINTS_SHOWN", 3)
+    monkeypatch.setattr(tool_pages, "RE_REQUESTS_SHOWN", 0)
+    monkeypatch.setattr(tool_pages, "TOOL_THREADS_SHOWN", 1)
+    monkeypatch.setattr(tool_pages, "THREAD_TOTALS_SHOWN", 2)
     assert _catch_up() == 3
     cli = cli_json(capsys, "calibration", "--json")
     page = viewer_client.get(reverse("context_calibration")).context["calibration"]

@@ -13,9 +13,9 @@ import pytest
 from django.urls import reverse
 
 from memory_core import memo
-from memory_core.app.calibration import page_calibration
-from memory_core.app.tools import page_tools
+from tests.support.calibration_cut import page_calibration
 from tests.support.cli import cli_json
+from tests.support.tools_cut import page_tools
 
 # page name, its query, the context key holding its --json document, the CLI's arguments, what a page
 # shows of that document (its long lists cut)

@@ -12,10 +12,10 @@ from urllib.parse import urlencode
 import pytest
 from django.urls import reverse
 
-from memory_core.app.tools import page_tools
 from tests.core.test_tool_pressure import SAME_ARGS, TRIM_AND_CLEAR, build_scripted
 from tests.support.cli import cli_json
 from tests.support.mycel_env import point_env_at
+from tests.support.tools_cut import page_tools
 
 
 def _figure(body: str) -> dict:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from memory_core.app.calibration import THREAD_ROWS, row_order
+from memory_core.app.calibration_pages import THREAD_ROWS, row_order
 
 
 @dataclass(frozen=True, slots=True)

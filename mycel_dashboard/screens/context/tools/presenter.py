@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlencode
 
-from memory_core.app.tools import THREAD_TOTALS_SHOWN
+from memory_core.app.tool_pages import THREAD_TOTALS_SHOWN
 from memory_core.ids import short_id
 
 TOP_THREADS = THREAD_TOTALS_SHOWN  # heatmap columns by thread: the threads that sent the most characters
