@@ -645,7 +645,7 @@ def _nearest_explaining(
     """The length nearest `estimate` that reads the record as `size` does (which explains every notice):
     every notice explained, no more failed attempts, the same context limit (a length and a limit trade
     off against each other; the limit is the one inferred without the estimate). Halving the way."""
-    explained, failed, inference, _ = read(size)
+    _, failed, inference, _ = read(size)
     limit = inference.segments[-1].settings.context_limit
 
     def same(length: int) -> bool:
