@@ -50,6 +50,7 @@ from memory_core.stores.locations import MycelLocations
 from memory_core.stores.message_deltas import AppendedMessages, MessagesSince, messages_since
 from memory_core.stores.message_times import Times, message_times
 from memory_core.stores.series import Series, SeriesPoint, build_series
+from memory_core.stores.table_measures import load_measure, save_measure
 from memory_core.stores.thread_list import derived, listing
 from memory_core.tokens import TokenCounter, default_counter, estimate_tokens
 
@@ -526,7 +527,7 @@ class MycelReader:
 
         def read() -> Result[tuple[StoreSpace, ...]]:
             problems: list[StoreProblem] = []
-            spaces = self.backend.store_space(problems, _KeptTables())
+            spaces = self.backend.store_space(problems, _KeptTables(self.facts_folder))
             return Result(tuple(spaces), tuple(problems))
 
         return STORE_SPACE.get_or_compute(Key(self.backend.space_version()), read, keep=_clean)
@@ -612,13 +613,26 @@ class _KeptBytes:
 
 
 class _KeptTables:
-    """KnownTables over KEPT_TABLES."""
+    """KnownTables over KEPT_TABLES, and over the facts folder's file beneath it when there is one (a new
+    process reuses the last measure instead of walking the file again)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
 
     def lookup(self, where: Hashable) -> TableMeasure | None:
-        return KEPT_TABLES.get(Key(where))
+        found = KEPT_TABLES.get(Key(where))
+        if found is None and self.folder is not None:
+            found = load_measure(self.folder, where)
+            if found is not None:
+                KEPT_TABLES.put(Key(where), found)
+        return found
 
     def remember(self, where: Hashable, measure: TableMeasure) -> None:
+        if KEPT_TABLES.get(Key(where)) is measure:
+            return  # reused: nothing new to keep
         KEPT_TABLES.put(Key(where), measure)
+        if self.folder is not None:
+            save_measure(self.folder, where, measure)
 
 
 def _decoded_key(payload: Payload) -> Key:

@@ -13,7 +13,9 @@ import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 
+from memory_core import memo
 from memory_core.records import ProblemKind
+from memory_core.stores import table_measures
 from memory_core.stores.msgpack_spans import SpanError, channel_value_spans
 from memory_core.stores.reader import MycelReader
 from memory_core.stores.sqlite import storage_facts
@@ -236,6 +238,52 @@ def test_a_small_commit_reuses_the_tables_measured_and_a_big_one_measures_again(
     grown = leon()
     assert len(measured) == 2 and grown.estimated == () and grown.file_bytes > first.file_bytes
     assert sum(t.bytes for t in grown.tables) + (grown.free_bytes or 0) == grown.file_bytes
+
+
+def test_a_new_process_reuses_the_measure_kept_in_the_facts_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A gunicorn worker or a CLI run starts with nothing in memory: under the facts folder it reuses the
+    # tables the last process measured (exact under the same file content) instead of dbstat again.
+    home = tmp_path / "home-w"
+    home.mkdir()
+    for n in range(30):
+        build_thread(home / "leon.db", f"t{n}", turns=2, tool_chars=3000)
+    folder = tmp_path / "facts"
+    measured: list[int] = []
+    real = storage_facts._measure_tables
+
+    def counted(*args: Any) -> Any:
+        found = real(*args)
+        measured.append(found.pages)
+        return found
+
+    monkeypatch.setattr(storage_facts, "_measure_tables", counted)
+
+    def leon() -> Any:
+        memo.reset()  # as a new process starts
+        return next(
+            s for s in reader_for(home, facts_folder=folder).store_space().value if s.store == "leon.db"
+        )
+
+    first = leon()
+    assert len(measured) == 1 and (folder / table_measures.FILE_NAME).exists()
+    again = leon()
+    assert len(measured) == 1 and again == first and again.estimated == ()  # the same content: exact
+    with closing(sqlite3.connect(home / "leon.db")) as conn, conn:  # one small row: within the drift
+        conn.execute("CREATE TABLE IF NOT EXISTS probe (x)")
+    small = leon()
+    assert len(measured) == 1 and small.tables == first.tables
+    assert any("as measured when the file had" in e for e in small.estimated)
+    build_thread(home / "leon.db", "big", turns=8, tool_chars=200_000)  # far more than 1 % of the pages
+    grown = leon()
+    assert len(measured) == 2 and grown.estimated == ()
+    assert leon() == grown and len(measured) == 2  # the new measure is the one kept
+    # A facts file that cannot be read is set aside: the tables are measured again, no error.
+    (folder / table_measures.FILE_NAME).write_bytes(b"not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{folder / table_measures.FILE_NAME}{suffix}").unlink(missing_ok=True)
+    assert leon().tables == grown.tables and len(measured) == 3
 
 
 # -- namespaces other than the root, and writes whose checkpoint is gone ------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.urls import reverse
 
 from memory_core.app import fleet_storage
@@ -56,10 +57,10 @@ def _page_json(viewer_client, query: dict[str, Any]) -> dict[str, Any]:
 
 
 def _walked(sort: StorageSort, turns: int, offset: int = 0, limit: int | None = PER_PAGE) -> dict[str, Any]:
-    reset()  # nothing kept from the index's reads
-    found = storage_report(
-        MycelReader(resolve_locations()), turns_ahead=turns, sort=sort, offset=offset, limit=limit
-    )
+    reset()  # nothing kept in memory from the index's reads
+    # The same facts folder as the page's: the stores' tables as last measured there (table_measures.py).
+    reader = MycelReader(resolve_locations(), facts_folder=django_settings.DASHBOARD_FACTS_DIR)
+    found = storage_report(reader, turns_ahead=turns, sort=sort, offset=offset, limit=limit)
     return storage_as_json(found)
 
 

@@ -8,6 +8,7 @@ queue.py, events.py, sandbox.py.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -395,11 +396,13 @@ def _inode(path: Path) -> int | None:
         return None
 
 
-def _content_version(path: Path) -> tuple[Any, ...]:
+def _content_version(path: Path) -> str:
     """The file's version less what a reader's open may change: an empty -wal made (or left) by a connection
-    is no new content, so only a -wal holding frames counts, by its size and header."""
+    is no new content, so only a -wal holding frames counts, by its size and header. A digest: another
+    process compares it with the one it keeps (memory_core/stores/table_measures.py)."""
     main, wal = _file_version(path)
-    return (main, wal[2:5:2] if len(wal) > 2 and wal[2] else ())
+    version = (main, wal[2:5:2] if len(wal) > 2 and wal[2] else ())
+    return hashlib.blake2b(repr(version).encode(), digest_size=16).hexdigest()
 
 
 def _file_version(path: Path) -> list[tuple[Any, ...]]:
