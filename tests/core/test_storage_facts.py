@@ -204,15 +204,15 @@ def test_dbstat_unavailable_falls_back_and_says_what_is_estimated(
     assert all(t.kind == "table" for t in leon.tables)
 
 
-def test_a_small_commit_reuses_the_tables_measured_and_a_big_one_measures_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # dbstat visits every page of the file: after a commit that moved its pages by 1 % or less, the space
-    # is the file's size, WAL and free pages read afresh beside the tables as measured, and says so.
-    home = tmp_path / "home-m"
+def _home_of_small_threads(home: Path, count: int) -> Path:
     home.mkdir()
-    for n in range(60):
+    for n in range(count):
         build_thread(home / "leon.db", f"t{n}", turns=2, tool_chars=3000)
+    return home
+
+
+def _count_measures(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The page counts of every dbstat measure taken from now on (one entry each)."""
     measured: list[int] = []
     real = storage_facts._measure_tables
 
@@ -222,6 +222,16 @@ def test_a_small_commit_reuses_the_tables_measured_and_a_big_one_measures_again(
         return found
 
     monkeypatch.setattr(storage_facts, "_measure_tables", counted)
+    return measured
+
+
+def test_a_small_commit_reuses_the_tables_measured_and_a_big_one_measures_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # dbstat visits every page of the file: after a commit that moved its pages by 1 % or less, the space
+    # is the file's size, WAL and free pages read afresh beside the tables as measured, and says so.
+    home = _home_of_small_threads(tmp_path / "home-m", 60)
+    measured = _count_measures(monkeypatch)
 
     def leon() -> Any:
         return next(s for s in reader_for(home).store_space().value if s.store == "leon.db")
@@ -245,20 +255,9 @@ def test_a_new_process_reuses_the_measure_kept_in_the_facts_folder(
 ) -> None:
     # A gunicorn worker or a CLI run starts with nothing in memory: under the facts folder it reuses the
     # tables the last process measured (exact under the same file content) instead of dbstat again.
-    home = tmp_path / "home-w"
-    home.mkdir()
-    for n in range(30):
-        build_thread(home / "leon.db", f"t{n}", turns=2, tool_chars=3000)
+    home = _home_of_small_threads(tmp_path / "home-w", 30)
     folder = tmp_path / "facts"
-    measured: list[int] = []
-    real = storage_facts._measure_tables
-
-    def counted(*args: Any) -> Any:
-        found = real(*args)
-        measured.append(found.pages)
-        return found
-
-    monkeypatch.setattr(storage_facts, "_measure_tables", counted)
+    measured = _count_measures(monkeypatch)
 
     def leon() -> Any:
         memo.reset()  # as a new process starts
