@@ -18,7 +18,7 @@ import json
 import re
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -496,9 +496,10 @@ class ModelSum:
         self.encodings = tuple(encodings)
         self.keep = keep  # (points, unseen) kept; None: all
         self.calls = 0
-        self.provider_ratios = array("d")
         self.tiktoken_ratios = {e: array("d") for e in self.encodings}
-        self.xs, self.ys = array("q"), array("q")
+        # Per call with a provider count: its estimate, the count, and its dominant kind (a KINDS index);
+        # the provider ratios, overall and per kind, are y / x of these.
+        self.xs, self.ys, self.point_kinds = array("q"), array("q"), array("b")
         self.points: list[tuple[str, int, int, int]] = []
         self.unseen: list[Unseen] = []
         self.unseen_count = 0
@@ -518,13 +519,12 @@ class ModelSum:
             if (r := _ratio(c.tiktoken_of(e), c.sent_tokens)) is not None:
                 self.tiktoken_ratios[e].append(r)
         if c.provider is not None and c.sent_tokens > 0:
-            self.provider_ratios.append(c.provider / c.sent_tokens)
             self.xs.append(c.sent_tokens)
             self.ys.append(c.provider)
+            self.point_kinds.append(KINDS.index(c.kind))
             if self.keep is None or len(self.points) < self.keep[0]:
                 self.points.append((c.thread_id, c.call, c.sent_tokens, c.provider))
             self._count_point(c.thread_id)
-            self._kind(c.kind).dominated.append(c.provider / c.sent_tokens)
         if (u := unseen_crossing(c, self.encodings[0] if self.encodings else None)) is not None:
             self.unseen_count += 1
             if self.keep is None or len(self.unseen) < self.keep[1]:
@@ -538,17 +538,18 @@ class ModelSum:
             self.busiest = (count, thread_id)
 
     def add_kind(self, k: KindFigures) -> None:
-        found = self._kind(k.kind)
-        found.figures += 1
+        found = self.kinds.setdefault(k.kind, _KindSum())
         found.messages += k.messages
         found.chars += k.chars
         found.tokens.update(dict(k.tiktoken))
         found.ratios.extend(k.ratios)
 
-    def _kind(self, kind: Kind) -> _KindSum:
-        if kind not in self.kinds:
-            self.kinds[kind] = _KindSum()
-        return self.kinds[kind]
+    def _provider_ratios(self, kind: Kind | None = None) -> Iterator[float]:
+        """provider / estimate of every call with a provider count (of those `kind` dominates)."""
+        wanted = None if kind is None else KINDS.index(kind)
+        for x, y, k in zip(self.xs, self.ys, self.point_kinds, strict=True):
+            if wanted is None or k == wanted:
+                yield y / x
 
     def result(self) -> ModelCalibration:
         fit = line_through(self.xs, self.ys)
@@ -557,12 +558,14 @@ class ModelSum:
             model=self.model,
             calls=self.calls,
             provider_calls=len(self.xs),
-            provider_ratio=spread(self.provider_ratios),
+            provider_ratio=spread(self._provider_ratios()),
             tiktoken_ratio=tuple((e, spread(self.tiktoken_ratios[e])) for e in self.encodings),
             by_kind=tuple(
-                self.kinds[kind].report(kind, self.encodings)
+                self.kinds.get(kind, _KindSum()).report(
+                    kind, self.encodings, spread(self._provider_ratios(kind))
+                )
                 for kind in KINDS
-                if kind in self.kinds and (self.kinds[kind].figures or self.kinds[kind].dominated)
+                if kind in self.kinds or KINDS.index(kind) in self.point_kinds
             ),
             fit=fit,
             unseen=tuple(self.unseen),
@@ -573,16 +576,15 @@ class ModelSum:
 
 @dataclass(slots=True)
 class _KindSum:
-    """The messages of one kind a model first received, and the calls that kind dominates."""
+    """The messages of one kind a model first received."""
 
-    figures: int = 0
     messages: int = 0
     chars: int = 0
     tokens: Counter[str] = field(default_factory=Counter)
     ratios: array[float] = field(default_factory=lambda: array("d"))
-    dominated: array[float] = field(default_factory=lambda: array("d"))  # provider / estimate
 
-    def report(self, kind: Kind, encodings: Sequence[str]) -> KindReport:
+    def report(self, kind: Kind, encodings: Sequence[str], dominated: Spread | None) -> KindReport:
+        """With `dominated`: provider / estimate of the calls this kind dominates."""
         estimate = self.chars / 2
         return KindReport(
             kind=kind,
@@ -593,7 +595,7 @@ class _KindSum:
                 for e in encodings
             ),
             message_ratio=spread(self.ratios),
-            provider_ratio=spread(self.dominated),
+            provider_ratio=dominated,
         )
 
 

@@ -9,7 +9,7 @@ kept checkpoint still names it.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -105,7 +105,7 @@ class TableMeasure:
     tables: tuple[TableSpace, ...]
     measured_by: str
     estimated: tuple[str, ...]
-    file: Hashable = None  # the file's fingerprint then (stat and header): the same now, the same tables
+    file: str | None = None  # a digest of the file's content version then: the same now, the same tables
 
 
 MEASURE_DRIFT = 0.01  # a file whose pages or free pages moved by more than this share is measured again

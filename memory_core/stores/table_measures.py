@@ -42,8 +42,7 @@ def load_measure(folder: Path, where: Hashable) -> TableMeasure | None:
             ).fetchone()
         return None if row is None else _measure_of(json.loads(row[0]))
     except (sqlite3.Error, OSError, ValueError, KeyError, TypeError) as exc:
-        log.warning("table measures file %s set aside: %s", folder / FILE_NAME, exc)
-        set_aside(folder / FILE_NAME)
+        _set_aside(folder, exc)
         return None
 
 
@@ -55,13 +54,14 @@ def save_measure(folder: Path, where: Hashable, measure: TableMeasure) -> None:
                 f"INSERT OR REPLACE INTO {_TABLE} (location, measure) VALUES (?, ?)",
                 (_location(where), json.dumps(_json_of(measure))),
             )
-    except sqlite3.OperationalError as exc:
-        if not another_process_saving(exc):
-            log.warning("table measures file %s set aside: %s", folder / FILE_NAME, exc)
-            set_aside(folder / FILE_NAME)
     except (sqlite3.Error, OSError) as exc:
-        log.warning("table measures file %s set aside: %s", folder / FILE_NAME, exc)
-        set_aside(folder / FILE_NAME)
+        if not (isinstance(exc, sqlite3.OperationalError) and another_process_saving(exc)):
+            _set_aside(folder, exc)
+
+
+def _set_aside(folder: Path, exc: Exception) -> None:
+    log.warning("table measures file %s set aside: %s", folder / FILE_NAME, exc)
+    set_aside(folder / FILE_NAME)
 
 
 def _json_of(measure: TableMeasure) -> dict[str, object]:
@@ -71,7 +71,7 @@ def _json_of(measure: TableMeasure) -> dict[str, object]:
         "tables": [[t.name, t.kind, t.bytes, t.payload] for t in measure.tables],
         "measured_by": measure.measured_by,
         "estimated": list(measure.estimated),
-        "file": measure.file if isinstance(measure.file, str) else None,
+        "file": measure.file,
     }
 
 

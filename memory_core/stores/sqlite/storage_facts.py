@@ -251,7 +251,7 @@ def channel_bytes(db: ReadOnlyDB, thread_id: str, checkpoint_id: str | None) -> 
 
 
 def store_space(
-    db: ReadOnlyDB, label: str, kept: TableMeasure | None = None, *, file: Hashable = None
+    db: ReadOnlyDB, label: str, kept: TableMeasure | None = None, *, file: str | None = None
 ) -> tuple[StoreSpace, TableMeasure]:
     """One SQLite file's space: dbstat when this SQLite has it, else page counts and length() sums. The
     file's size, WAL and free pages are read each time; its tables `kept` (measured earlier) serve while its
